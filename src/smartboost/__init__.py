@@ -1,0 +1,22 @@
+"""smartboost: histogram gradient boosting built around fast row sampling.
+
+Native API: :class:`Dataset`, :func:`train`, :class:`Booster`, callbacks.
+"""
+
+__version__ = "0.1.0"
+
+from . import callback
+from .booster import Booster
+from .callback import (EarlyStopping, LogEvaluation, RecordEvaluation, TrainingCallback, early_stopping,
+                       log_evaluation, record_evaluation)
+from .dataset import Dataset
+from .engine import train
+from .errors import DataError, ModelFormatError, ParameterError, SmartBoostError
+
+__all__ = [
+    "Booster", "Dataset", "train", "callback",
+    "TrainingCallback", "EarlyStopping", "LogEvaluation", "RecordEvaluation",
+    "early_stopping", "log_evaluation", "record_evaluation",
+    "SmartBoostError", "ParameterError", "DataError", "ModelFormatError",
+    "__version__",
+]

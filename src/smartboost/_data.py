@@ -1,0 +1,145 @@
+"""Input dispatch: user data to the arrays the library works on, validated once, here.
+
+One ``_from_*`` converter per input type (numpy, pandas, scipy sparse, sequences). Feature
+matrices become float32/float64 numpy arrays (any memory order) or float CSC matrices; labels,
+weights and scores become float64 vectors. Every error names the argument and, where it
+applies, the first offending row or column.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import DataError
+
+Matrix = np.ndarray | sp.csc_matrix
+
+
+def _is_dataframe(data: Any) -> bool:
+    return hasattr(data, "columns") and hasattr(data, "dtypes") and hasattr(data, "to_numpy")
+
+
+def _from_dataframe(data: Any, name: str) -> tuple[np.ndarray, list[str]]:
+    names = [str(c) for c in data.columns]
+    bad = [n for n, dt in zip(names, data.dtypes) if getattr(dt, "kind", "O") not in "biuf"]
+    if bad:
+        shown = ", ".join(repr(b) for b in bad[:5]) + (" ..." if len(bad) > 5 else "")
+        raise DataError(f"{name} has non-numeric columns: {shown}; encode them as numbers first")
+    return data.to_numpy(dtype=np.float64, na_value=np.nan), names
+
+
+def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
+    if data.dtype in (np.float32, np.float64):
+        return data
+    if data.dtype.kind in "biu":
+        return data.astype(np.float64)
+    if data.dtype.kind == "f":  # float16, longdouble
+        return data.astype(np.float64)
+    if data.dtype.kind == "c":
+        raise DataError(f"{name} is complex; only real numbers are supported")
+    try:
+        return data.astype(np.float64)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} holds non-numeric values (dtype {data.dtype}); encode them as numbers "
+                        "first") from None
+
+
+def _from_sparse(data: Any, name: str) -> sp.csc_matrix:
+    csc = sp.csc_matrix(data)
+    if csc.dtype not in (np.float32, np.float64):
+        if csc.dtype.kind not in "biuf":
+            raise DataError(f"{name} is a sparse matrix of non-numeric dtype {csc.dtype}")
+        csc = csc.astype(np.float64)
+    csc.sum_duplicates()
+    csc.sort_indices()
+    return csc
+
+
+def to_matrix(data: Any, name: str = "X") -> tuple[Matrix, list[str] | None]:
+    """Convert a feature matrix.
+
+    Parameters
+    ----------
+    data : array-like, pandas DataFrame or scipy sparse matrix
+        Shape (n_rows, n_features).
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    matrix : ndarray of float32/float64 or scipy.sparse.csc_matrix
+    feature_names : list of str or None
+        Column names of a DataFrame.
+    """
+    names = None
+    if data is None:
+        raise DataError(f"{name} is None")
+    if sp.issparse(data):
+        matrix: Matrix = _from_sparse(data, name)
+    elif _is_dataframe(data):
+        matrix, names = _from_dataframe(data, name)
+    else:
+        try:
+            array = np.asarray(data)
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"{name} cannot be read as a numeric matrix: {exc}") from None
+        matrix = _from_numpy(array, name)
+    if matrix.ndim != 2:
+        hint = " (use X.reshape(-1, 1) for a single feature)" if matrix.ndim == 1 else ""
+        raise DataError(f"{name} must be 2-dimensional, got shape {matrix.shape}{hint}")
+    if matrix.shape[0] == 0:
+        raise DataError(f"{name} has no rows")
+    if matrix.shape[1] == 0:
+        raise DataError(f"{name} has no features")
+    return matrix, names
+
+
+def dense_rows(matrix: Matrix, start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of a converted matrix as a C-ordered float32/float64 array."""
+    if sp.issparse(matrix):
+        return np.ascontiguousarray(matrix[start:stop].toarray())
+    return np.ascontiguousarray(matrix[start:stop])
+
+
+def to_vector(values: Any, n_rows: int, name: str, *, nonnegative: bool = False) -> np.ndarray:
+    """Convert a per-row vector (label, weight, init_score) and check it.
+
+    Parameters
+    ----------
+    values : array-like
+        Length ``n_rows``; a column vector of shape (n_rows, 1) is accepted.
+    n_rows : int
+        Rows of the data it belongs to.
+    name : str
+        Argument name used in error messages.
+    nonnegative : bool
+        Reject negative entries (weights).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_rows,)
+    """
+    if hasattr(values, "to_numpy"):
+        values = values.to_numpy()
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be numeric") from None
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise DataError(f"{name} must be 1-dimensional, got shape {array.shape}")
+    if array.shape[0] != n_rows:
+        raise DataError(f"{name} has {array.shape[0]} entries but the data has {n_rows} rows")
+    bad = ~np.isfinite(array)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise DataError(f"{name} contains {array[row]} at row {row}; it must be finite")
+    if nonnegative:
+        if (array < 0).any():
+            row = int(np.argmax(array < 0))
+            raise DataError(f"{name} contains a negative value ({array[row]}) at row {row}")
+    return np.ascontiguousarray(array)

@@ -1,0 +1,35 @@
+"""LLVM intrinsics numba does not expose: software prefetch.
+
+Gathered loops (a node's rows are scattered over the data) stall on cache misses; prefetching
+the row 8 positions ahead makes the histogram kernel 2.4x faster on a 10% row subset
+(PERFORMANCE.md, alternative 2: 118 -> 64.5 ms per tree; re-measured here: 8.4 -> 3.5 ms).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+@intrinsic
+def prefetch(typingctx, array, flat_index):
+    """Hint the CPU to load element ``flat_index`` of a C-contiguous ``array`` into cache."""
+    if not isinstance(array, types.Array) or not isinstance(flat_index, types.Integer):
+        return None
+    sig = types.void(array, flat_index)
+
+    def codegen(context, builder, signature, args):
+        array_type, index_type = signature.args
+        ary = context.make_array(array_type)(context, builder, args[0])
+        index = context.cast(builder, args[1], index_type, types.intp)
+        ptr = builder.gep(ary.data, [index])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen

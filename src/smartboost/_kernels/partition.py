@@ -1,0 +1,111 @@
+"""Row partitioning: split a node's slice of the tree's row list into (left, right), in place.
+
+The partition is stable (rows keep their order on each side), so a node's rows stay sorted by
+row id and the result is the same for any thread count. Decisions read the column-major bins
+(one feature's bins contiguous: PERFORMANCE.md 1, 3.4x faster than row-major here) and the
+writes are branchless (PERFORMANCE.md 4, 1.65x faster than branches).
+
+Serial (small nodes): left rows are compacted forward in place, right rows go to the scratch
+buffer and are copied back after the left ones.
+
+Parallel: the slice is cut into chunks; inside its own region of the scratch buffer each chunk
+writes its left rows forward from the region's start and its right rows backward from the
+region's end, both writes at every row (they land on the same slot when only one slot is left),
+so no chunk ever writes outside its region. A second pass copies the chunks back: left rows in
+chunk order, then right rows in chunk order (each chunk's right rows reversed back).
+
+::
+
+    scratch, chunk k:  [ L L L L . . . R R R ]   (R stored last-first)
+    rows after:        [ L(chunk 0) L(chunk 1) ... | R(chunk 0) R(chunk 1) ... ]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, nogil=True)
+def goes_left(bin_value, threshold, missing_left, missing_bin):
+    """Decision of a split on binned data: value bins ``<= threshold`` and, optionally, missing."""
+    return (bin_value <= threshold) | (missing_left & (bin_value == missing_bin))
+
+
+@njit(cache=True, nogil=True)
+def partition(rows, start, end, column, threshold, missing_left, missing_bin, scratch):
+    """Partition ``rows[start:end]`` on one thread.
+
+    Parameters
+    ----------
+    rows : ndarray of uint32
+        The tree's row list, modified in place.
+    start, end : int
+        The node's slice.
+    column : ndarray of uint8, shape (n_rows,)
+        The split feature's bins (a row of the column-major bins).
+    threshold : int
+        Bins ``<= threshold`` go left.
+    missing_left : bool
+        Whether the missing bin goes left.
+    missing_bin : int
+        The feature's missing-value bin.
+    scratch : ndarray of uint32
+        Buffer of at least ``end - start`` entries.
+
+    Returns
+    -------
+    int
+        Number of rows sent left; they now occupy ``rows[start:start + n_left]``.
+    """
+    left = start
+    right = 0
+    for i in range(start, end):
+        row = rows[i]
+        go = goes_left(column[row], threshold, missing_left, missing_bin)
+        rows[left] = row
+        scratch[right] = row
+        left += go
+        right += 1 - go
+    rows[left:end] = scratch[:right]
+    return left - start
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def partition_parallel(rows, start, end, column, threshold, missing_left, missing_bin, scratch, n_chunks):
+    """Partition ``rows[start:end]`` in ``n_chunks`` parallel chunks; same result as :func:`partition`.
+
+    ``scratch`` must hold at least ``end`` entries (chunk regions use the node's own slice).
+    """
+    size = (end - start + n_chunks - 1) // n_chunks
+    n_left = np.zeros(n_chunks, np.int64)
+    for k in prange(n_chunks):
+        chunk_start = start + k * size
+        chunk_end = min(end, chunk_start + size)
+        lo = chunk_start
+        hi = chunk_end - 1
+        for i in range(chunk_start, chunk_end):
+            row = rows[i]
+            go = goes_left(column[row], threshold, missing_left, missing_bin)
+            scratch[lo] = row
+            scratch[hi] = row
+            lo += go
+            hi -= 1 - go
+        n_left[k] = lo - chunk_start
+    left_before = np.zeros(n_chunks, np.int64)
+    for k in range(1, n_chunks):
+        left_before[k] = left_before[k - 1] + n_left[k - 1]
+    total_left = left_before[n_chunks - 1] + n_left[n_chunks - 1]
+    for k in prange(n_chunks):
+        chunk_start = start + k * size
+        chunk_end = min(end, chunk_start + size)
+        n_chunk_left = n_left[k]
+        dest = start + left_before[k]
+        for i in range(n_chunk_left):
+            rows[dest + i] = scratch[chunk_start + i]
+        # right rows of earlier chunks: (chunk_start - start) - left_before[k]
+        dest = start + total_left + (chunk_start - start) - left_before[k]
+        n_chunk_right = chunk_end - chunk_start - n_chunk_left
+        for i in range(n_chunk_right):
+            rows[dest + i] = scratch[chunk_end - 1 - i]
+    return total_left

@@ -1,0 +1,334 @@
+"""The parameter registry: one table of every training parameter.
+
+Each :class:`Param` holds the canonical name (LightGBM's where LightGBM has one), its aliases
+(XGBoost's and scikit-learn's names among them), the default, the constraint and the doc line.
+:func:`resolve_params` is the single boundary where user parameters are validated: unknown
+names, values of the wrong type or out of range, and conflicting aliases are rejected there with
+an error naming the parameter, so no kernel ever sees a bad value. ``docs/parameters.md`` is
+generated from this table by :func:`parameters_markdown` (a test keeps it in sync).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ParameterError
+
+__all__ = ["Param", "PARAMS", "resolve_params", "parameters_markdown"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One training parameter.
+
+    Parameters
+    ----------
+    name : str
+        Canonical name.
+    default : object
+        Value used when the parameter is not given.
+    check : callable
+        ``check(name, value) -> value``: validates and normalises a user value, raising
+        :class:`~smartboost.errors.ParameterError` with a message naming ``name``.
+    doc : str
+        One-line description (the generated docs use it).
+    aliases : tuple of str
+        Other accepted names.
+    group : str
+        Section of the generated parameter reference.
+    constraint : str
+        Human-readable constraint, for the docs.
+    """
+
+    name: str
+    default: Any
+    check: Callable[[str, Any], Any]
+    doc: str
+    aliases: tuple[str, ...] = ()
+    group: str = "core"
+    constraint: str = ""
+    names: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "names", (self.name, *self.aliases))
+
+
+# ----------------------------------------------------------------------------------------------
+# Value checkers. Each returns the normalised value or raises ParameterError naming the parameter.
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _int(low: int | None = None, high: int | None = None) -> Callable[[str, Any], int]:
+    def check(name: str, value: Any) -> int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not _is_int(value):
+            raise ParameterError(f"parameter '{name}' must be an integer, got {value!r}")
+        value = int(value)
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise ParameterError(f"parameter '{name}' must be in {_range_text(low, high)}, got {value}")
+        return value
+
+    return check
+
+
+def _float(low: float | None = None, high: float | None = None, *, low_open: bool = False,
+           high_open: bool = False) -> Callable[[str, Any], float]:
+    def check(name: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ParameterError(f"parameter '{name}' must be a number, got {value!r}")
+        value = float(value)
+        bad = not math.isfinite(value)
+        if low is not None:
+            bad |= value <= low if low_open else value < low
+        if high is not None:
+            bad |= value >= high if high_open else value > high
+        if bad:
+            text = _range_text(low, high, low_open=low_open, high_open=high_open)
+            raise ParameterError(f"parameter '{name}' must be a finite number in {text}, got {value}")
+        return value
+
+    return check
+
+
+def _bool(name: str, value: Any) -> bool:
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if isinstance(value, bool) or (_is_int(value) and value in (0, 1)):
+        return bool(value)
+    if type(value).__name__ == "bool_":  # numpy.bool_
+        return bool(value)
+    raise ParameterError(f"parameter '{name}' must be true or false, got {value!r}")
+
+
+def _choice(*options: str, aliases: Mapping[str, str] | None = None) -> Callable[[str, Any], str]:
+    table = {o: o for o in options} | dict(aliases or {})
+
+    def check(name: str, value: Any) -> str:
+        if isinstance(value, str) and value.lower() in table:
+            return table[value.lower()]
+        raise ParameterError(f"parameter '{name}' must be one of {sorted(table)}, got {value!r}")
+
+    return check
+
+
+def _range_text(low: Any, high: Any, *, low_open: bool = False, high_open: bool = False) -> str:
+    lo = "(-inf" if low is None else ("(" if low_open else "[") + str(low)
+    hi = "inf)" if high is None else str(high) + (")" if high_open else "]")
+    return f"{lo}, {hi}"
+
+
+def _num_leaves(name: str, value: Any) -> int:
+    value = _int(0, 1 << 17)(name, value)
+    if value == 1:
+        raise ParameterError(f"parameter '{name}' must be at least 2 (or 0 for no limit), got 1")
+    return value
+
+
+def _objective(name: str, value: Any) -> str:
+    from .objectives import canonical_objective_name
+
+    if not isinstance(value, str):
+        raise ParameterError(f"parameter '{name}' must be an objective name, got {value!r}")
+    return canonical_objective_name(value)
+
+
+def _metric(name: str, value: Any) -> tuple[str, ...] | None:
+    """A metric list: None (the objective's default), () (no metric), or canonical names."""
+    from .metrics import canonical_metric_name
+
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",") if v.strip()]
+    elif isinstance(value, Iterable):
+        items = list(value)
+    else:
+        raise ParameterError(f"parameter '{name}' must be a metric name or a list of them, got {value!r}")
+    if any(isinstance(v, str) and v.lower() in ("none", "null", "na", "custom") for v in items):
+        if len(items) > 1:
+            raise ParameterError(f"parameter '{name}': 'None' cannot be combined with other metrics")
+        return ()
+    out: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise ParameterError(f"parameter '{name}' must hold metric names, got {item!r}")
+        canonical = canonical_metric_name(item)
+        if canonical not in out:
+            out.append(canonical)
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------------------------
+# The table.
+
+PARAMS: tuple[Param, ...] = (
+    # core
+    Param("objective", "regression", _objective,
+          "Loss to minimise: 'regression' (squared error), 'binary' (logistic, labels 0/1).",
+          ("objective_type", "app", "application", "loss"), "core", "a registered objective name"),
+    Param("num_iterations", 100, _int(1),
+          "Number of boosting iterations (trees). The `num_boost_round` argument of `train` is used "
+          "unless this is given.",
+          ("num_iteration", "n_iter", "num_tree", "num_trees", "num_round", "num_rounds", "nrounds",
+           "num_boost_round", "n_estimators", "max_iter"), "core", ">= 1"),
+    Param("learning_rate", 0.1, _float(0.0, low_open=True),
+          "Shrinkage applied to every tree's leaf values.",
+          ("shrinkage_rate", "eta"), "core", "> 0"),
+    Param("num_threads", 0, _int(-1),
+          "Threads for training and prediction; 0 or -1 use every core numba sees. Results do not "
+          "depend on this value.",
+          ("num_thread", "nthread", "nthreads", "n_jobs"), "core", ">= -1"),
+    Param("seed", 0, _int(0, 2**63 - 1),
+          "Master seed; every random choice (binning subsample, samplers) draws from its own "
+          "stream derived from it.",
+          ("random_seed", "random_state"), "core", ">= 0"),
+    Param("verbosity", 1, _int(),
+          "< 0: errors only, 0: warnings, 1: info, >= 2: debug. Everything goes through the "
+          "'smartboost' logger.",
+          ("verbose",), "core", "integer"),
+    # tree
+    Param("num_leaves", 31, _num_leaves,
+          "Maximum number of leaves per tree; 0 means no limit (then `max_depth` must be set).",
+          ("num_leaf", "max_leaves", "max_leaf", "max_leaf_nodes"), "tree", "0 or >= 2"),
+    Param("max_depth", -1, _int(),
+          "Maximum depth of a tree; <= 0 means no limit. `max_depth=1` grows stumps.",
+          (), "tree", "integer"),
+    Param("grow_policy", "leafwise",
+          _choice("leafwise", "depthwise", aliases={"lossguide": "leafwise", "leaf": "leafwise",
+                                                    "depth": "depthwise", "level": "depthwise"}),
+          "'leafwise': split the leaf with the largest gain next (LightGBM). 'depthwise': split "
+          "level by level (XGBoost's default).",
+          ("tree_growth", "growth"), "tree", "leafwise | depthwise"),
+    Param("min_data_in_leaf", 20, _int(0),
+          "Minimum number of (sampled) rows in a leaf, estimated from hessians as LightGBM does.",
+          ("min_data_per_leaf", "min_data", "min_child_samples", "min_samples_leaf"), "tree", ">= 0"),
+    Param("min_sum_hessian_in_leaf", 1e-3, _float(0.0),
+          "Minimum sum of (weighted) hessians in a leaf.",
+          ("min_sum_hessian_per_leaf", "min_sum_hessian", "min_hessian", "min_child_weight"),
+          "tree", ">= 0"),
+    Param("lambda_l1", 0.0, _float(0.0),
+          "L1 regularisation of leaf values (soft-thresholds G).",
+          ("reg_alpha", "l1_regularization"), "tree", ">= 0"),
+    Param("lambda_l2", 0.0, _float(0.0),
+          "L2 regularisation of leaf values (lambda in -G/(H + lambda)).",
+          ("reg_lambda", "lambda", "l2_regularization"), "tree", ">= 0"),
+    Param("min_gain_to_split", 0.0, _float(0.0),
+          "Minimum gain (gamma) of a split; gain = 1/2 [GL^2/(HL+l) + GR^2/(HR+l) - G^2/(H+l)].",
+          ("min_split_gain", "gamma", "min_split_loss"), "tree", ">= 0"),
+    # binning
+    Param("max_bin", 255, _int(2, 255),
+          "Maximum number of value bins per feature (a missing-value bin is added).",
+          ("max_bins",), "binning", "[2, 255]"),
+    Param("bin_construct_sample_cnt", 200_000, _int(1),
+          "Rows sampled (with the seed) to compute the bin edges.",
+          ("subsample_for_bin",), "binning", ">= 1"),
+    # learning control
+    Param("boost_from_average", True, _bool,
+          "Start from the loss-minimising constant (mean, log-odds) instead of 0; off when the "
+          "training Dataset has an init_score.",
+          (), "learning control", "bool"),
+    Param("metric", None, _metric,
+          "Metrics evaluated on validation sets: a name, a comma-separated list or a list; "
+          "'None' disables evaluation. Default: the objective's metric.",
+          ("metrics", "metric_types", "eval_metric"), "learning control", "registered metric names"),
+    Param("early_stopping_round", 0, _int(0),
+          "Stop when the monitored validation metric has not improved for this many rounds; 0 is off.",
+          ("early_stopping_rounds", "early_stopping", "n_iter_no_change"), "learning control", ">= 0"),
+    Param("early_stopping_min_delta", 0.0, _float(0.0),
+          "Minimum improvement that counts for early stopping.",
+          ("min_delta",), "learning control", ">= 0"),
+    Param("first_metric_only", False, _bool,
+          "Early stopping watches only the first metric (else every metric; any may trigger).",
+          (), "learning control", "bool"),
+)
+
+_BY_NAME: dict[str, Param] = {}
+for _p in PARAMS:
+    for _n in _p.names:
+        assert _n not in _BY_NAME, f"duplicate parameter name {_n}"
+        _BY_NAME[_n] = _p
+
+def canonical_param_name(name: str) -> str:
+    """Return the canonical name of a parameter or alias, or raise naming close matches."""
+    param = _BY_NAME.get(name)
+    if param is None:
+        close = difflib.get_close_matches(name, list(_BY_NAME), n=3)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise ParameterError(f"unknown parameter '{name}'{hint}")
+    return param.name
+
+
+def resolve_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Validate user parameters and return every parameter under its canonical name.
+
+    Parameters
+    ----------
+    params : mapping or None
+        User parameters, under canonical names or aliases.
+
+    Returns
+    -------
+    dict
+        Canonical name -> validated value, defaults filled in.
+
+    Raises
+    ------
+    ParameterError
+        Unknown name, bad value, or two aliases of one parameter given different values.
+    """
+    given = explicit_params(params)
+    out = {p.name: p.default for p in PARAMS}
+    out.update(given)
+    return out
+
+
+def explicit_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Validate user parameters and return only those given, under canonical names."""
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise ParameterError(f"params must be a dict, got {type(params).__name__}")
+    out: dict[str, Any] = {}
+    source: dict[str, str] = {}
+    for key, value in params.items():
+        if not isinstance(key, str):
+            raise ParameterError(f"parameter names must be strings, got {key!r}")
+        name = canonical_param_name(key)
+        value = _BY_NAME[name].check(key, value)
+        if name in out and out[name] != value:
+            raise ParameterError(
+                f"parameter '{name}' given twice with different values: "
+                f"'{source[name]}'={out[name]!r} and '{key}'={value!r}")
+        out[name] = value
+        source[name] = key
+    return out
+
+
+def parameters_markdown() -> str:
+    """Render the registry as the markdown parameter reference (``docs/parameters.md``)."""
+    lines = ["# Parameters", "",
+             "Generated from `smartboost._params.PARAMS` by "
+             "`python -m smartboost._params > docs/parameters.md`; do not edit by hand.", "",
+             "Names follow LightGBM; XGBoost and scikit-learn names are accepted as aliases. "
+             "Unknown names and out-of-range values raise `ParameterError`.", ""]
+    for group in dict.fromkeys(p.group for p in PARAMS):
+        lines += [f"## {group.capitalize()}", "", "| name | default | constraint | aliases | description |",
+                  "|---|---|---|---|---|"]
+        for p in (p for p in PARAMS if p.group == group):
+            aliases = ", ".join(f"`{a}`" for a in p.aliases)
+            lines.append(f"| `{p.name}` | `{p.default!r}` | {p.constraint} | {aliases} | {p.doc} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover - docs generator
+    print(parameters_markdown(), end="")

@@ -1,0 +1,218 @@
+"""The trained model: trees, bin edges, objective; prediction, importance, saving and loading."""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import io
+from ._config import threads
+from ._data import dense_rows, to_matrix
+from ._kernels.predict import predict_trees
+from .binning import BinMapper, BinnedData
+from .errors import DataError, ParameterError
+from .objectives import Objective
+from .tree import PackedTrees, Tree
+
+__all__ = ["Booster"]
+
+_PREDICT_BLOCK_ROWS = 65536
+
+
+class Booster:
+    """A gradient-boosted tree model.
+
+    Created by :func:`smartboost.train`, or loaded from a model file or string.
+
+    Parameters
+    ----------
+    model_file : str or path-like, optional
+        Load the model saved at this path.
+    model_str : str, optional
+        Load the model from this string (as returned by :meth:`model_to_string`).
+
+    Attributes
+    ----------
+    best_iteration : int
+        Number of trees :meth:`predict` uses by default: the best iteration when early stopping
+        ran, otherwise every tree.
+    best_score : dict
+        ``{data_name: {metric: value}}`` at ``best_iteration``.
+    evals_result : dict
+        ``{data_name: {metric: [value per iteration]}}`` recorded during training.
+    iteration_stats : dict
+        Per-iteration training statistics, e.g. ``"seconds"``.
+    """
+
+    def __init__(self, model_file: str | os.PathLike | None = None, model_str: str | None = None) -> None:
+        if (model_file is None) == (model_str is None):
+            raise ParameterError("give exactly one of model_file and model_str (use smartboost.train to "
+                                 "create a model)")
+        if model_file is not None:
+            model_str = io.read_model_text(model_file)
+        self._init_from(io.model_from_string(model_str))
+
+    @classmethod
+    def _new(cls, *, objective: Objective, bin_mapper: BinMapper, base_score: float,
+             feature_names: list[str], params: dict[str, Any], trees: list[Tree] | None = None) -> Booster:
+        """A model with no trees yet (used by training)."""
+        booster = cls.__new__(cls)
+        booster._init_from(io.ModelContent(objective=objective, bin_mapper=bin_mapper, base_score=base_score,
+                                           feature_names=feature_names, params=params,
+                                           trees=list(trees or []), best_iteration=0, best_score={}))
+        return booster
+
+    def _init_from(self, content: io.ModelContent) -> None:
+        self.objective = content.objective
+        self.bin_mapper = content.bin_mapper
+        self.base_score = content.base_score
+        self.feature_names = content.feature_names
+        self.params = content.params
+        self.trees = content.trees
+        self.best_iteration = content.best_iteration
+        self.best_score = content.best_score
+        self.evals_result: dict[str, dict[str, list[float]]] = {}
+        self.iteration_stats: dict[str, list[float]] = {}
+
+    # -- structure ---------------------------------------------------------------------------
+
+    def num_trees(self) -> int:
+        """Number of trees (one per iteration)."""
+        return len(self.trees)
+
+    def num_feature(self) -> int:
+        """Number of features the model expects."""
+        return self.bin_mapper.n_features
+
+    def feature_name(self) -> list[str]:
+        """Feature names (``Column_<i>`` unless given at training)."""
+        return list(self.feature_names)
+
+    def add_tree(self, tree: Tree) -> None:
+        """Append a tree (training)."""
+        self.trees.append(tree)
+        self.__dict__.pop("_packed", None)
+
+    @cached_property
+    def _packed(self) -> PackedTrees:
+        return PackedTrees(self.trees)
+
+    def _n_trees(self, num_iteration: int | None) -> int:
+        if num_iteration is None:
+            num_iteration = self.best_iteration
+        if num_iteration <= 0:
+            return self.num_trees()
+        return min(int(num_iteration), self.num_trees())
+
+    # -- prediction --------------------------------------------------------------------------
+
+    def predict(self, data: Any, raw_score: bool = False, num_iteration: int | None = None) -> np.ndarray:
+        """Predict.
+
+        Parameters
+        ----------
+        data : array-like, DataFrame or scipy sparse matrix, shape (n_rows, n_features)
+            NaN marks a missing value.
+        raw_score : bool
+            Return raw scores (log-odds for ``binary``) instead of predictions.
+        num_iteration : int, optional
+            Use the first ``num_iteration`` trees; None uses ``best_iteration``, <= 0 all trees.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,)
+        """
+        X, names = to_matrix(data, "data")
+        if X.shape[1] != self.num_feature():
+            raise DataError(f"data has {X.shape[1]} features but the model was trained on {self.num_feature()}")
+        if names is not None and names != self.feature_names and not _default_names(self.feature_names):
+            raise DataError(f"data column names {names[:5]}... differ from the model's feature names "
+                            f"{self.feature_names[:5]}...")
+        packed = self._packed
+        roots = packed.roots[:self._n_trees(num_iteration)]
+        missing = np.full(self.num_feature(), np.nan)
+        out = np.full(X.shape[0], self.base_score)
+        direct = not sp.issparse(X) and X.flags.c_contiguous
+        with threads(self.params.get("num_threads", 0)):
+            step = X.shape[0] if direct else _PREDICT_BLOCK_ROWS
+            for start in range(0, X.shape[0], step):
+                block = X if direct else dense_rows(X, start, start + step)
+                predict_trees(block, packed.feature, packed.threshold, packed.missing_left, missing,
+                              packed.left, packed.right, packed.value, roots, out[start:start + step])
+        return out if raw_score else self.objective.transform(out)
+
+    def predict_binned(self, data: BinnedData, out: np.ndarray, first_tree: int = 0,
+                       last_tree: int | None = None) -> None:
+        """Add trees ``first_tree:last_tree`` to the raw scores ``out`` of binned rows.
+
+        The training loop's path: ``data`` must be binned with this model's edges.
+        """
+        packed = PackedTrees(self.trees[first_tree:last_tree])
+        predict_trees(data.row_major, packed.feature, packed.bin_threshold, packed.missing_left,
+                      self.bin_mapper.n_bins.astype(np.float64), packed.left, packed.right, packed.value,
+                      packed.roots, out)
+
+    def feature_importance(self, importance_type: str = "split", iteration: int | None = None) -> np.ndarray:
+        """Per-feature importance.
+
+        Parameters
+        ----------
+        importance_type : {'split', 'gain'}
+            Number of splits on the feature, or the total gain of those splits.
+        iteration : int, optional
+            Use the first ``iteration`` trees (as ``num_iteration`` in :meth:`predict`).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_features,)
+        """
+        if importance_type not in ("split", "gain"):
+            raise ParameterError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
+        out = np.zeros(self.num_feature())
+        for tree in self.trees[:self._n_trees(iteration)]:
+            internal = tree.left >= 0
+            np.add.at(out, tree.feature[internal], 1.0 if importance_type == "split" else tree.gain[internal])
+        return out
+
+    # -- persistence -------------------------------------------------------------------------
+
+    def model_to_string(self, num_iteration: int | None = None) -> str:
+        """The model as versioned JSON text (see ``docs/model_format.md``).
+
+        Parameters
+        ----------
+        num_iteration : int, optional
+            Save only the first ``num_iteration`` trees; None or <= 0 saves all.
+        """
+        n = self.num_trees() if num_iteration is None or num_iteration <= 0 else min(num_iteration, self.num_trees())
+        return io.model_to_string(io.ModelContent(
+            objective=self.objective, bin_mapper=self.bin_mapper, base_score=self.base_score,
+            feature_names=self.feature_names, params=self.params, trees=self.trees[:n],
+            best_iteration=min(self.best_iteration, n), best_score=self.best_score))
+
+    def save_model(self, filename: str | os.PathLike, num_iteration: int | None = None) -> Booster:
+        """Write :meth:`model_to_string` to ``filename`` (atomically: write, then rename)."""
+        io.write_model_text(filename, self.model_to_string(num_iteration))
+        return self
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"model": self.model_to_string(), "evals_result": self.evals_result,
+                "iteration_stats": self.iteration_stats}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._init_from(io.model_from_string(state["model"]))
+        self.evals_result = state.get("evals_result", {})
+        self.iteration_stats = state.get("iteration_stats", {})
+
+    def __repr__(self) -> str:
+        return (f"<smartboost.Booster objective={self.objective.name!r} trees={self.num_trees()} "
+                f"features={self.num_feature()}>")
+
+
+def _default_names(names: list[str]) -> bool:
+    return all(n == f"Column_{i}" for i, n in enumerate(names))
+

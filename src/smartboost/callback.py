@@ -1,0 +1,219 @@
+"""Training callbacks.
+
+A callback is a :class:`TrainingCallback` (XGBoost's design): ``before_training``,
+``after_iteration`` (return True to stop) and ``after_training``, each given the
+:class:`CallbackEnv` of the run. Callbacks reset their state in ``before_training``, so one
+instance can serve several runs. LightGBM-style factories (:func:`early_stopping`,
+:func:`log_evaluation`, :func:`record_evaluation`) return instances.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._config import logger
+from .errors import ParameterError
+
+if TYPE_CHECKING:
+    from .booster import Booster
+
+__all__ = ["CallbackEnv", "TrainingCallback", "EarlyStopping", "LogEvaluation", "RecordEvaluation",
+           "early_stopping", "log_evaluation", "record_evaluation"]
+
+
+@dataclass
+class EvalResult:
+    """One evaluation: ``data_name``'s ``metric`` after an iteration."""
+
+    data_name: str
+    metric: str
+    value: float
+    higher_is_better: bool
+    is_training: bool = False
+
+
+@dataclass
+class CallbackEnv:
+    """State of a training run handed to callbacks.
+
+    Attributes
+    ----------
+    booster : Booster
+        The model being trained.
+    params : dict
+        Resolved parameters.
+    iteration : int
+        0-based index of the iteration that just finished (``begin_iteration - 1`` before).
+    begin_iteration, end_iteration : int
+        The run trains iterations ``begin_iteration .. end_iteration - 1``.
+    evaluation : list of EvalResult
+        The evaluations of the last iteration.
+    """
+
+    booster: Booster
+    params: dict[str, Any]
+    iteration: int
+    begin_iteration: int
+    end_iteration: int
+    evaluation: list[EvalResult] = field(default_factory=list)
+
+
+class TrainingCallback:
+    """Base class: override any of the three hooks."""
+
+    def before_training(self, env: CallbackEnv) -> None:
+        """Called once before the first iteration; reset per-run state here."""
+
+    def after_iteration(self, env: CallbackEnv) -> bool:
+        """Called after every iteration; return True to stop training."""
+        return False
+
+    def after_training(self, env: CallbackEnv) -> None:
+        """Called once after the last iteration."""
+
+
+def _format(evaluation: list[EvalResult]) -> str:
+    return "\t".join(f"{e.data_name}'s {e.metric}: {e.value:.6g}" for e in evaluation)
+
+
+class LogEvaluation(TrainingCallback):
+    """Log the evaluations every ``period`` iterations (and at the last one) at INFO level.
+
+    Parameters
+    ----------
+    period : int
+        Iterations between two log lines.
+    """
+
+    def __init__(self, period: int = 1) -> None:
+        if period < 1:
+            raise ParameterError(f"log_evaluation period must be >= 1, got {period}")
+        self.period = period
+
+    def after_iteration(self, env: CallbackEnv) -> bool:
+        """Log ``[iteration]\\tvalid_0's metric: value ...``."""
+        i = env.iteration + 1
+        if env.evaluation and (i % self.period == 0 or i == env.end_iteration):
+            logger.info("[%d]\t%s", i, _format(env.evaluation))
+        return False
+
+
+class RecordEvaluation(TrainingCallback):
+    """Record every evaluation into ``result[data_name][metric]`` (a list per metric).
+
+    Parameters
+    ----------
+    result : dict
+        Filled in place; cleared before training.
+    """
+
+    def __init__(self, result: dict[str, dict[str, list[float]]]) -> None:
+        if not isinstance(result, dict):
+            raise ParameterError("record_evaluation needs a dict to fill")
+        self.result = result
+
+    def before_training(self, env: CallbackEnv) -> None:
+        """Clear the result dict."""
+        self.result.clear()
+
+    def after_iteration(self, env: CallbackEnv) -> bool:
+        """Append this iteration's values."""
+        for e in env.evaluation:
+            self.result.setdefault(e.data_name, {}).setdefault(e.metric, []).append(e.value)
+        return False
+
+
+class EarlyStopping(TrainingCallback):
+    """Stop when a validation metric has not improved for ``stopping_rounds`` iterations.
+
+    Every (validation set, metric) pair is watched, the training set excluded; the first one
+    that stalls stops the run (LightGBM's rule). The booster's ``best_iteration`` and
+    ``best_score`` are then those of that pair's best iteration; trees after it are kept and
+    :meth:`Booster.predict` ignores them by default.
+
+    Parameters
+    ----------
+    stopping_rounds : int
+        Iterations without improvement before stopping.
+    first_metric_only : bool
+        Watch only the first metric.
+    min_delta : float
+        Smallest change that counts as an improvement.
+    verbose : bool
+        Log the best iteration when stopping.
+    """
+
+    def __init__(self, stopping_rounds: int, first_metric_only: bool = False, min_delta: float = 0.0,
+                 verbose: bool = True) -> None:
+        if stopping_rounds < 1:
+            raise ParameterError(f"stopping_rounds must be >= 1, got {stopping_rounds}")
+        if min_delta < 0:
+            raise ParameterError(f"min_delta must be >= 0, got {min_delta}")
+        self.stopping_rounds = stopping_rounds
+        self.first_metric_only = first_metric_only
+        self.min_delta = min_delta
+        self.verbose = verbose
+
+    def before_training(self, env: CallbackEnv) -> None:
+        """Forget any previous run."""
+        self._best_value: dict[tuple[str, str], float] = {}
+        self._best_iteration: dict[tuple[str, str], int] = {}
+        self._best_evaluation: dict[tuple[str, str], list[EvalResult]] = {}
+        self._warned = False
+
+    def after_iteration(self, env: CallbackEnv) -> bool:
+        """Update the best values; return True when a watched metric stalled."""
+        watched = [e for e in env.evaluation if not e.is_training]
+        if self.first_metric_only and watched:
+            first = watched[0].metric
+            watched = [e for e in watched if e.metric == first]
+        if not watched:
+            if not self._warned:
+                logger.warning("early stopping needs at least one validation set and metric; it is off")
+                self._warned = True
+            return False
+        for e in watched:
+            key = (e.data_name, e.metric)
+            best = self._best_value.get(key)
+            improved = best is None or (e.value > best + self.min_delta if e.higher_is_better
+                                        else e.value < best - self.min_delta)
+            if improved:
+                self._best_value[key] = e.value
+                self._best_iteration[key] = env.iteration
+                self._best_evaluation[key] = list(env.evaluation)
+            elif env.iteration - self._best_iteration[key] >= self.stopping_rounds:
+                self._set_best(env, key)
+                if self.verbose:
+                    logger.info("Early stopping, best iteration is:\n[%d]\t%s", self._best_iteration[key] + 1,
+                                _format(self._best_evaluation[key]))
+                return True
+        return False
+
+    def after_training(self, env: CallbackEnv) -> None:
+        """Without a stop, the best iteration is that of the first watched pair."""
+        if self._best_iteration and env.booster.best_iteration == 0:
+            self._set_best(env, next(iter(self._best_iteration)))
+
+    def _set_best(self, env: CallbackEnv, key: tuple[str, str]) -> None:
+        env.booster.best_iteration = self._best_iteration[key] + 1
+        env.booster.best_score = {}
+        for e in self._best_evaluation[key]:
+            env.booster.best_score.setdefault(e.data_name, {})[e.metric] = e.value
+
+
+def early_stopping(stopping_rounds: int, first_metric_only: bool = False, verbose: bool = True,
+                   min_delta: float = 0.0) -> EarlyStopping:
+    """LightGBM-style factory of :class:`EarlyStopping`."""
+    return EarlyStopping(stopping_rounds, first_metric_only=first_metric_only, min_delta=min_delta,
+                         verbose=verbose)
+
+
+def log_evaluation(period: int = 1) -> LogEvaluation:
+    """LightGBM-style factory of :class:`LogEvaluation`."""
+    return LogEvaluation(period)
+
+
+def record_evaluation(eval_result: dict[str, dict[str, list[float]]]) -> RecordEvaluation:
+    """LightGBM-style factory of :class:`RecordEvaluation`."""
+    return RecordEvaluation(eval_result)

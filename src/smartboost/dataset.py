@@ -1,0 +1,117 @@
+"""Dataset: training or evaluation data, binned once at construction.
+
+The raw feature values are only read while binning; a Dataset keeps the uint8 bins, the labels,
+weights and initial scores. Evaluation sets are binned with the training set's edges by passing
+``reference=train_set`` (or a trained Booster, to continue training it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._data import to_matrix, to_vector
+from ._params import resolve_params
+from .binning import BinMapper, BinnedData
+from .errors import DataError, ParameterError
+
+__all__ = ["Dataset"]
+
+
+class Dataset:
+    """Data for training or evaluation.
+
+    Parameters
+    ----------
+    data : array-like, DataFrame or scipy sparse matrix, shape (n_rows, n_features)
+        Features; NaN is a missing value, +-inf fall into the outer bins.
+    label : array-like, shape (n_rows,), optional
+        Targets (required for training and evaluation).
+    weight : array-like, shape (n_rows,), optional
+        Non-negative row weights.
+    init_score : array-like, shape (n_rows,), optional
+        Per-row raw scores that boosting starts from (added to the model's base score; not
+        part of the model's predictions).
+    feature_name : list of str, optional
+        Feature names (default: the DataFrame's columns, else ``Column_<i>``).
+    reference : Dataset or Booster, optional
+        Bin with its edges instead of learning new ones (evaluation sets; continued training).
+    params : dict, optional
+        Binning parameters (``max_bin``, ``bin_construct_sample_cnt``, ``seed``); other
+        parameters are validated and ignored here.
+    """
+
+    def __init__(self, data: Any, label: Any = None, weight: Any = None, init_score: Any = None,
+                 feature_name: list[str] | None = None, reference: Any = None,
+                 params: dict[str, Any] | None = None) -> None:
+        X, column_names = to_matrix(data, "data")
+        n_rows, n_features = X.shape
+        binning = resolve_params(params)
+        if reference is not None:
+            mapper = _reference_mapper(reference)
+            if mapper.n_features != n_features:
+                raise DataError(f"data has {n_features} features but the reference has {mapper.n_features}")
+            if names := _reference_names(reference):
+                column_names = column_names or names
+        else:
+            mapper = BinMapper(binning["max_bin"], binning["bin_construct_sample_cnt"], binning["seed"]).fit(X)
+        self.binned: BinnedData = mapper.transform(X)
+        self.label = None if label is None else to_vector(label, n_rows, "label")
+        self.weight = None if weight is None else to_vector(weight, n_rows, "weight", nonnegative=True)
+        self.init_score = None if init_score is None else to_vector(init_score, n_rows, "init_score")
+        if self.weight is not None and not self.weight.sum() > 0:
+            raise DataError("weight sums to zero: no row carries any weight")
+        names = feature_name if feature_name is not None else column_names
+        if names is None:
+            names = [f"Column_{i}" for i in range(n_features)]
+        names = [str(n) for n in names]
+        if len(names) != n_features:
+            raise DataError(f"feature_name has {len(names)} names but the data has {n_features} features")
+        if len(set(names)) != len(names):
+            raise DataError("feature names must be unique")
+        self.feature_name = names
+
+    @property
+    def bin_mapper(self) -> BinMapper:
+        """The bin edges used for this data."""
+        return self.binned.mapper
+
+    def num_data(self) -> int:
+        """Number of rows."""
+        return self.binned.n_rows
+
+    def num_feature(self) -> int:
+        """Number of features."""
+        return self.bin_mapper.n_features
+
+    def get_label(self) -> np.ndarray | None:
+        """The labels."""
+        return self.label
+
+    def check_binning_params(self, given: dict[str, Any]) -> None:
+        """Raise when training parameters ask for other bins than this Dataset was built with."""
+        mapper = self.bin_mapper
+        for name, used in (("max_bin", mapper.max_bin), ("bin_construct_sample_cnt", mapper.sample_cnt)):
+            if name in given and given[name] != used:
+                raise ParameterError(
+                    f"parameter '{name}'={given[name]} differs from the Dataset's ({used}); "
+                    f"bins are made when the Dataset is built: pass it as Dataset(..., params={{'{name}': "
+                    f"{given[name]}}})")
+
+    def __repr__(self) -> str:
+        return f"<smartboost.Dataset rows={self.num_data()} features={self.num_feature()}>"
+
+
+def _reference_mapper(reference: Any) -> BinMapper:
+    mapper = getattr(reference, "bin_mapper", None)
+    if not isinstance(mapper, BinMapper):
+        raise DataError(f"reference must be a Dataset or a Booster, got {type(reference).__name__}")
+    return mapper
+
+
+def _reference_names(reference: Any) -> list[str] | None:
+    names = getattr(reference, "feature_name", None)
+    if callable(names):  # Booster.feature_name()
+        names = names()
+    return list(names) if names is not None else None

@@ -1,0 +1,212 @@
+"""The boosting loop: :func:`train`.
+
+Each iteration (ALGORITHMS.md 1): gradients and hessians of every row at the current scores,
+one tree grown on them, the tree's leaf values (shrinkage included) added to the training
+scores through the leaf segments and to every evaluation set's scores, then evaluation and the
+callbacks.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from ._common import INDEX_DTYPE
+from ._config import set_verbosity, threads
+from ._kernels.predict import add_leaf_values
+from ._params import explicit_params, resolve_params
+from .booster import Booster
+from .callback import CallbackEnv, EarlyStopping, EvalResult, RecordEvaluation, TrainingCallback
+from .dataset import Dataset
+from .errors import DataError, ParameterError
+from .grower import TreeGrower
+from .metrics import get_metric
+from .objectives import make_objective
+
+__all__ = ["train"]
+
+
+def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int = 100,
+          valid_sets: list[Dataset] | None = None, valid_names: list[str] | None = None,
+          callbacks: list[TrainingCallback] | None = None,
+          init_model: Booster | str | os.PathLike | None = None) -> Booster:
+    """Train a gradient-boosted tree model.
+
+    Parameters
+    ----------
+    params : dict
+        Training parameters (see ``docs/parameters.md``); LightGBM, XGBoost and scikit-learn
+        names are accepted. Unknown names raise :class:`~smartboost.errors.ParameterError`.
+    train_set : Dataset
+        Training data with labels.
+    num_boost_round : int
+        Number of iterations, unless ``params`` sets ``num_iterations`` (or an alias).
+    valid_sets : list of Dataset, optional
+        Evaluation sets, evaluated after every iteration. Build them with
+        ``reference=train_set``. ``train_set`` itself may be listed (as "training").
+    valid_names : list of str, optional
+        Names of the evaluation sets (default ``valid_<i>``).
+    callbacks : list of TrainingCallback, optional
+        E.g. ``[smartboost.early_stopping(10), smartboost.log_evaluation(10)]``.
+    init_model : Booster or path, optional
+        Continue training this model; ``train_set`` must be binned with its edges
+        (``Dataset(X, y, reference=init_model)``).
+
+    Returns
+    -------
+    Booster
+    """
+    given = explicit_params(params)
+    resolved = resolve_params(given)
+    if not isinstance(train_set, Dataset):
+        raise ParameterError(f"train_set must be a smartboost.Dataset, got {type(train_set).__name__}")
+    train_set.check_binning_params(given)
+    if "num_iterations" not in given:
+        resolved["num_iterations"] = resolve_params({"num_iterations": num_boost_round})["num_iterations"]
+    set_verbosity(resolved["verbosity"])
+    with threads(resolved["num_threads"]) as n_threads:
+        trainer = _Trainer(resolved, train_set, valid_sets, valid_names, init_model, n_threads)
+        booster = trainer.booster
+        callbacks = list(callbacks or [])
+        if resolved["early_stopping_round"] > 0:
+            callbacks.append(EarlyStopping(resolved["early_stopping_round"], resolved["first_metric_only"],
+                                           resolved["early_stopping_min_delta"]))
+        callbacks.append(RecordEvaluation(booster.evals_result))
+        begin = booster.num_trees()
+        env = CallbackEnv(booster, resolved, begin - 1, begin, begin + resolved["num_iterations"])
+        for callback in callbacks:
+            callback.before_training(env)
+        for iteration in range(env.begin_iteration, env.end_iteration):
+            trainer.boost_one_iteration()
+            env.iteration = iteration
+            env.evaluation = trainer.evaluate()
+            if any([callback.after_iteration(env) for callback in callbacks]):
+                break
+        for callback in callbacks:
+            callback.after_training(env)
+    if booster.best_iteration == 0:
+        booster.best_iteration = booster.num_trees()
+    return booster
+
+
+class _EvalSet:
+    """An evaluation set and its running raw scores."""
+
+    def __init__(self, name: str, dataset: Dataset, label: np.ndarray, scores: np.ndarray, is_training: bool):
+        self.name = name
+        self.dataset = dataset
+        self.label = label
+        self.scores = scores
+        self.is_training = is_training
+
+
+class _Trainer:
+    """State of one training run: scores, gradients, the tree grower, the model being built."""
+
+    def __init__(self, params: dict[str, Any], train_set: Dataset, valid_sets: list[Dataset] | None,
+                 valid_names: list[str] | None, init_model: Booster | str | os.PathLike | None,
+                 n_threads: int) -> None:
+        self.params = params
+        self.objective = make_objective(params["objective"])
+        if train_set.label is None:
+            raise DataError("train_set has no label")
+        self.label = self.objective.check_label(train_set.label, "label")
+        self.train_set = train_set
+        init = _load_init_model(init_model, train_set, self.objective.name)
+        if init is not None:
+            base_score, trees = init.base_score, list(init.trees)
+        elif params["boost_from_average"] and train_set.init_score is None:
+            base_score, trees = self.objective.init_score(self.label, train_set.weight), []
+        else:
+            base_score, trees = 0.0, []
+        self.booster = Booster._new(objective=self.objective, bin_mapper=train_set.bin_mapper,
+                                    base_score=base_score, feature_names=train_set.feature_name,
+                                    params=params, trees=trees)
+        self.scores = self._start_scores(train_set)
+        self.eval_sets = self._eval_sets(valid_sets, valid_names)
+        metric_names = params["metric"]
+        if metric_names is None:
+            metric_names = (self.objective.default_metric,)
+        self.metrics = [get_metric(m) for m in metric_names]
+        n = train_set.num_data()
+        self.grad = np.empty(n)
+        self.hess = np.empty(n)
+        self.weight = np.ones(n) if train_set.weight is None else train_set.weight
+        self.all_rows = np.arange(n, dtype=INDEX_DTYPE)
+        self.rows = np.empty(n, INDEX_DTYPE)
+        self.grower = TreeGrower(train_set.binned, params, n_threads)
+        self.booster.iteration_stats["seconds"] = []
+
+    def _start_scores(self, dataset: Dataset) -> np.ndarray:
+        scores = np.full(dataset.num_data(), self.booster.base_score)
+        if dataset.init_score is not None:
+            scores += dataset.init_score
+        if self.booster.num_trees():
+            self.booster.predict_binned(dataset.binned, scores)
+        return scores
+
+    def _eval_sets(self, valid_sets: list[Dataset] | None, valid_names: list[str] | None) -> list[_EvalSet]:
+        valid_sets = list(valid_sets or [])
+        if isinstance(valid_names, str):
+            valid_names = [valid_names]
+        if valid_names is not None and len(valid_names) != len(valid_sets):
+            raise ParameterError(f"valid_names has {len(valid_names)} names for {len(valid_sets)} valid_sets")
+        out = []
+        for i, dataset in enumerate(valid_sets):
+            if not isinstance(dataset, Dataset):
+                raise ParameterError(f"valid_sets[{i}] must be a smartboost.Dataset, got {type(dataset).__name__}")
+            if dataset is self.train_set:
+                name = valid_names[i] if valid_names else "training"
+                out.append(_EvalSet(name, dataset, self.label, self.scores, True))
+                continue
+            name = valid_names[i] if valid_names else f"valid_{i}"
+            if dataset.label is None:
+                raise DataError(f"valid set '{name}' has no label")
+            if not dataset.bin_mapper.same_edges(self.train_set.bin_mapper):
+                raise DataError(f"valid set '{name}' is binned differently from the training set; build it "
+                                "with Dataset(X, y, reference=train_set)")
+            label = self.objective.check_label(dataset.label, f"label of valid set '{name}'", training=False)
+            out.append(_EvalSet(name, dataset, label, self._start_scores(dataset), False))
+        return out
+
+    def boost_one_iteration(self) -> None:
+        """Grow one tree and update every score."""
+        start = time.perf_counter()
+        self.objective.grad_hess(self.label, self.scores, self.grad, self.hess)
+        np.copyto(self.rows, self.all_rows)
+        grown = self.grower.grow(self.rows, self.grad, self.hess, self.weight, self.params["learning_rate"])
+        add_leaf_values(self.scores, self.rows, grown.leaf_start, grown.leaf_end, grown.leaf_values)
+        self.booster.add_tree(grown.tree)
+        k = self.booster.num_trees()
+        for eval_set in self.eval_sets:
+            if not eval_set.is_training:
+                self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores, k - 1, k)
+        self.booster.iteration_stats["seconds"].append(time.perf_counter() - start)
+
+    def evaluate(self) -> list[EvalResult]:
+        """Every metric on every evaluation set at the current scores."""
+        results = []
+        for eval_set in self.eval_sets:
+            prediction = self.objective.transform(eval_set.scores)
+            for metric in self.metrics:
+                value = metric(eval_set.label, eval_set.scores, prediction, eval_set.dataset.weight)
+                results.append(EvalResult(eval_set.name, metric.name, value, metric.higher_is_better,
+                                          eval_set.is_training))
+        return results
+
+
+def _load_init_model(init_model: Booster | str | os.PathLike | None, train_set: Dataset,
+                     objective_name: str) -> Booster | None:
+    if init_model is None:
+        return None
+    booster = init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
+    if booster.objective.name != objective_name:
+        raise ParameterError(f"init_model was trained with objective '{booster.objective.name}', not "
+                             f"'{objective_name}'")
+    if not booster.bin_mapper.same_edges(train_set.bin_mapper):
+        raise DataError("train_set is binned differently from init_model; build it with "
+                        "Dataset(X, y, reference=init_model)")
+    return booster

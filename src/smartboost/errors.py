@@ -1,0 +1,28 @@
+"""Exceptions raised by smartboost.
+
+Every error a user can trigger with bad input derives from :class:`SmartBoostError`, and the
+value-like ones also from :class:`ValueError`, so ``except ValueError`` keeps working for code
+written against scikit-learn, LightGBM or XGBoost.
+"""
+
+from __future__ import annotations
+
+
+class SmartBoostError(Exception):
+    """Base class of every error raised deliberately by smartboost."""
+
+
+class ParameterError(SmartBoostError, ValueError):
+    """An unknown parameter, a value of the wrong type or out of range, or a bad combination."""
+
+
+class DataError(SmartBoostError, ValueError):
+    """Training or prediction data that cannot be used: wrong shape, bad labels, empty, ..."""
+
+
+class ModelFormatError(SmartBoostError, ValueError):
+    """A model file or string that is not a valid smartboost model (corrupt, truncated, newer)."""
+
+
+class DatasetNotFoundError(SmartBoostError, FileNotFoundError):
+    """A named public dataset is neither in the local cache nor downloadable."""

@@ -1,0 +1,104 @@
+"""Evaluation metrics and their registry.
+
+A metric is a function ``fn(label, raw, prediction, weight) -> float`` of the labels, the raw
+scores and the objective's predictions (``transform(raw)``), with a flag saying which direction
+is better. Binary metrics read the raw score as a logit, so they never saturate: ``logloss`` is
+``log(1 + e^F) - y F`` evaluated stably, ``auc`` ranks raw scores (no ties from probabilities
+rounding to 1.0), ``error`` counts ``F > 0``, i.e. ``p > 0.5``.
+All metrics are weighted means (AUC: weighted pairs) when the data has weights.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._kernels.metrics import roc_auc
+from .errors import ParameterError
+
+__all__ = ["Metric", "METRICS", "canonical_metric_name", "get_metric"]
+
+MetricFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], float]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A registered metric.
+
+    Parameters
+    ----------
+    name : str
+        Canonical name, used in logs and histories.
+    fn : callable
+        ``fn(label, raw, prediction, weight) -> float``.
+    higher_is_better : bool
+    aliases : tuple of str
+    doc : str
+    """
+
+    name: str
+    fn: MetricFn
+    higher_is_better: bool
+    aliases: tuple[str, ...] = ()
+    doc: str = ""
+
+    def __call__(self, label: np.ndarray, raw: np.ndarray, prediction: np.ndarray,
+                 weight: np.ndarray | None = None) -> float:
+        """Evaluate the metric."""
+        return float(self.fn(label, raw, prediction, weight))
+
+
+def _mse(label, raw, prediction, weight):
+    return np.average(np.square(prediction - label), weights=weight)
+
+
+def _rmse(label, raw, prediction, weight):
+    return np.sqrt(_mse(label, raw, prediction, weight))
+
+
+def _mae(label, raw, prediction, weight):
+    return np.average(np.abs(prediction - label), weights=weight)
+
+
+def _logloss(label, raw, prediction, weight):
+    return np.average(np.logaddexp(0.0, raw) - label * raw, weights=weight)
+
+
+def _error(label, raw, prediction, weight):
+    return np.average((raw > 0.0) != (label == 1.0), weights=weight)
+
+
+def _auc(label, raw, prediction, weight):
+    return roc_auc(label, raw, np.ones_like(raw) if weight is None else weight)
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("rmse", _rmse, False, ("root_mean_squared_error", "l2_root"), "root mean squared error"),
+    Metric("mse", _mse, False, ("l2", "mean_squared_error"), "mean squared error"),
+    Metric("mae", _mae, False, ("l1", "mean_absolute_error"), "mean absolute error"),
+    Metric("logloss", _logloss, False, ("binary_logloss", "log_loss", "binary_log_loss"),
+           "binary cross-entropy of 0/1 labels, from raw scores"),
+    Metric("error", _error, False, ("binary_error", "classification_error"),
+           "fraction of rows with (F > 0) != (y == 1)"),
+    Metric("auc", _auc, True, ("roc_auc",), "area under the ROC curve, ties count one half"),
+)
+
+_BY_NAME = {n: m for m in METRICS for n in (m.name, *m.aliases)}
+
+
+def canonical_metric_name(name: str) -> str:
+    """Canonical name of a metric or alias; raises ParameterError for unknown names."""
+    metric = _BY_NAME.get(name.lower())
+    if metric is None:
+        close = difflib.get_close_matches(name.lower(), list(_BY_NAME), n=3)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise ParameterError(f"unknown metric {name!r}{hint} (known: {[m.name for m in METRICS]})")
+    return metric.name
+
+
+def get_metric(name: str) -> Metric:
+    """The metric registered under ``name`` (canonical or alias)."""
+    return _BY_NAME[canonical_metric_name(name)]

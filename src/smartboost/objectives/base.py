@@ -1,0 +1,103 @@
+"""The objective interface and registry.
+
+An objective (a loss with its link) is a class deriving from :class:`Objective` and decorated
+with :func:`register`. Every module of this package is imported at start-up, so adding a loss
+is adding one file here: its gradient kernels, its class, its registration.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..errors import DataError, ParameterError
+
+_REGISTRY: dict[str, type[Objective]] = {}
+
+
+class Objective:
+    """A differentiable loss l(y, F) of the raw score F.
+
+    Subclasses set the class attributes and implement :meth:`grad_hess`, :meth:`loss`,
+    :meth:`init_score` and, when the prediction is not the raw score, :meth:`transform`.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name (LightGBM's where it has one).
+    aliases : tuple of str
+        Other accepted names (XGBoost's ``family:variant`` names among them).
+    default_metric : str
+        Metric evaluated when the user sets none.
+    sigma_smooth : float or None
+        Smoothness constant of ALGORITHMS.md 5 (for RGBM's constant step 1/sigma).
+    """
+
+    name: ClassVar[str]
+    aliases: ClassVar[tuple[str, ...]] = ()
+    default_metric: ClassVar[str]
+    sigma_smooth: ClassVar[float | None] = None
+
+    def check_label(self, label: np.ndarray, name: str = "label", training: bool = True) -> np.ndarray:
+        """Validate labels (already finite float64) for this objective; return them.
+
+        ``training`` is False for evaluation sets, which may, for example, hold one class.
+        """
+        return label
+
+    def init_score(self, label: np.ndarray, weight: np.ndarray | None) -> float:
+        """The constant raw score minimising the weighted loss (the boosting start)."""
+        raise NotImplementedError
+
+    def grad_hess(self, label: np.ndarray, raw: np.ndarray, out_grad: np.ndarray, out_hess: np.ndarray) -> None:
+        """Write dl/dF and d2l/dF2 of every row into ``out_grad`` and ``out_hess`` (float64)."""
+        raise NotImplementedError
+
+    def loss(self, label: np.ndarray, raw: np.ndarray) -> np.ndarray:
+        """Per-row loss l(y_i, F_i)."""
+        raise NotImplementedError
+
+    def transform(self, raw: np.ndarray) -> np.ndarray:
+        """Prediction from raw scores (the inverse link); identity by default."""
+        return raw
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready description, enough to rebuild the objective with :func:`make_objective`."""
+        return {"name": self.name}
+
+
+def register(cls: type[Objective]) -> type[Objective]:
+    """Class decorator adding an objective to the registry under its name and aliases."""
+    for key in (cls.name, *cls.aliases):
+        key = key.lower()
+        if key in _REGISTRY:
+            raise RuntimeError(f"objective name {key!r} registered twice")
+        _REGISTRY[key] = cls
+    return cls
+
+
+def canonical_objective_name(name: str) -> str:
+    """Canonical name of an objective or alias; raises ParameterError for unknown names."""
+    cls = _REGISTRY.get(name.lower())
+    if cls is None:
+        close = difflib.get_close_matches(name.lower(), list(_REGISTRY), n=3)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise ParameterError(f"unknown objective {name!r}{hint} (known: {sorted({c.name for c in _REGISTRY.values()})})")
+    return cls.name
+
+
+def make_objective(name: str) -> Objective:
+    """Instantiate the objective registered under ``name``."""
+    return _REGISTRY[canonical_objective_name(name)]()
+
+
+def weighted_mean(values: np.ndarray, weight: np.ndarray | None) -> float:
+    """Weighted mean; raises DataError when the weights sum to zero."""
+    if weight is None:
+        return float(np.mean(values))
+    total = float(np.sum(weight))
+    if not total > 0.0:
+        raise DataError("weight sums to zero: no row carries any weight")
+    return float(np.dot(values, weight) / total)

@@ -1,0 +1,76 @@
+"""Binary logistic loss, labels in {0, 1}: l = log(1 + e^F) - y F (ALGORITHMS.md 5).
+
+g = sigmoid(F) - y, h = p (1 - p), prediction p = sigmoid(F), start F0 = log-odds of the
+weighted label mean.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ..errors import DataError
+from .base import Objective, register, weighted_mean
+
+
+@njit(cache=True, nogil=True)
+def sigmoid(x):
+    """Overflow-free logistic function."""
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _logistic_grad_hess(label, raw, out_grad, out_hess):
+    for i in prange(label.shape[0]):
+        p = sigmoid(raw[i])
+        out_grad[i] = p - label[i]
+        out_hess[i] = p * (1.0 - p)
+
+
+def check_binary_label(label: np.ndarray, name: str, training: bool) -> np.ndarray:
+    """Labels must be 0/1; training labels must hold both classes."""
+    bad = (label != 0.0) & (label != 1.0)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise DataError(f"{name} must be 0 or 1 for a binary objective; row {row} has {label[row]}")
+    if training and label.min() == label.max():
+        raise DataError(f"{name} holds a single class ({label[0]:g}); a binary objective needs both 0 and 1")
+    return label
+
+
+@register
+class BinaryLogistic(Objective):
+    """Logistic regression on 0/1 labels (LogitBoost's loss); predicts P(y = 1)."""
+
+    name = "binary"
+    aliases = ("binary:logistic", "logistic", "binary_logloss", "log_loss", "logloss")
+    default_metric = "logloss"
+    sigma_smooth = 0.25
+
+    def check_label(self, label, name="label", training=True):
+        """0/1 labels, both classes present in training data."""
+        return check_binary_label(label, name, training)
+
+    def init_score(self, label, weight):
+        """Log-odds of the weighted mean label."""
+        p = weighted_mean(label, weight)
+        if not 0.0 < p < 1.0:
+            raise DataError("the rows with positive weight hold a single class; a binary objective needs both")
+        return math.log(p / (1.0 - p))
+
+    def grad_hess(self, label, raw, out_grad, out_hess):
+        """g = p - y, h = p (1 - p)."""
+        _logistic_grad_hess(label, raw, out_grad, out_hess)
+
+    def loss(self, label, raw):
+        """log(1 + e^F) - y F, computed without overflow."""
+        return np.logaddexp(0.0, raw) - label * raw
+
+    def transform(self, raw):
+        """P(y = 1) = sigmoid(F)."""
+        return np.exp(-np.logaddexp(0.0, -raw))

@@ -1,0 +1,177 @@
+"""The packed tree structure every grower produces, and the packing of many trees for prediction.
+
+A tree is a struct of arrays indexed by node id, root first. A node is a leaf when
+``left[node] < 0``. Internal node ``i`` sends a row left when its value is ``<= threshold[i]``
+(raw data) or its bin is ``<= bin_threshold[i]`` (binned data), and a missing value left when
+``missing_left[i]``. ``value`` holds every node's Newton value times the shrinkage: the leaves'
+are the tree's output, the internal nodes' are kept for inspection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .errors import ModelFormatError
+
+__all__ = ["Tree", "PackedTrees"]
+
+_NODE_DTYPES = {
+    "feature": np.int32,
+    "threshold": np.float64,
+    "bin_threshold": np.int32,
+    "missing_left": np.bool_,
+    "left": np.int32,
+    "right": np.int32,
+    "value": np.float64,
+    "gain": np.float64,
+    "hessian": np.float64,
+    "count": np.int64,
+}
+
+
+@dataclass(eq=False)
+class Tree:
+    """One regression tree.
+
+    Attributes
+    ----------
+    feature : ndarray of int32
+        Split feature (-1 for leaves).
+    threshold : ndarray of float64
+        Float threshold (+inf for "values left, missing right"; 0 for leaves).
+    bin_threshold : ndarray of int32
+        Bin threshold (0 for leaves).
+    missing_left : ndarray of bool
+    left, right : ndarray of int32
+        Children (-1 for leaves).
+    value : ndarray of float64
+        Node value times the shrinkage (the output at leaves).
+    gain : ndarray of float64
+        Split gain (0 for leaves).
+    hessian : ndarray of float64
+        Sum of the weighted hessians of the node's rows.
+    count : ndarray of int64
+        Rows the tree was grown on that reached the node.
+    """
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    bin_threshold: np.ndarray
+    missing_left: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    gain: np.ndarray
+    hessian: np.ndarray
+    count: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes."""
+        return self.feature.shape[0]
+
+    @property
+    def n_leaves(self) -> int:
+        """Number of leaves."""
+        return int(np.count_nonzero(self.left < 0))
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        """Boolean mask of the leaves."""
+        return self.left < 0
+
+    def depth(self) -> int:
+        """Length of the longest root-to-leaf path (0 for a single leaf)."""
+        depth = np.zeros(self.n_nodes, np.int64)
+        for node in range(self.n_nodes):  # children always come after their parent
+            if self.left[node] >= 0:
+                depth[self.left[node]] = depth[self.right[node]] = depth[node] + 1
+        return int(depth.max())
+
+    def to_dict(self) -> dict[str, list]:
+        """JSON-ready representation; non-finite thresholds become strings ('inf', '-inf')."""
+        out = {f.name: getattr(self, f.name).tolist() for f in fields(self)}
+        out["threshold"] = [t if np.isfinite(t) else repr(t) for t in out["threshold"]]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict, n_features: int, n_bins: np.ndarray) -> Tree:
+        """Inverse of :meth:`to_dict`, checking that the arrays form a valid tree.
+
+        Raises
+        ------
+        ModelFormatError
+            Missing or ragged arrays, out-of-range features, bins or children, cycles.
+        """
+        arrays = {}
+        for name, dtype in _NODE_DTYPES.items():
+            if name not in data:
+                raise ModelFormatError(f"tree is missing the field '{name}'")
+            values = data[name]
+            if name == "threshold":
+                values = [float(v) if isinstance(v, str) and v in ("inf", "-inf") else v for v in values]
+            try:
+                arrays[name] = np.asarray(values, dtype=dtype)
+            except (TypeError, ValueError):
+                raise ModelFormatError(f"tree field '{name}' holds values that are not {np.dtype(dtype)}") from None
+            if arrays[name].ndim != 1:
+                raise ModelFormatError(f"tree field '{name}' is not a flat list")
+        tree = cls(**arrays)
+        tree._check(n_features, n_bins)
+        return tree
+
+    def _check(self, n_features: int, n_bins: np.ndarray) -> None:
+        n = self.n_nodes
+        if n == 0 or any(getattr(self, name).shape[0] != n for name in _NODE_DTYPES):
+            raise ModelFormatError("tree arrays are empty or of different lengths")
+        internal = self.left >= 0
+        ids = np.arange(n)
+        # Children must come after their parent (so no cycles) and every non-root node has one parent.
+        if (np.any(internal & ((self.left <= ids) | (self.right <= ids) | (self.left >= n) | (self.right >= n)))
+                or np.any(~internal & (self.right >= 0))):
+            raise ModelFormatError("tree children indices are out of range")
+        children = np.concatenate([self.left[internal], self.right[internal]])
+        if np.unique(children).size != children.size or children.size != n - 1:
+            raise ModelFormatError("tree nodes do not form a tree")
+        features = self.feature[internal]
+        if np.any((features < 0) | (features >= n_features)):
+            raise ModelFormatError(f"tree uses a feature outside [0, {n_features})")
+        if np.any((self.bin_threshold[internal] < 0) | (self.bin_threshold[internal] >= n_bins[features])):
+            raise ModelFormatError("tree has a bin threshold outside its feature's bins")
+        if not np.all(np.isfinite(self.value)):
+            raise ModelFormatError("tree has non-finite node values")
+
+
+class PackedTrees:
+    """Trees concatenated into flat node arrays, the form the prediction kernel reads.
+
+    Parameters
+    ----------
+    trees : sequence of Tree
+
+    Attributes
+    ----------
+    roots : ndarray of int64
+        Global index of each tree's root; predicting with the first k trees uses ``roots[:k]``.
+    """
+
+    def __init__(self, trees: list[Tree]) -> None:
+        sizes = np.array([t.n_nodes for t in trees], np.int64)
+        self.roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if trees else np.zeros(0, np.int64)
+
+        def cat(name: str) -> np.ndarray:
+            return np.concatenate([getattr(t, name) for t in trees]) if trees else np.zeros(0, _NODE_DTYPES[name])
+
+        def cat_children(name: str) -> np.ndarray:
+            parts = [np.where(t.left >= 0, getattr(t, name) + root, -1) for t, root in zip(trees, self.roots)]
+            return np.concatenate(parts).astype(np.int32) if trees else np.zeros(0, np.int32)
+
+        self.feature = cat("feature")
+        self.threshold = cat("threshold")
+        self.bin_threshold = cat("bin_threshold").astype(np.float64)
+        self.missing_left = cat("missing_left")
+        self.value = cat("value")
+        self.left = cat_children("left")
+        self.right = cat_children("right")

@@ -1,0 +1,102 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from smartboost.binning import BinMapper
+
+
+def _fit_transform(X, **kw):
+    mapper = BinMapper(**kw).fit(X)
+    return mapper, mapper.transform(X)
+
+
+def test_few_distinct_values_get_one_bin_each():
+    X = np.array([[3.0], [1.0], [2.0], [1.0], [3.0]])
+    mapper, binned = _fit_transform(X)
+    assert mapper.n_bins[0] == 3
+    np.testing.assert_array_equal(mapper.edges[0], [1.5, 2.5])
+    np.testing.assert_array_equal(binned.row_major[:, 0], [2, 0, 1, 0, 2])
+
+
+def test_bins_are_quantiles_and_respect_max_bin():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50_000, 2))
+    X[:, 1] = np.round(X[:, 1], 1)  # heavy ties
+    mapper, binned = _fit_transform(X, max_bin=63)
+    assert mapper.n_bins[0] == 63 and mapper.n_bins[1] <= 63
+    counts = np.bincount(binned.row_major[:, 0])
+    assert counts.min() > 0.8 * counts.mean() and counts.max() < 1.2 * counts.mean()
+    # every bin of the tied feature holds rows, and a row's bin agrees with the edges
+    assert np.all(np.bincount(binned.row_major[:, 1]) > 0)
+    for f in range(2):
+        expected = np.searchsorted(mapper.edges[f], X[:, f], side="left")
+        np.testing.assert_array_equal(binned.row_major[:, f], expected)
+
+
+def test_missing_and_infinite_values():
+    X = np.array([[0.0], [1.0], [np.nan], [np.inf], [-np.inf], [2.0]])
+    mapper, binned = _fit_transform(X)
+    n_bins = mapper.n_bins[0]
+    assert n_bins == 3  # edges from finite values only
+    np.testing.assert_array_equal(binned.row_major[:, 0], [0, 1, n_bins, n_bins - 1, 0, 2])
+    assert binned.missing_count[0] == 1
+
+
+def test_constant_features_are_not_usable():
+    X = np.column_stack([np.ones(10), np.arange(10.0), np.r_[np.ones(9), np.nan], np.full(10, np.nan)])
+    _, binned = _fit_transform(X)
+    np.testing.assert_array_equal(binned.usable_features, [False, True, True, True])
+
+
+def test_layouts_dtypes_and_sparse_bin_identically():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((2000, 5))
+    X[rng.random(X.shape) < 0.6] = 0.0
+    X[rng.random(X.shape) < 0.05] = np.nan
+    mapper, reference = _fit_transform(X)
+    for variant in (np.asfortranarray(X), sp.csr_matrix(X), sp.csc_matrix(X)):
+        other = BinMapper().fit(variant)
+        assert other.same_edges(mapper)
+        binned = other.transform(variant)
+        np.testing.assert_array_equal(binned.row_major, reference.row_major)
+        np.testing.assert_array_equal(binned.column_major, reference.column_major)
+        np.testing.assert_array_equal(binned.missing_count, reference.missing_count)
+    X32 = X.astype(np.float32)
+    np.testing.assert_array_equal(BinMapper().fit(X32).transform(X32).row_major,
+                                  BinMapper().fit(X32.astype(np.float64)).transform(X32.astype(np.float64)).row_major)
+
+
+def test_subsample_is_seeded():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((5000, 3))
+    a = BinMapper(sample_cnt=1000, seed=1).fit(X)
+    b = BinMapper(sample_cnt=1000, seed=1).fit(X)
+    c = BinMapper(sample_cnt=1000, seed=2).fit(X)
+    assert a.same_edges(b) and not a.same_edges(c)
+
+
+def test_thresholds_reproduce_bins():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((3000, 1)) * 1e3
+    mapper, binned = _fit_transform(X, max_bin=31)
+    t = mapper.thresholds(0)
+    assert t[-1] == np.inf
+    for b in range(mapper.n_bins[0]):
+        np.testing.assert_array_equal(binned.row_major[:, 0] <= b, X[:, 0] <= t[b])
+
+
+def test_edges_never_merge_adjacent_floats():
+    a = 1.0
+    b = np.nextafter(a, 2.0)
+    X = np.array([[a], [b], [a], [b]])
+    mapper, binned = _fit_transform(X)
+    assert mapper.n_bins[0] == 2
+    np.testing.assert_array_equal(binned.row_major[:, 0], [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize("max_bin", [2, 3, 255])
+def test_max_bin_extremes(max_bin):
+    X = np.arange(1000.0).reshape(-1, 1)
+    mapper, binned = _fit_transform(X, max_bin=max_bin)
+    assert mapper.n_bins[0] == max_bin
+    assert binned.row_major.max() == max_bin - 1

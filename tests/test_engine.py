@@ -1,0 +1,213 @@
+"""End-to-end training through the native API."""
+
+import json
+import logging
+
+import numpy as np
+import pytest
+from conftest import make_binary, make_regression
+from sklearn.metrics import roc_auc_score
+
+import smartboost as sb
+
+
+def _split(X, y, n_train):
+    return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+
+
+def test_binary_training_learns_and_records_history():
+    X, y = make_binary(n=4000, missing_rate=0.05)
+    Xtr, ytr, Xte, yte = _split(X, y, 3000)
+    train = sb.Dataset(Xtr, ytr)
+    valid = sb.Dataset(Xte, yte, reference=train)
+    booster = sb.train({"objective": "binary", "metric": ["auc", "logloss"], "verbosity": -1}, train, 40,
+                       valid_sets=[train, valid], valid_names=["train", "test"])
+    assert booster.num_trees() == 40 and booster.best_iteration == 40
+    auc = booster.evals_result["test"]["auc"]
+    assert len(auc) == 40 and auc[-1] > 0.80  # LightGBM 4.7, same settings: 0.824
+    assert booster.evals_result["train"]["logloss"][-1] < booster.evals_result["train"]["logloss"][0]
+    # the recorded metric is the metric of the model's predictions
+    assert roc_auc_score(yte, booster.predict(Xte)) == pytest.approx(auc[-1], rel=1e-12)
+    assert len(booster.iteration_stats["seconds"]) == 40
+
+
+def test_regression_training_reduces_rmse(regression_data):
+    X, y = regression_data
+    Xtr, ytr, Xte, yte = _split(X, y, 2500)
+    train = sb.Dataset(Xtr, ytr)
+    valid = sb.Dataset(Xte, yte, reference=train)
+    booster = sb.train({"objective": "regression", "verbosity": -1}, train, 60, valid_sets=[valid])
+    rmse = booster.evals_result["valid_0"]["rmse"]
+    assert rmse[-1] < 0.5 * np.std(yte) and rmse[-1] < rmse[0]
+    assert booster.base_score == pytest.approx(ytr.mean())
+
+
+def test_training_scores_equal_predictions_bit_for_bit(binary_data):
+    X, y = binary_data
+    train = sb.Dataset(X, y)
+    booster = sb.train({"objective": "binary", "verbosity": -1}, train, 15, valid_sets=[train])
+    raw = booster.predict(X, raw_score=True)
+    binned = np.full(X.shape[0], booster.base_score)
+    booster.predict_binned(train.binned, binned)
+    np.testing.assert_array_equal(raw, binned)
+    expected_logloss = np.mean(np.logaddexp(0, raw) - y * raw)
+    assert booster.evals_result["training"]["logloss"][-1] == expected_logloss
+
+
+def test_early_stopping_sets_best_iteration_and_predict_uses_it():
+    X, y = make_binary(n=3000, seed=4)
+    Xtr, ytr, Xte, yte = _split(X, y, 2000)
+    train = sb.Dataset(Xtr, ytr)
+    valid = sb.Dataset(Xte, yte, reference=train)
+    params = {"objective": "binary", "learning_rate": 0.5, "num_leaves": 63, "min_data_in_leaf": 2,
+              "verbosity": -1}
+    booster = sb.train(params, train, 500, valid_sets=[valid], callbacks=[sb.early_stopping(5, verbose=False)])
+    history = booster.evals_result["valid_0"]["logloss"]
+    best = booster.best_iteration
+    assert booster.num_trees() == best + 5 < 500
+    assert history[best - 1] == min(history)
+    assert booster.best_score["valid_0"]["logloss"] == min(history)
+    np.testing.assert_array_equal(booster.predict(Xte), booster.predict(Xte, num_iteration=best))
+    assert not np.array_equal(booster.predict(Xte), booster.predict(Xte, num_iteration=0))
+    # the same through params, and the callback object is reusable across runs
+    via_params = sb.train({**params, "early_stopping_round": 5}, train, 500, valid_sets=[valid])
+    assert via_params.best_iteration == best
+    callback = sb.early_stopping(5, verbose=False)
+    first = sb.train(params, train, 500, valid_sets=[valid], callbacks=[callback])
+    second = sb.train(params, train, 500, valid_sets=[valid], callbacks=[callback])
+    assert first.best_iteration == second.best_iteration == best
+
+
+class _Collect(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def test_log_evaluation_and_record_evaluation(binary_data):
+    X, y = binary_data
+    train = sb.Dataset(X, y)
+    recorded = {}
+    handler = _Collect()
+    logging.getLogger("smartboost").addHandler(handler)
+    try:
+        sb.train({"objective": "binary", "metric": "auc"}, train, 6, valid_sets=[train],
+                 callbacks=[sb.log_evaluation(3), sb.record_evaluation(recorded)])
+        sb.train({"objective": "binary", "metric": "auc", "verbosity": 0}, train, 6, valid_sets=[train],
+                 callbacks=[sb.log_evaluation(3)])
+    finally:
+        logging.getLogger("smartboost").removeHandler(handler)
+    assert len(handler.messages) == 2  # the second run is silenced by verbosity=0
+    assert handler.messages[0].startswith("[3]\ttraining's auc: ")
+    assert list(recorded) == ["training"] and len(recorded["training"]["auc"]) == 6
+
+
+def test_custom_callback_can_stop_training(binary_data):
+    class StopAt(sb.TrainingCallback):
+        def after_iteration(self, env):
+            return env.iteration + 1 >= 3
+
+    booster = sb.train({"objective": "binary", "verbosity": -1}, sb.Dataset(*binary_data), 50,
+                       callbacks=[StopAt()])
+    assert booster.num_trees() == 3
+
+
+def test_sample_weights_equal_duplicated_rows():
+    X, y = make_regression(n=200, seed=5)  # < 255 distinct values: both sets get the same bins
+    w = np.where(np.arange(200) % 3 == 0, 2.0, 1.0)
+    params = {"objective": "regression", "min_data_in_leaf": 0, "num_leaves": 8, "verbosity": -1}
+    weighted = sb.train(params, sb.Dataset(X, y, weight=w), 20)
+    repeat = np.where(w == 2.0, 2, 1)
+    duplicated = sb.train(params, sb.Dataset(np.repeat(X, repeat, axis=0), np.repeat(y, repeat)), 20)
+    np.testing.assert_allclose(weighted.predict(X), duplicated.predict(X), rtol=1e-9, atol=1e-9)
+
+
+def test_zero_weight_rows_are_ignored():
+    X, y = make_binary(n=1000, seed=6)
+    w = np.ones(1000)
+    w[500:] = 0.0
+    y_noise = y.copy()
+    y_noise[500:] = 1 - y_noise[500:]
+    params = {"objective": "binary", "min_data_in_leaf": 0, "verbosity": -1}
+    a = sb.train(params, sb.Dataset(X, y_noise, weight=w), 10)
+    b = sb.train(params, sb.Dataset(X, y, weight=w), 10)
+    np.testing.assert_allclose(a.predict(X[:500]), b.predict(X[:500]), rtol=1e-9)
+
+
+def test_init_score_offsets_training():
+    X, y = make_regression(n=500, seed=7)
+    offset = np.full(500, 100.0)
+    params = {"objective": "regression", "verbosity": -1}
+    booster = sb.train(params, sb.Dataset(X, y + 100.0, init_score=offset), 30)
+    assert booster.base_score == 0.0  # as LightGBM: no boosting from the average on top of init scores
+    plain = sb.train({**params, "boost_from_average": False}, sb.Dataset(X, y), 30)
+    np.testing.assert_allclose(booster.predict(X), plain.predict(X), atol=1e-8)
+
+
+def test_continued_training_equals_one_long_run(tmp_path):
+    X, y = make_binary(n=2000, seed=8)
+    params = {"objective": "binary", "verbosity": -1}
+    train = sb.Dataset(X, y)
+    full = sb.train(params, train, 20)
+    first = sb.train(params, train, 12)
+    path = tmp_path / "first.json"
+    first.save_model(path)
+    resumed = sb.train(params, sb.Dataset(X, y, reference=first), 8, init_model=str(path))
+    assert resumed.num_trees() == 20
+    resumed, full = json.loads(resumed.model_to_string()), json.loads(full.model_to_string())
+    assert resumed.pop("params")["num_iterations"] == 8 and full.pop("params")["num_iterations"] == 20
+    assert resumed == full
+
+
+@pytest.mark.parametrize("policy, leaves, depth", [("leafwise", 7, -1), ("leafwise", 64, 3),
+                                                  ("depthwise", 0, 4), ("depthwise", 5, 6)])
+def test_growth_policies_respect_limits(policy, leaves, depth):
+    X, y = make_regression(n=3000, seed=9)
+    booster = sb.train({"grow_policy": policy, "num_leaves": leaves, "max_depth": depth, "min_data_in_leaf": 1,
+                        "verbosity": -1}, sb.Dataset(X, y), 5)
+    for tree in booster.trees:
+        if leaves:
+            assert tree.n_leaves <= leaves
+        if depth > 0:
+            assert tree.depth() <= depth
+    expected = min(leaves or np.inf, 2 ** depth if depth > 0 else np.inf)
+    assert booster.trees[0].n_leaves == expected
+
+
+def test_depthwise_fills_levels_in_order():
+    X, y = make_regression(n=5000, seed=10)
+    tree = sb.train({"grow_policy": "depthwise", "num_leaves": 6, "max_depth": 8, "min_data_in_leaf": 1,
+                     "verbosity": -1}, sb.Dataset(X, y), 1).trees[0]
+    # levels 1 and 2 are complete (4 leaves) before level 3 gets nodes: 2 more splits, 4 nodes
+    depth = np.zeros(tree.n_nodes, int)
+    for node in range(tree.n_nodes):
+        if tree.left[node] >= 0:
+            depth[tree.left[node]] = depth[tree.right[node]] = depth[node] + 1
+    assert (depth == 2).sum() == 4 and (depth == 3).sum() == 4
+
+
+def test_stumps():
+    X, y = make_regression(n=1000, seed=11)
+    booster = sb.train({"max_depth": 1, "verbosity": -1}, sb.Dataset(X, y), 10)
+    assert all(t.n_nodes == 3 for t in booster.trees)
+
+
+def test_no_possible_split_gives_single_leaf_trees():
+    X = np.ones((100, 3))
+    y = np.arange(100.0)
+    booster = sb.train({"verbosity": -1}, sb.Dataset(X, y), 3)
+    assert all(t.n_nodes == 1 for t in booster.trees)
+    np.testing.assert_allclose(booster.predict(X), y.mean())
+
+
+def test_feature_importance():
+    X, y = make_regression(n=2000, seed=12)
+    X[:, 4] = 0.0
+    booster = sb.train({"verbosity": -1}, sb.Dataset(X, y), 10)
+    split = booster.feature_importance("split")
+    gain = booster.feature_importance("gain")
+    assert split.sum() == sum(int((t.left >= 0).sum()) for t in booster.trees)
+    assert split[4] == 0 and gain[4] == 0 and gain[0] == gain.max()

@@ -1,0 +1,154 @@
+"""Histogram, split, partition and prediction kernels against direct numpy references."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from smartboost._kernels.histogram import build_histogram, build_histogram_parallel
+from smartboost._kernels.partition import partition, partition_parallel
+from smartboost._kernels.split import find_best_split, leaf_score, subtract_and_find_splits
+from smartboost.binning import BinMapper
+
+
+def _binned(n=4000, n_features=4, seed=0, missing_rate=0.1, max_bin=16):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, n_features))
+    X[rng.random(X.shape) < missing_rate] = np.nan
+    mapper = BinMapper(max_bin=max_bin).fit(X)
+    binned = mapper.transform(X)
+    offsets = np.concatenate([[0], np.cumsum(mapper.n_bins + 1)[:-1]]).astype(np.int64)
+    n_cells = int((mapper.n_bins + 1).sum())
+    g = rng.integers(-1000, 1000, n).astype(np.int64)
+    h = rng.integers(1, 1000, n).astype(np.int64)
+    return X, mapper, binned, offsets, n_cells, g, h
+
+
+def _reference_histogram(binned, offsets, n_cells, rows, g, h):
+    hist = np.zeros((n_cells, 2), np.int64)
+    for f in range(binned.row_major.shape[1]):
+        cells = offsets[f] + binned.row_major[rows, f]
+        np.add.at(hist[:, 0], cells, g[rows])
+        np.add.at(hist[:, 1], cells, h[rows])
+    return hist
+
+
+@pytest.mark.parametrize("n_chunks", [1, 2, 3, 7])
+def test_histogram_matches_reference_and_is_chunk_independent(n_chunks):
+    _, _, binned, offsets, n_cells, g, h = _binned()
+    rows = np.sort(np.random.default_rng(1).choice(4000, 1500, replace=False)).astype(np.uint32)
+    expected = _reference_histogram(binned, offsets, n_cells, rows, g, h)
+    serial = np.empty((n_cells, 2), np.int64)
+    build_histogram(rows, 0, rows.size, binned.row_major, g, h, offsets, serial)
+    np.testing.assert_array_equal(serial, expected)
+    parallel = np.empty_like(serial)
+    build_histogram_parallel(rows, 0, rows.size, binned.row_major, g, h, offsets, parallel,
+                             np.empty((n_chunks, n_cells, 2), np.int64))
+    np.testing.assert_array_equal(parallel, expected)
+
+
+def test_histogram_subtraction_equals_direct_build():
+    _, mapper, binned, offsets, n_cells, g, h = _binned()
+    rows = np.arange(4000, dtype=np.uint32)
+    parent = _reference_histogram(binned, offsets, n_cells, rows, g, h)
+    small_rows, large_rows = rows[:1000], rows[1000:]
+    small = _reference_histogram(binned, offsets, n_cells, small_rows, g, h)
+    params = np.array([0.0, 1.0, 0.0, 0.0, 0.0])
+    usable = np.ones(4, np.bool_)
+    subtract_and_find_splits(parent, small, offsets, mapper.n_bins, usable,
+                             np.array([g[small_rows].sum(), g[large_rows].sum()]),
+                             np.array([h[small_rows].sum(), h[large_rows].sum()]),
+                             np.array([1000, 3000]), np.array([False, False]), 1.0, 1.0, params)
+    np.testing.assert_array_equal(parent, _reference_histogram(binned, offsets, n_cells, large_rows, g, h))
+
+
+def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3):
+    """Every (feature, threshold, missing direction) evaluated directly from the rows."""
+    l1, l2, min_gain, min_hess, min_data = params
+    G, H = g.sum() * unit, h.sum() * unit
+    parent = leaf_score(G, H, l1, l2)
+    best = (-np.inf, None)
+    for f in range(X.shape[1]):
+        bins = binned.row_major[:, f]
+        missing = bins == mapper.n_bins[f]
+        has_missing = missing.any()
+        for b, missing_left in itertools.product(range(mapper.n_bins[f]), (False, True)):
+            if missing_left and not has_missing:
+                continue
+            left = (bins <= b) & ~missing | (missing & missing_left)
+            if left.all() or not left.any():
+                continue
+            gl, hl = g[left].sum() * unit, h[left].sum() * unit
+            gr, hr = G - gl, H - hl
+            if min(hl, hr) < min_hess or min(hl, hr) * len(g) / H < min_data:
+                continue
+            gain = 0.5 * (leaf_score(gl, hl, l1, l2) + leaf_score(gr, hr, l1, l2) - parent)
+            if gain - min_gain > 1e-12 * parent and gain > best[0] + 1e-9:
+                best = (gain, (f, b, missing_left))
+    return best
+
+
+@pytest.mark.parametrize("seed, params", [
+    (0, [0.0, 0.0, 0.0, 0.0, 0.0]),
+    (1, [0.0, 1.0, 0.0, 0.0, 0.0]),
+    (2, [5.0, 2.0, 0.0, 0.0, 0.0]),
+    (3, [0.0, 1.0, 0.0, 30.0, 0.0]),
+    (4, [0.0, 1.0, 0.0, 0.0, 40.0]),
+    (5, [0.0, 1.0, 1e3, 0.0, 0.0]),
+])
+def test_split_finding_matches_brute_force(seed, params):
+    X, mapper, binned, offsets, n_cells, g, h = _binned(n=200, n_features=3, seed=seed, missing_rate=0.2,
+                                                         max_bin=8)
+    rows = np.arange(200, dtype=np.uint32)
+    hist = _reference_histogram(binned, offsets, n_cells, rows, g, h)
+    params = np.array(params, np.float64)
+    feature, b, missing_left, gain, gl, hl = find_best_split(
+        hist, offsets, mapper.n_bins, np.ones(3, np.bool_), g.sum(), h.sum(), 200, 1e-3, 1e-3, params)
+    expected_gain, expected = _brute_force_split(X, binned, mapper, g, h, params)
+    if expected is None:
+        assert feature == -1
+        return
+    assert gain == pytest.approx(expected_gain, rel=1e-12)
+    f, eb, eml = expected
+    assert (feature, b) == (f, eb)
+    if binned.missing_count[f] > 0:
+        assert missing_left == eml
+    bins = binned.row_major[:, feature]
+    left = (bins <= b) & (bins != mapper.n_bins[feature]) | ((bins == mapper.n_bins[feature]) & missing_left)
+    assert (gl, hl) == (g[left].sum(), h[left].sum())
+
+
+def test_split_without_missing_sends_missing_to_heavier_side():
+    X = np.arange(100.0).reshape(-1, 1)
+    mapper = BinMapper().fit(X)
+    binned = mapper.transform(X)
+    g = np.where(np.arange(100) < 80, -10, 10).astype(np.int64)
+    h = np.ones(100, np.int64)
+    offsets = np.zeros(1, np.int64)
+    hist = np.zeros((mapper.n_bins[0] + 1, 2), np.int64)
+    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, binned.row_major, g, h, offsets, hist)
+    feature, b, missing_left, *_ = find_best_split(hist, offsets, mapper.n_bins, np.ones(1, np.bool_),
+                                                   g.sum(), h.sum(), 100, 1.0, 1.0, np.zeros(5))
+    assert (feature, b, missing_left) == (0, 79, True)
+
+
+@pytest.mark.parametrize("n, start, end", [(100, 0, 100), (20000, 3000, 17001), (7, 2, 5)])
+@pytest.mark.parametrize("missing_left", [False, True])
+def test_partition_is_stable_and_matches_numpy(n, start, end, missing_left):
+    rng = np.random.default_rng(n)
+    column = rng.integers(0, 9, n).astype(np.uint8)  # bin 8 is "missing"
+    rows = rng.permutation(n).astype(np.uint32)
+    segment = rows[start:end]
+    goes_left = (column[segment] <= 4) | (missing_left & (column[segment] == 8))
+    expected = np.concatenate([segment[goes_left], segment[~goes_left]])
+    for n_chunks in (None, 1, 2, 5):
+        r = rows.copy()
+        scratch = np.empty(n, np.uint32)
+        if n_chunks is None:
+            n_left = partition(r, start, end, column, 4, missing_left, 8, scratch)
+        else:
+            n_left = partition_parallel(r, start, end, column, 4, missing_left, 8, scratch, n_chunks)
+        assert n_left == goes_left.sum()
+        np.testing.assert_array_equal(r[start:end], expected)
+        np.testing.assert_array_equal(r[:start], rows[:start])
+        np.testing.assert_array_equal(r[end:], rows[end:])

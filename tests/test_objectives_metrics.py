@@ -1,0 +1,92 @@
+import numpy as np
+import pytest
+from sklearn.metrics import log_loss, mean_absolute_error, mean_squared_error, roc_auc_score
+
+from smartboost.errors import DataError
+from smartboost.metrics import get_metric
+from smartboost.objectives import make_objective
+from smartboost.objectives.base import _REGISTRY
+
+
+def _objectives():
+    return sorted({cls.name for cls in _REGISTRY.values()})
+
+
+def _labels(objective, n, rng):
+    return (rng.random(n) < 0.4).astype(float) if objective.name == "binary" else rng.standard_normal(n) * 3
+
+
+@pytest.mark.parametrize("name", _objectives())
+def test_gradient_and_hessian_match_numerical_derivatives(name):
+    objective = make_objective(name)
+    rng = np.random.default_rng(0)
+    y = _labels(objective, 200, rng)
+    F = rng.standard_normal(200) * 2
+    g, h = np.empty(200), np.empty(200)
+    objective.grad_hess(y, F, g, h)
+    eps = 1e-5
+    num_g = (objective.loss(y, F + eps) - objective.loss(y, F - eps)) / (2 * eps)
+    num_h = (objective.loss(y, F + eps) - 2 * objective.loss(y, F) + objective.loss(y, F - eps)) / eps**2
+    np.testing.assert_allclose(g, num_g, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(h, num_h, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", _objectives())
+def test_init_score_minimises_the_weighted_loss(name):
+    objective = make_objective(name)
+    rng = np.random.default_rng(1)
+    y = _labels(objective, 500, rng)
+    w = rng.random(500) + 0.5
+    c = objective.init_score(y, w)
+
+    def total(v):
+        return np.dot(w, objective.loss(y, np.full(500, v)))
+
+    assert total(c) <= total(c + 1e-3) and total(c) <= total(c - 1e-3)
+
+
+def test_logistic_is_stable_at_extreme_scores():
+    objective = make_objective("binary")
+    F = np.array([-800.0, -40.0, 0.0, 40.0, 800.0])
+    y = np.array([1.0, 0.0, 1.0, 1.0, 0.0])
+    g, h = np.empty(5), np.empty(5)
+    objective.grad_hess(y, F, g, h)
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)) and np.all(h >= 0)
+    assert np.all(np.isfinite(objective.loss(y, F)))
+    np.testing.assert_allclose(objective.transform(F), [0.0, 4.248354255291589e-18, 0.5, 1.0, 1.0])
+
+
+def test_binary_labels_are_checked():
+    objective = make_objective("binary")
+    with pytest.raises(DataError, match="row 2 has 2.0"):
+        objective.check_label(np.array([0.0, 1.0, 2.0]))
+    with pytest.raises(DataError, match="single class"):
+        objective.check_label(np.zeros(5))
+    objective.check_label(np.zeros(5), training=False)  # an evaluation set may hold one class
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_auc_equals_sklearn_with_ties(weighted):
+    rng = np.random.default_rng(2)
+    y = (rng.random(3000) < 0.3).astype(float)
+    score = np.round(rng.standard_normal(3000) + y, 1)  # many ties
+    w = rng.random(3000) if weighted else None
+    ours = get_metric("auc")(y, score, score, w)
+    assert ours == pytest.approx(roc_auc_score(y, score, sample_weight=w), rel=1e-12)
+
+
+def test_auc_is_nan_for_one_class():
+    assert np.isnan(get_metric("auc")(np.zeros(4), np.arange(4.0), np.arange(4.0)))
+
+
+def test_pointwise_metrics_equal_sklearn():
+    rng = np.random.default_rng(3)
+    y = (rng.random(1000) < 0.5).astype(float)
+    raw = rng.standard_normal(1000) * 3
+    p = 1 / (1 + np.exp(-raw))
+    w = rng.random(1000)
+    assert get_metric("logloss")(y, raw, p, w) == pytest.approx(log_loss(y, p, sample_weight=w), rel=1e-10)
+    assert get_metric("error")(y, raw, p, w) == pytest.approx(np.average((p > 0.5) != y, weights=w))
+    assert get_metric("rmse")(y, raw, raw, w) == pytest.approx(np.sqrt(mean_squared_error(y, raw, sample_weight=w)))
+    assert get_metric("l2")(y, raw, raw, w) == pytest.approx(mean_squared_error(y, raw, sample_weight=w))
+    assert get_metric("mae")(y, raw, raw, w) == pytest.approx(mean_absolute_error(y, raw, sample_weight=w))
