@@ -17,7 +17,7 @@ def _binned(n=4000, n_features=4, seed=0, missing_rate=0.1, max_bin=16):
     X[rng.random(X.shape) < missing_rate] = np.nan
     mapper = BinMapper(max_bin=max_bin).fit(X)
     binned = mapper.transform(X)
-    offsets = np.concatenate([[0], np.cumsum(mapper.n_bins + 1)[:-1]]).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(mapper.n_bins + 1)[:-1]]).astype(np.uint32)
     n_cells = int((mapper.n_bins + 1).sum())
     g = rng.integers(-1000, 1000, n).astype(np.int64)
     h = rng.integers(1, 1000, n).astype(np.int64)
@@ -38,11 +38,12 @@ def test_histogram_matches_reference_and_is_chunk_independent(n_chunks):
     _, _, binned, offsets, n_cells, g, h = _binned()
     rows = np.sort(np.random.default_rng(1).choice(4000, 1500, replace=False)).astype(np.uint32)
     expected = _reference_histogram(binned, offsets, n_cells, rows, g, h)
+    gh = np.column_stack([g, h]).astype(np.int32)
     serial = np.empty((n_cells, 2), np.int64)
-    build_histogram(rows, 0, rows.size, binned.row_major, g, h, offsets, serial)
+    build_histogram(rows, 0, rows.size, binned.row_major, gh, offsets, serial)
     np.testing.assert_array_equal(serial, expected)
     parallel = np.empty_like(serial)
-    build_histogram_parallel(rows, 0, rows.size, binned.row_major, g, h, offsets, parallel,
+    build_histogram_parallel(rows, 0, rows.size, binned.row_major, gh, offsets, parallel,
                              np.empty((n_chunks, n_cells, 2), np.int64))
     np.testing.assert_array_equal(parallel, expected)
 
@@ -124,9 +125,10 @@ def test_split_without_missing_sends_missing_to_heavier_side():
     binned = mapper.transform(X)
     g = np.where(np.arange(100) < 80, -10, 10).astype(np.int64)
     h = np.ones(100, np.int64)
-    offsets = np.zeros(1, np.int64)
+    offsets = np.zeros(1, np.uint32)
     hist = np.zeros((mapper.n_bins[0] + 1, 2), np.int64)
-    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, binned.row_major, g, h, offsets, hist)
+    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, binned.row_major, np.column_stack([g, h]).astype(np.int32),
+                    offsets, hist)
     feature, b, missing_left, *_ = find_best_split(hist, offsets, mapper.n_bins, np.ones(1, np.bool_),
                                                    g.sum(), h.sum(), 100, 1.0, 1.0, np.zeros(5))
     assert (feature, b, missing_left) == (0, 79, True)

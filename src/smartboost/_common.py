@@ -13,8 +13,11 @@ X_BINNED_DTYPE = np.uint8
 G_H_DTYPE = np.float64
 """Per-row gradients and hessians as the objectives write them."""
 
+ROW_FIXED_DTYPE = np.int32
+"""Per-row fixed-point (g, h) pairs, interleaved in an (n_rows, 2) array (``_kernels.gradients``)."""
+
 FIXED_DTYPE = np.int64
-"""Histogram cells: gradients and hessians in fixed point (see ``_kernels.gradients``)."""
+"""Histogram cells: exact sums of the per-row fixed-point gradients and hessians."""
 
 INDEX_DTYPE = np.uint32
 """Row indices (a tree's row list, partition scratch). Unsigned: numba then skips the

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import FIXED_DTYPE, HIST_PARALLEL_MIN_ROWS, INDEX_DTYPE, PARTITION_PARALLEL_MIN_ROWS
+from ._common import FIXED_DTYPE, HIST_PARALLEL_MIN_ROWS, INDEX_DTYPE, PARTITION_PARALLEL_MIN_ROWS, ROW_FIXED_DTYPE
 from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.histogram import build_histogram, build_histogram_parallel
 from ._kernels.partition import partition, partition_parallel
@@ -96,7 +96,7 @@ class TreeGrower:
         self.data = data
         mapper = data.mapper
         self.n_bins = mapper.n_bins
-        self.offsets = np.concatenate([[0], np.cumsum(self.n_bins + 1)[:-1]]).astype(np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(self.n_bins + 1)[:-1]]).astype(np.uint32)
         self.n_cells = int((self.n_bins + 1).sum())
         self.usable = data.usable_features
         self.thresholds = [mapper.thresholds(f) for f in range(mapper.n_features)]
@@ -112,8 +112,7 @@ class TreeGrower:
         self.depthwise = params["grow_policy"] == "depthwise"
         self.n_threads = n_threads
         n = data.n_rows
-        self.g_fixed = np.zeros(n, FIXED_DTYPE)
-        self.h_fixed = np.zeros(n, FIXED_DTYPE)
+        self.gh = np.zeros((n, 2), ROW_FIXED_DTYPE)
         self.scratch = np.empty(n, INDEX_DTYPE)
         self.thread_hists = np.empty((n_threads, self.n_cells, 2), FIXED_DTYPE)
         self._slots: list[np.ndarray] = []
@@ -138,11 +137,10 @@ class TreeGrower:
         node.slot = self._take_slot()
         hist = self._slots[node.slot]
         if node.n_rows >= HIST_PARALLEL_MIN_ROWS and self.n_threads > 1:
-            build_histogram_parallel(rows, node.start, node.end, self.data.row_major, self.g_fixed,
-                                     self.h_fixed, self.offsets, hist, self.thread_hists)
+            build_histogram_parallel(rows, node.start, node.end, self.data.row_major, self.gh, self.offsets,
+                                     hist, self.thread_hists)
         else:
-            build_histogram(rows, node.start, node.end, self.data.row_major, self.g_fixed, self.h_fixed,
-                            self.offsets, hist)
+            build_histogram(rows, node.start, node.end, self.data.row_major, self.gh, self.offsets, hist)
         return hist
 
     def _partition(self, rows: np.ndarray, node: _Node) -> int:
@@ -181,8 +179,7 @@ class TreeGrower:
         GrownTree
         """
         self.g_unit, self.h_unit = fixed_point_units(rows, grad, hess, weight)
-        g_root, h_root = to_fixed_point(rows, grad, hess, weight, self.g_unit, self.h_unit,
-                                        self.g_fixed, self.h_fixed)
+        g_root, h_root = to_fixed_point(rows, grad, hess, weight, self.g_unit, self.h_unit, self.gh)
         nodes = [_Node(0, 0, rows.shape[0], 0, g_root, h_root)]
         split_of: dict[int, tuple] = {}   # node id -> (feature, bin, missing_left, gain, left id)
         heap: list[tuple] = []

@@ -59,21 +59,9 @@ def leaf_values(g_sums, h_sums, g_unit, h_unit, l1, l2, out):
 
 
 @njit(cache=True, nogil=True)
-def _split_gain(gl_fixed, hl_fixed, g_fixed, h_fixed, g_unit, h_unit, parent_score, rows_per_h, params):
-    """Gain of sending (gl, hl) left, or -inf when a constraint fails."""
-    hl = hl_fixed * h_unit
-    hr = (h_fixed - hl_fixed) * h_unit
-    l2 = params[1]
-    if hl < params[3] or hr < params[3] or hl + l2 <= 0.0 or hr + l2 <= 0.0:
-        return _NO_GAIN
-    if hl * rows_per_h < params[4] or hr * rows_per_h < params[4]:
-        return _NO_GAIN
-    gl = gl_fixed * g_unit
-    gr = (g_fixed - gl_fixed) * g_unit
-    gain = 0.5 * (leaf_score(gl, hl, params[0], l2) + leaf_score(gr, hr, params[0], l2) - parent_score)
-    if gain - params[2] <= _GAIN_EPS * parent_score:
-        return _NO_GAIN
-    return gain
+def _children_score(gl, hl, g_total, h_total, l1, l2):
+    """``T(GL)^2/(HL+l2) + T(GR)^2/(HR+l2)``: twice the loss reduction of the two children."""
+    return leaf_score(gl, hl, l1, l2) + leaf_score(g_total - gl, h_total - hl, l1, l2)
 
 
 @njit(cache=True, nogil=True)
@@ -104,36 +92,62 @@ def scan_feature(hist, first_cell, n_bins, g_fixed, h_fixed, n_rows, g_unit, h_u
     missing_left : bool
     gl_fixed, hl_fixed : int
         Left child's sums.
+
+    Notes
+    -----
+    Hessians are non-negative, so the left hessian sum grows with the threshold and the right
+    one shrinks: thresholds whose left side is too light are skipped, and the scan stops at the
+    first whose right side is. An empty bin repeats the previous threshold's split and is
+    skipped. Both constraints (hessian and estimated count) become one bound on each side's
+    hessian sum, ``max(min_sum_hessian_in_leaf, min_data_in_leaf * node_H / node_rows)``.
     """
+    l1, l2 = params[0], params[1]
+    g_total = g_fixed * g_unit
     h_total = h_fixed * h_unit
-    parent_score = leaf_score(g_fixed * g_unit, h_total, params[0], params[1])
-    rows_per_h = n_rows / h_total if h_total > 0.0 else 0.0
+    parent_score = leaf_score(g_total, h_total, l1, l2)
+    needed = 2.0 * params[2] + 2.0 * _GAIN_EPS * parent_score  # on the doubled gain, below
+    min_h = params[3]
+    if params[4] > 0.0:
+        min_h = max(min_h, params[4] * h_total / n_rows) if n_rows > 0 else np.inf
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
-    best_gain = _NO_GAIN
+    n_thresholds = n_bins if has_missing else n_bins - 1
+    best_score = _NO_GAIN
     best_bin = -1
     best_missing_left = False
     best_gl = 0
     best_hl = 0
     gl = 0
     hl = 0
-    for b in range(n_bins):
-        gl += hist[first_cell + b, 0]
-        hl += hist[first_cell + b, 1]
-        if b < n_bins - 1 or has_missing:  # missing right (or: only missing rows right)
-            gain = _split_gain(gl, hl, g_fixed, h_fixed, g_unit, h_unit, parent_score, rows_per_h, params)
-            if gain > best_gain:
-                best_gain, best_bin, best_missing_left, best_gl, best_hl = gain, b, False, gl, hl
+    for b in range(n_thresholds):
+        cell_g = hist[first_cell + b, 0]
+        cell_h = hist[first_cell + b, 1]
+        gl += cell_g
+        hl += cell_h
+        if cell_g == 0 and cell_h == 0 and b > 0:
+            continue
+        h_left = hl * h_unit
+        h_right = h_total - h_left
+        if h_right < min_h:
+            break
+        if h_left >= min_h and h_left + l2 > 0.0 and h_right + l2 > 0.0:  # missing right
+            score = _children_score(gl * g_unit, h_left, g_total, h_total, l1, l2)
+            if score > best_score:
+                best_score, best_bin, best_missing_left, best_gl, best_hl = score, b, False, gl, hl
         if has_missing and b < n_bins - 1:  # missing left
-            gain = _split_gain(gl + g_missing, hl + h_missing, g_fixed, h_fixed, g_unit, h_unit,
-                               parent_score, rows_per_h, params)
-            if gain > best_gain:
-                best_gain, best_bin, best_missing_left = gain, b, True
-                best_gl, best_hl = gl + g_missing, hl + h_missing
+            h_left = (hl + h_missing) * h_unit
+            h_right = h_total - h_left
+            if h_left >= min_h and h_right >= min_h and h_left + l2 > 0.0 and h_right + l2 > 0.0:
+                score = _children_score((gl + g_missing) * g_unit, h_left, g_total, h_total, l1, l2)
+                if score > best_score:
+                    best_score, best_bin, best_missing_left = score, b, True
+                    best_gl, best_hl = gl + g_missing, hl + h_missing
+    if best_score - parent_score <= needed:
+        return _NO_GAIN, -1, False, 0, 0
     if not has_missing:
         best_missing_left = 2 * best_hl >= h_fixed
-    return best_gain, best_bin, best_missing_left, best_gl, best_hl
+    return 0.5 * (best_score - parent_score), best_bin, best_missing_left, best_gl, best_hl
 
 
 @njit(cache=True, nogil=True)
