@@ -11,17 +11,19 @@ from smartboost._kernels.split import find_best_split, leaf_score, subtract_and_
 from smartboost.binning import BinMapper
 
 
-def _binned(n=4000, n_features=4, seed=0, missing_rate=0.1, max_bin=16):
+def _binned(n=4000, n_features=4, seed=0, missing_rate=0.1, max_bin=16, sparse_features=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, n_features))
     X[rng.random(X.shape) < missing_rate] = np.nan
+    if sparse_features:  # mostly-zero columns, one of them binary
+        X[:, :sparse_features] *= rng.random((n, sparse_features)) < 0.1
+        X[:, 0] = X[:, 0] != 0
     mapper = BinMapper(max_bin=max_bin).fit(X)
     binned = mapper.transform(X)
-    offsets = np.concatenate([[0], np.cumsum(mapper.n_bins + 1)[:-1]]).astype(np.uint32)
-    n_cells = int((mapper.n_bins + 1).sum())
+    layout = binned.histogram_layout
     g = rng.integers(-1000, 1000, n).astype(np.int64)
     h = rng.integers(1, 1000, n).astype(np.int64)
-    return X, mapper, binned, offsets, n_cells, g, h
+    return X, mapper, binned, layout.offsets, layout.n_cells, g, h
 
 
 def _reference_histogram(binned, offsets, n_cells, rows, g, h):
@@ -33,17 +35,21 @@ def _reference_histogram(binned, offsets, n_cells, rows, g, h):
     return hist
 
 
+@pytest.mark.parametrize("sparse_features", [0, 3, 6])
 @pytest.mark.parametrize("n_chunks", [1, 2, 3, 7])
-def test_histogram_matches_reference_and_is_chunk_independent(n_chunks):
-    _, _, binned, offsets, n_cells, g, h = _binned()
+def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_features):
+    _, _, binned, offsets, n_cells, g, h = _binned(n_features=6, sparse_features=sparse_features)
+    layout = binned.histogram_layout
+    assert layout.default_cells.size == sparse_features and layout.dense_offsets.size == 6 - sparse_features
     rows = np.sort(np.random.default_rng(1).choice(4000, 1500, replace=False)).astype(np.uint32)
     expected = _reference_histogram(binned, offsets, n_cells, rows, g, h)
     gh = np.column_stack([g, h]).astype(np.int32)
+    totals = (g[rows].sum(), h[rows].sum())
     serial = np.empty((n_cells, 2), np.int64)
-    build_histogram(rows, 0, rows.size, binned.row_major, gh, offsets, serial)
+    build_histogram(rows, 0, rows.size, *layout.arrays, gh, *totals, serial)
     np.testing.assert_array_equal(serial, expected)
     parallel = np.empty_like(serial)
-    build_histogram_parallel(rows, 0, rows.size, binned.row_major, gh, offsets, parallel,
+    build_histogram_parallel(rows, 0, rows.size, *layout.arrays, gh, *totals, parallel,
                              np.empty((n_chunks, n_cells, 2), np.int64))
     np.testing.assert_array_equal(parallel, expected)
 
@@ -125,10 +131,10 @@ def test_split_without_missing_sends_missing_to_heavier_side():
     binned = mapper.transform(X)
     g = np.where(np.arange(100) < 80, -10, 10).astype(np.int64)
     h = np.ones(100, np.int64)
-    offsets = np.zeros(1, np.uint32)
+    offsets = binned.histogram_layout.offsets
     hist = np.zeros((mapper.n_bins[0] + 1, 2), np.int64)
-    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, binned.row_major, np.column_stack([g, h]).astype(np.int32),
-                    offsets, hist)
+    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, *binned.histogram_layout.arrays,
+                    np.column_stack([g, h]).astype(np.int32), g.sum(), h.sum(), hist)
     feature, b, missing_left, *_ = find_best_split(hist, offsets, mapper.n_bins, np.ones(1, np.bool_),
                                                    g.sum(), h.sum(), 100, 1.0, 1.0, np.zeros(5))
     assert (feature, b, missing_left) == (0, 79, True)

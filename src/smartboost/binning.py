@@ -22,11 +22,16 @@ import scipy.sparse as sp
 from ._common import X_BINNED_DTYPE
 from ._data import to_matrix
 from ._kernels import binning as kernels
+from ._kernels import histogram as kernels_hist
 from .errors import DataError, ModelFormatError
 
-__all__ = ["BinMapper", "BinnedData"]
+__all__ = ["BinMapper", "BinnedData", "HistogramLayout"]
 
 _BIN_BLOCK_ROWS = 16384
+
+SPARSE_DEFAULT_FRACTION = 0.8
+"""A feature whose most frequent bin holds at least this fraction of the rows is stored sparse
+for histograms (LightGBM's ``sparse_threshold`` is 0.8 too; see ``HistogramLayout``)."""
 
 
 class BinMapper:
@@ -182,3 +187,61 @@ class BinnedData:
     def usable_features(self) -> np.ndarray:
         """Features a split may use (bool): more than one value bin, or missing values."""
         return (self.mapper.n_bins > 1) | (self.missing_count > 0)
+
+    @cached_property
+    def histogram_layout(self) -> HistogramLayout:
+        """The training layout of these bins for histogram building, made when first needed."""
+        return HistogramLayout(self)
+
+
+class HistogramLayout:
+    """How histograms read a binned training set.
+
+    Histogram cells: feature ``f`` owns cells ``offsets[f] .. offsets[f] + n_bins[f]`` (its
+    value bins, then its missing-value bin), ``n_cells`` in all.
+
+    Features whose most frequent ("default") bin holds at least ``SPARSE_DEFAULT_FRACTION`` of
+    the rows are sparse: each row lists the cells of its non-default sparse bins (CSR arrays
+    ``sparse_indptr``/``sparse_cells``), and a histogram's default cells are completed from the
+    node's totals. The other features are dense: a row-major copy of their bins
+    (``dense_bins``; the full row-major bins themselves when no feature is sparse).
+
+    Parameters
+    ----------
+    data : BinnedData
+        Training data.
+    """
+
+    def __init__(self, data: BinnedData) -> None:
+        n_bins = data.mapper.n_bins
+        self.offsets = np.concatenate([[0], np.cumsum(n_bins + 1)[:-1]]).astype(np.uint32)
+        self.n_cells = int((n_bins + 1).sum())
+        counts = [np.bincount(column, minlength=int(nb) + 1) for column, nb in zip(data.column_major, n_bins)]
+        default_bins = np.array([c.argmax() for c in counts], np.int64)
+        default_share = np.array([c.max() for c in counts]) / max(data.n_rows, 1)
+        sparse = default_share >= SPARSE_DEFAULT_FRACTION
+        dense_features = np.flatnonzero(~sparse)
+        sparse_features = np.flatnonzero(sparse)
+        self.dense_offsets = self.offsets[dense_features]
+        if sparse_features.size == 0:
+            self.dense_bins = data.row_major
+            self.sparse_indptr = np.zeros(1, np.int64)
+            self.sparse_cells = np.zeros(0, np.uint32)
+        else:
+            self.dense_bins = np.ascontiguousarray(data.row_major[:, dense_features])
+            self.sparse_indptr = np.zeros(data.n_rows + 1, np.int64)
+            defaults = default_bins[sparse_features].astype(np.uint8)
+            kernels_hist.sparse_row_lengths(data.row_major, sparse_features, defaults, self.sparse_indptr)
+            np.cumsum(self.sparse_indptr, out=self.sparse_indptr)
+            self.sparse_cells = np.empty(int(self.sparse_indptr[-1]), np.uint32)
+            kernels_hist.fill_sparse_rows(data.row_major, sparse_features, defaults, self.offsets[sparse_features],
+                                          self.sparse_indptr, self.sparse_cells)
+        self.sparse_first = self.offsets[sparse_features].astype(np.int64)
+        self.sparse_last = self.sparse_first + n_bins[sparse_features] + 1
+        self.default_cells = self.sparse_first + default_bins[sparse_features]
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The layout arguments of the histogram kernels, in their order."""
+        return (self.dense_bins, self.dense_offsets, self.sparse_indptr, self.sparse_cells, self.sparse_first,
+                self.sparse_last, self.default_cells)

@@ -96,8 +96,9 @@ class TreeGrower:
         self.data = data
         mapper = data.mapper
         self.n_bins = mapper.n_bins
-        self.offsets = np.concatenate([[0], np.cumsum(self.n_bins + 1)[:-1]]).astype(np.uint32)
-        self.n_cells = int((self.n_bins + 1).sum())
+        self.layout = data.histogram_layout
+        self.offsets = self.layout.offsets
+        self.n_cells = self.layout.n_cells
         self.usable = data.usable_features
         self.thresholds = [mapper.thresholds(f) for f in range(mapper.n_features)]
         self.split_params = np.array([params[name] for name in SPLIT_PARAMS_ORDER], np.float64)
@@ -137,10 +138,10 @@ class TreeGrower:
         node.slot = self._take_slot()
         hist = self._slots[node.slot]
         if node.n_rows >= HIST_PARALLEL_MIN_ROWS and self.n_threads > 1:
-            build_histogram_parallel(rows, node.start, node.end, self.data.row_major, self.gh, self.offsets,
+            build_histogram_parallel(rows, node.start, node.end, *self.layout.arrays, self.gh, node.g, node.h,
                                      hist, self.thread_hists)
         else:
-            build_histogram(rows, node.start, node.end, self.data.row_major, self.gh, self.offsets, hist)
+            build_histogram(rows, node.start, node.end, *self.layout.arrays, self.gh, node.g, node.h, hist)
         return hist
 
     def _partition(self, rows: np.ndarray, node: _Node) -> int:
