@@ -6,6 +6,7 @@ Native API: :class:`Dataset`, :func:`train`, :class:`Booster`, callbacks.
 __version__ = "0.1.0"
 
 from . import callback
+from ._warmup import compile_kernels
 from .booster import Booster
 from .callback import (EarlyStopping, LogEvaluation, RecordEvaluation, TrainingCallback, early_stopping,
                        log_evaluation, record_evaluation)
@@ -17,6 +18,6 @@ __all__ = [
     "Booster", "Dataset", "train", "callback",
     "TrainingCallback", "EarlyStopping", "LogEvaluation", "RecordEvaluation",
     "early_stopping", "log_evaluation", "record_evaluation",
-    "SmartBoostError", "ParameterError", "DataError", "ModelFormatError",
+    "SmartBoostError", "ParameterError", "DataError", "ModelFormatError", "compile_kernels",
     "__version__",
 ]
