@@ -126,6 +126,25 @@ def _range_text(low: Any, high: Any, *, low_open: bool = False, high_open: bool 
     return f"{lo}, {hi}"
 
 
+def _optional(check: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
+    """Accept None (meaning "derive it") besides what ``check`` accepts."""
+    def optional_check(name: str, value: Any) -> Any:
+        return None if value is None else check(name, value)
+
+    return optional_check
+
+
+def _mvs_lambda(name: str, value: Any) -> float | str:
+    if isinstance(value, str) and value.lower() == "adaptive":
+        return "adaptive"
+    return _float(0.0)(name, value)
+
+
+_SAMPLING_NAMES = ("none", "uniform", "bernoulli", "trimming", "goss", "smart1", "smart2", "mvs", "loss")
+_SAMPLING_ALIASES = {"bagging": "uniform", "sgb": "uniform", "subsample": "uniform", "gradient_based": "mvs",
+                     "weight_trimming": "trimming", "smart": "smart2"}
+
+
 def _num_leaves(name: str, value: Any) -> int:
     value = _int(0, 1 << 17)(name, value)
     if value == 1:
@@ -231,6 +250,41 @@ PARAMS: tuple[Param, ...] = (
     Param("bin_construct_sample_cnt", 200_000, _int(1),
           "Rows sampled (with the seed) to compute the bin edges.",
           ("subsample_for_bin",), "binning", ">= 1"),
+    # sampling
+    Param("sampling", None, _optional(_choice(*_SAMPLING_NAMES, aliases=_SAMPLING_ALIASES)),
+          "Row sampler: 'none', 'uniform' (exactly s N rows), 'bernoulli', 'trimming', 'goss', 'smart1', "
+          "'smart2', 'mvs', 'loss' (docs/sampling.md). Default: 'uniform' when sample_rate < 1, else 'none'.",
+          ("sampling_method", "data_sample_strategy", "sample_strategy"), "sampling",
+          " \\| ".join(_SAMPLING_NAMES)),
+    Param("sample_rate", 1.0, _float(0.0, 1.0, low_open=True),
+          "Target fraction of rows per tree; every sampler reaches it in expectation.",
+          ("subsample", "bagging_fraction", "sampling_rate", "sample_fraction"), "sampling", "(0, 1]"),
+    Param("sampling_freq", 1, _int(0),
+          "Draw a new sample every this many iterations (the others reuse it); 0 turns sampling off "
+          "(LightGBM's bagging_freq=0).",
+          ("bagging_freq", "subsample_freq"), "sampling", ">= 0"),
+    Param("smart_rho", None, _optional(_float(0.0, low_open=True)),
+          "smart1/smart2: p_i = min(1, rho * importance) with this rho, instead of solving for sample_rate.",
+          (), "sampling", "> 0"),
+    Param("smart_eta", 1.0, _float(0.0),
+          "smart2: strength of the improved diagonal approximation; 0 switches it off, 1 is the paper's "
+          "formula.",
+          (), "sampling", ">= 0"),
+    Param("mvs_lambda", "adaptive", _mvs_lambda,
+          "mvs: lambda in sqrt(g^2 + lambda h^2), or 'adaptive' (squared mean absolute leaf value of the "
+          "previous tree).",
+          ("mvs_reg",), "sampling", ">= 0 or 'adaptive'"),
+    Param("goss_top_rate", None, _optional(_float(0.0, 1.0, low_open=True, high_open=True)),
+          "goss: fraction of rows kept for their large gradients (default: 2/3 of sample_rate).",
+          ("top_rate",), "sampling", "(0, 1)"),
+    Param("goss_other_rate", None, _optional(_float(0.0, 1.0, low_open=True, high_open=True)),
+          "goss: fraction of rows drawn from the rest (LightGBM's other_rate); sample_rate becomes "
+          "top + other.",
+          ("other_rate",), "sampling", "(0, 1)"),
+    Param("trimming_alpha", None, _optional(_float(0.0, 1.0, high_open=True)),
+          "trimming: keep the largest-hessian rows until they hold 1 - alpha of the total (instead of "
+          "sample_rate).",
+          (), "sampling", "[0, 1)"),
     # learning control
     Param("boost_from_average", True, _bool,
           "Start from the loss-minimising constant (mean, log-odds) instead of 0; off when the "

@@ -16,7 +16,8 @@ import numpy as np
 
 from ._common import INDEX_DTYPE
 from ._config import set_verbosity, threads
-from ._kernels.predict import add_leaf_values
+from ._kernels.predict import add_leaf_values, add_tree_to_rows, assign_leaves
+from ._kernels.sampling import complement
 from ._params import explicit_params, resolve_params
 from .booster import Booster
 from .callback import CallbackEnv, EarlyStopping, EvalResult, RecordEvaluation, TrainingCallback
@@ -25,6 +26,8 @@ from .errors import DataError, ParameterError
 from .grower import TreeGrower
 from .metrics import get_metric
 from .objectives import make_objective
+from .sampling import SamplingContext, make_sampler, resolve_sampling_params
+from .tree import PackedTrees
 
 __all__ = ["train"]
 
@@ -66,6 +69,7 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     train_set.check_binning_params(given)
     if "num_iterations" not in given:
         resolved["num_iterations"] = resolve_params({"num_iterations": num_boost_round})["num_iterations"]
+    resolve_sampling_params(resolved, given)
     set_verbosity(resolved["verbosity"])
     with threads(resolved["num_threads"]) as n_threads:
         trainer = _Trainer(resolved, train_set, valid_sets, valid_names, init_model, n_threads)
@@ -132,13 +136,20 @@ class _Trainer:
             metric_names = (self.objective.default_metric,)
         self.metrics = [get_metric(m) for m in metric_names]
         n = train_set.num_data()
+        self.n_rows = n
         self.grad = np.empty(n)
         self.hess = np.empty(n)
         self.weight = np.ones(n) if train_set.weight is None else train_set.weight
-        self.all_rows = np.arange(n, dtype=INDEX_DTYPE)
         self.rows = np.empty(n, INDEX_DTYPE)
+        self.out_of_sample = np.empty(n, INDEX_DTYPE)
         self.grower = TreeGrower(train_set.binned, params, n_threads)
-        self.booster.iteration_stats["seconds"] = []
+        self.sampler = make_sampler(params, n)
+        self.sample: np.ndarray | None = None   # the drawn rows, kept when sampling_freq > 1
+        self.sample_weight = self.weight
+        self.previous_leaf = np.zeros(n, np.int32) if self.sampler.needs_previous_leaves else np.zeros(0, np.int32)
+        self.previous_leaf_values: np.ndarray | None = None
+        self.iteration = 0
+        self.booster.iteration_stats.update(seconds=[], sample_size=[])
 
     def _start_scores(self, dataset: Dataset) -> np.ndarray:
         scores = np.full(dataset.num_data(), self.booster.base_score)
@@ -173,18 +184,54 @@ class _Trainer:
         return out
 
     def boost_one_iteration(self) -> None:
-        """Grow one tree and update every score."""
+        """Sample rows, grow one tree on them, and update every score."""
         start = time.perf_counter()
         self.objective.grad_hess(self.label, self.scores, self.grad, self.hess)
-        np.copyto(self.rows, self.all_rows)
-        grown = self.grower.grow(self.rows, self.grad, self.hess, self.weight, self.params["learning_rate"])
-        add_leaf_values(self.scores, self.rows, grown.leaf_start, grown.leaf_end, grown.leaf_values)
+        n = self._draw_sample()
+        rows = self.rows[:n]
+        n_out = complement(rows, self.n_rows, self.out_of_sample) if n < self.n_rows else 0
+        grown = self.grower.grow(rows, self.grad, self.hess, self.sample_weight, self.params["learning_rate"])
+        add_leaf_values(self.scores, rows, grown.leaf_start, grown.leaf_end, grown.leaf_values)
+        if self.previous_leaf.size:
+            assign_leaves(rows, grown.leaf_start, grown.leaf_end, self.previous_leaf)
+        if n_out:
+            self._update_out_of_sample(grown, n_out)
+        self.previous_leaf_values = grown.leaf_values / self.params["learning_rate"]
         self.booster.add_tree(grown.tree)
         k = self.booster.num_trees()
         for eval_set in self.eval_sets:
             if not eval_set.is_training:
                 self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores, k - 1, k)
-        self.booster.iteration_stats["seconds"].append(time.perf_counter() - start)
+        self.iteration += 1
+        stats = self.booster.iteration_stats
+        stats["seconds"].append(time.perf_counter() - start)
+        stats["sample_size"].append(n)
+
+    def _draw_sample(self) -> int:
+        """This iteration's rows (sorted) in ``self.rows[:n]``, their weights in ``self.sample_weight``."""
+        ctx = SamplingContext(self.iteration, self.grad, self.hess, self.weight, self.label, self.scores,
+                              self.objective, self.previous_leaf if self.previous_leaf.size else None,
+                              self.previous_leaf_values)
+        freq = self.params["sampling_freq"]
+        if self.sample is None or freq <= 1 or self.iteration % freq == 0:
+            n, self.sample_weight = self.sampler.sample(ctx, self.rows)
+            if freq > 1:
+                self.sample = self.rows[:n].copy()
+        else:
+            n = self.sample.shape[0]
+            self.rows[:n] = self.sample
+        self.sampler.correct_gradients(ctx, self.rows[:n])
+        return n
+
+    def _update_out_of_sample(self, grown, n_out: int) -> None:
+        """Add the new tree to the rows it was not grown on (traversal on their binned values)."""
+        tree = grown.tree
+        packed = PackedTrees([tree])
+        leaf_of_node = np.full(tree.n_nodes, -1, np.int32)
+        leaf_of_node[grown.leaf_nodes] = np.arange(grown.leaf_nodes.size, dtype=np.int32)
+        add_tree_to_rows(self.train_set.binned.row_major, self.out_of_sample[:n_out], packed.feature,
+                         packed.bin_threshold, packed.missing_left, self.train_set.bin_mapper.n_bins.astype(np.float64),
+                         packed.left, packed.right, packed.value, leaf_of_node, self.scores, self.previous_leaf)
 
     def evaluate(self) -> list[EvalResult]:
         """Every metric on every evaluation set at the current scores."""

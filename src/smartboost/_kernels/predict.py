@@ -71,3 +71,30 @@ def add_leaf_values(raw, rows, leaf_start, leaf_end, leaf_value):
         v = leaf_value[k]
         for i in range(leaf_start[k], leaf_end[k]):
             raw[rows[i]] += v
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def add_tree_to_rows(bins, rows, feature, split_value, missing_left, missing_value, left, right, value,
+                     leaf_of_node, scores, leaves_out):
+    """Add one tree's output to ``scores[rows]`` by traversing it on binned rows.
+
+    The training loop's update of the rows a tree was not grown on (out-of-sample rows).
+    Parameters are those of :func:`predict_trees` for one tree (root 0), plus ``leaf_of_node``
+    (int32: leaf position of every leaf node) and ``leaves_out`` (int32, indexed by row id;
+    written when not empty: each row's leaf position).
+    """
+    record = leaves_out.shape[0] > 0
+    for k in prange(rows.shape[0]):
+        r = rows[k]
+        node = find_leaf(bins, r, 0, feature, split_value, missing_left, missing_value, left, right)
+        scores[r] += value[node]
+        if record:
+            leaves_out[r] = leaf_of_node[node]
+
+
+@njit(cache=True, nogil=True)
+def assign_leaves(rows, leaf_start, leaf_end, leaves_out):
+    """``leaves_out[row] = k`` for every row of leaf segment ``k`` of ``rows``."""
+    for k in range(leaf_start.shape[0]):
+        for i in range(leaf_start[k], leaf_end[k]):
+            leaves_out[rows[i]] = k

@@ -1,0 +1,135 @@
+"""The sampler interface: every row sampler draws (rows, weights) from one iteration's state.
+
+A sampler returns the ids of the rows the next tree is grown on, in increasing order, and a
+per-row weight for each of them (indexed by row id): the row's own weight times its
+inverse-probability weight ``1 / p_i``, so weighted sums over the sample are unbiased for sums
+over all rows (ALGORITHMS.md 3; trimming is biased by design). The tree learner never needs to
+know which sampler ran.
+
+Randomness: each sampler draws from its own stream, derived from the ``seed`` parameter and a
+constant naming the stream, and each iteration from its own sub-stream, so changing the sampler
+changes no other random choice, and a row's draw does not depend on the thread count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._kernels.sampling import splitmix64
+from ..objectives import Objective
+
+_SAMPLING_STREAM = 0x53414D504C45  # "SAMPLE"
+
+
+def _hash(a: int, b: int) -> np.uint64:
+    """A 64-bit key mixing two integers (splitmix64 of a, combined with b)."""
+    return np.uint64(splitmix64(np.uint64(splitmix64(np.uint64(a))) ^ np.uint64(b)))
+
+
+@dataclass
+class SamplingContext:
+    """What a sampler may read at one iteration.
+
+    Attributes
+    ----------
+    iteration : int
+        0-based index of the iteration (counting from the start of this training run).
+    grad, hess : ndarray of float64, shape (n_rows,)
+        Gradients and hessians at the current scores (unweighted). Samplers that correct
+        gradients (smart2) write the corrected values of sampled rows into ``grad``.
+    weight : ndarray of float64, shape (n_rows,)
+        The rows' own weights (ones when the data has none).
+    label, scores : ndarray of float64, shape (n_rows,)
+        Labels and current raw scores.
+    objective : Objective
+        The loss (per-row loss and gradients at other scores).
+    previous_leaf : ndarray of int32 or None
+        Leaf (0-based, in the leaf order of ``previous_leaf_values``) of every row in the
+        previous tree; None before the first tree or when the sampler does not ask for it.
+    previous_leaf_values : ndarray of float64 or None
+        The previous tree's leaf values without shrinkage (Newton steps ``-G/(H+lambda)``).
+    """
+
+    iteration: int
+    grad: np.ndarray
+    hess: np.ndarray
+    weight: np.ndarray
+    label: np.ndarray
+    scores: np.ndarray
+    objective: Objective
+    previous_leaf: np.ndarray | None = None
+    previous_leaf_values: np.ndarray | None = None
+
+
+class Sampler:
+    """Base class of the row samplers.
+
+    Parameters
+    ----------
+    params : dict
+        Resolved training parameters (``sample_rate`` and the sampler's own).
+    n_rows : int
+        Rows of the training set.
+
+    Attributes
+    ----------
+    name : str
+        The value of the ``sampling`` parameter that selects this sampler.
+    needs_previous_leaves : bool
+        Whether :meth:`sample` or :meth:`correct_gradients` read
+        ``SamplingContext.previous_leaf`` (the trainer then tracks every row's leaf).
+    """
+
+    name: ClassVar[str]
+    needs_previous_leaves: ClassVar[bool] = False
+
+    def __init__(self, params: dict[str, Any], n_rows: int) -> None:
+        self.params = params
+        self.n_rows = n_rows
+        self.sample_rate = params["sample_rate"]
+        self.sample_weight = np.zeros(n_rows)
+        self._stream = _hash(params["seed"], _SAMPLING_STREAM)
+
+    def key(self, iteration: int, purpose: int = 0) -> np.uint64:
+        """Random stream key of one iteration (``purpose`` separates draws within it)."""
+        return _hash(self._stream, _hash(iteration, purpose))
+
+    @property
+    def target_size(self) -> float:
+        """Expected sample size ``s N``."""
+        return self.sample_rate * self.n_rows
+
+    def sample(self, ctx: SamplingContext, rows: np.ndarray) -> tuple[int, np.ndarray]:
+        """Draw this iteration's sample.
+
+        Parameters
+        ----------
+        ctx : SamplingContext
+        rows : ndarray of uint32, shape (n_rows,)
+            Output: ``rows[:n]`` receives the sampled ids in increasing order.
+
+        Returns
+        -------
+        n : int
+            Sample size.
+        weight : ndarray of float64, shape (n_rows,)
+            Weight of each sampled row, indexed by row id (other entries are not read).
+        """
+        raise NotImplementedError
+
+    def correct_gradients(self, ctx: SamplingContext, rows: np.ndarray) -> None:
+        """Adjust the gradients of the sampled ``rows`` in ``ctx.grad`` (default: nothing)."""
+
+
+class NoSampling(Sampler):
+    """Every row, with its own weight."""
+
+    name = "none"
+
+    def sample(self, ctx, rows):
+        """All rows."""
+        rows[:] = np.arange(self.n_rows, dtype=rows.dtype)
+        return self.n_rows, ctx.weight

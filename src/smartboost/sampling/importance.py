@@ -1,0 +1,133 @@
+"""Importance samplers: row ``i`` is kept with ``p_i = min(1, c a_i)`` (ALGORITHMS.md 3).
+
+The importance ``a_i`` (always including the row's own weight) is
+
+- ``smart1``: ``w |g|`` (SMART, first-gradient-proportional, Algorithm 2);
+- ``smart2``: ``w h`` (SMART, second-gradient-proportional, Algorithm 3), with the improved
+  diagonal approximation of the gradients (``smart_eta``);
+- ``mvs``: ``w sqrt(g^2 + lambda h^2)`` (Minimal Variance Sampling; ``mvs_lambda`` a number or
+  ``"adaptive"``);
+- ``loss``: ``w l(y, F)``, the row's current loss.
+
+``c`` solves ``sum_i min(1, c a_i) = s N`` (:func:`solve_scale`, expected O(N)), unless SMART's
+``smart_rho`` gives it directly. Kept rows get weight ``w_i / p_i``; rows of zero importance are
+never kept.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels.sampling import (draw_proportional, leaf_means, mvs_importance, smart2_correct, solve_scale,
+                                 weighted_abs)
+from .base import Sampler, SamplingContext
+
+
+class ProportionalSampler(Sampler):
+    """Base of the samplers that keep row ``i`` with probability ``min(1, c a_i)``."""
+
+    def __init__(self, params, n_rows):
+        super().__init__(params, n_rows)
+        self.importance_buffer = np.empty(n_rows)
+        self.scale = np.nan  # the last iteration's c, for inspection
+
+    def importance(self, ctx: SamplingContext) -> np.ndarray:
+        """``a_i`` of every row (may be written into ``self.importance_buffer``)."""
+        raise NotImplementedError
+
+    def _scale(self, importance: np.ndarray, iteration: int) -> float:
+        return solve_scale(importance, self.target_size, self.key(iteration, 1))
+
+    def sample(self, ctx, rows):
+        """Bernoulli draw with the solved probabilities."""
+        importance = self.importance(ctx)
+        self.scale = self._scale(importance, ctx.iteration)
+        n = draw_proportional(self.key(ctx.iteration), importance, self.scale, ctx.weight, rows, self.sample_weight)
+        return n, self.sample_weight
+
+
+class Smart1Sampler(ProportionalSampler):
+    """SMART first-gradient-proportional sampling: ``a_i = w_i |g_i|``."""
+
+    name = "smart1"
+
+    def _scale(self, importance, iteration):
+        rho = self.params["smart_rho"]
+        return rho if rho is not None else super()._scale(importance, iteration)
+
+    def importance(self, ctx):
+        """``w |g|``."""
+        weighted_abs(ctx.grad, ctx.weight, self.importance_buffer)
+        return self.importance_buffer
+
+
+class Smart2Sampler(Smart1Sampler):
+    """SMART second-gradient-proportional sampling with the improved diagonal approximation.
+
+    ``a_i = w_i h_i``. For sampled rows, from the third iteration on, the gradient becomes
+    ``g_i + eta * (mean_{k in leaf(i)} l'(y~_k) - l'(y~_i))`` where ``y~`` are the scores of
+    two iterations back and ``leaf(i)`` is row i's leaf in the previous tree; ``eta = 0``
+    leaves the gradients unchanged, ``eta = 1`` is the paper's formula (docs/sampling.md).
+    """
+
+    name = "smart2"
+    needs_previous_leaves = True
+
+    def __init__(self, params, n_rows):
+        super().__init__(params, n_rows)
+        self.eta = params["smart_eta"]
+        self._scores_1 = np.empty(n_rows)  # scores one iteration back
+        self._scores_2 = np.empty(n_rows)  # scores two iterations back
+        self._old_grad = np.empty(n_rows)
+        self._old_hess = np.empty(n_rows)
+
+    def importance(self, ctx):
+        """``w h``."""
+        weighted_abs(ctx.hess, ctx.weight, self.importance_buffer)
+        return self.importance_buffer
+
+    def correct_gradients(self, ctx, rows):
+        """The improved diagonal approximation; also keeps the two-iteration score history."""
+        if self.eta > 0.0 and ctx.iteration >= 2 and ctx.previous_leaf is not None:
+            ctx.objective.grad_hess(ctx.label, self._scores_2, self._old_grad, self._old_hess)
+            means = leaf_means(ctx.previous_leaf, self._old_grad, ctx.previous_leaf_values.shape[0])
+            smart2_correct(rows, ctx.grad, self._old_grad, ctx.previous_leaf, means, self.eta)
+        if self.eta > 0.0:
+            self._scores_1, self._scores_2 = self._scores_2, self._scores_1
+            np.copyto(self._scores_1, ctx.scores)
+
+
+class MVSSampler(ProportionalSampler):
+    """Minimal Variance Sampling: ``a_i = w_i sqrt(g_i^2 + lambda h_i^2)``.
+
+    ``mvs_lambda="adaptive"`` (MVS Adaptive) sets ``lambda`` at each iteration to the square of
+    the mean absolute leaf value (Newton step, without shrinkage) of the previous tree, and to
+    ``(mean |g|)^2`` at the first iteration.
+    """
+
+    name = "mvs"
+
+    def __init__(self, params, n_rows):
+        super().__init__(params, n_rows)
+        self.adaptive = params["mvs_lambda"] == "adaptive"
+        self.lam = np.nan if self.adaptive else float(params["mvs_lambda"])
+
+    def importance(self, ctx):
+        """``w sqrt(g^2 + lambda h^2)``."""
+        if self.adaptive:
+            values = ctx.previous_leaf_values
+            mean = np.mean(np.abs(values)) if values is not None and values.size else np.mean(np.abs(ctx.grad))
+            self.lam = float(mean) ** 2
+        mvs_importance(ctx.grad, ctx.hess, ctx.weight, self.lam, self.importance_buffer)
+        return self.importance_buffer
+
+
+class LossSampler(ProportionalSampler):
+    """Loss-proportional sampling: ``a_i = w_i l(y_i, F_i)`` (SMART's WEB30K table)."""
+
+    name = "loss"
+
+    def importance(self, ctx):
+        """``w l(y, F)``."""
+        np.multiply(ctx.objective.loss(ctx.label, ctx.scores), ctx.weight, out=self.importance_buffer)
+        return self.importance_buffer
