@@ -20,7 +20,18 @@ from .tree import PackedTrees, Tree
 
 __all__ = ["Booster"]
 
-_PREDICT_BLOCK_ROWS = 65536
+_PREDICT_CHUNK_ROWS = 65536
+"""Sparse or non-C-ordered input is converted and predicted this many rows at a time."""
+
+
+def _tree_block_rows(n_features: int, itemsize: int) -> int:
+    """Rows the prediction kernel walks through one tree at a time: about 256 KB of features.
+
+    Blocks keep one tree's nodes in L1 cache and the block's rows in L2 while the tree is
+    walked for every row; measured on 250,000 x 28 float32 rows and 100 trees of 255 leaves:
+    1.59 s row by row, 1.23 s with 128-row blocks, 1.01 s with 4,096-row blocks (2 threads).
+    """
+    return max(64, min(4096, (1 << 18) // max(1, n_features * itemsize)))
 
 
 class Booster:
@@ -45,7 +56,8 @@ class Booster:
     evals_result : dict
         ``{data_name: {metric: [value per iteration]}}`` recorded during training.
     iteration_stats : dict
-        Per-iteration training statistics, e.g. ``"seconds"``.
+        Per-iteration training statistics: ``"seconds"`` (growing the tree and updating the
+        training scores, evaluation excluded) and ``"sample_size"`` (rows the tree was grown on).
     """
 
     def __init__(self, model_file: str | os.PathLike | None = None, model_str: str | None = None) -> None:
@@ -138,11 +150,12 @@ class Booster:
         out = np.full(X.shape[0], self.base_score)
         direct = not sp.issparse(X) and X.flags.c_contiguous
         with threads(self.params.get("num_threads", 0)):
-            step = X.shape[0] if direct else _PREDICT_BLOCK_ROWS
+            step = X.shape[0] if direct else _PREDICT_CHUNK_ROWS
             for start in range(0, X.shape[0], step):
-                block = X if direct else dense_rows(X, start, start + step)
-                predict_trees(block, packed.feature, packed.threshold, packed.missing_left, missing,
-                              packed.left, packed.right, packed.value, roots, out[start:start + step])
+                chunk = X if direct else dense_rows(X, start, start + step)
+                predict_trees(chunk, packed.feature, packed.threshold, packed.missing_left, missing, packed.left,
+                              packed.right, packed.value, roots, out[start:start + step],
+                              _tree_block_rows(chunk.shape[1], chunk.itemsize))
         return out if raw_score else self.objective.transform(out)
 
     def predict_binned(self, data: BinnedData, out: np.ndarray, first_tree: int = 0,
@@ -154,7 +167,7 @@ class Booster:
         packed = PackedTrees(self.trees[first_tree:last_tree])
         predict_trees(data.row_major, packed.feature, packed.bin_threshold, packed.missing_left,
                       self.bin_mapper.n_bins.astype(np.float64), packed.left, packed.right, packed.value,
-                      packed.roots, out)
+                      packed.roots, out, _tree_block_rows(data.row_major.shape[1], 1))
 
     def feature_importance(self, importance_type: str = "split", iteration: int | None = None) -> np.ndarray:
         """Per-feature importance.

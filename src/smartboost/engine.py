@@ -198,14 +198,14 @@ class _Trainer:
             self._update_out_of_sample(grown, n_out)
         self.previous_leaf_values = grown.leaf_values / self.params["learning_rate"]
         self.booster.add_tree(grown.tree)
-        k = self.booster.num_trees()
-        for eval_set in self.eval_sets:
-            if not eval_set.is_training:
-                self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores, k - 1, k)
         self.iteration += 1
         stats = self.booster.iteration_stats
         stats["seconds"].append(time.perf_counter() - start)
         stats["sample_size"].append(n)
+        k = self.booster.num_trees()
+        for eval_set in self.eval_sets:
+            if not eval_set.is_training:
+                self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores, k - 1, k)
 
     def _draw_sample(self) -> int:
         """This iteration's rows (sorted) in ``self.rows[:n]``, their weights in ``self.sample_weight``."""

@@ -6,8 +6,8 @@ On raw data ``split_value`` is the float64 threshold and "missing" is NaN; on bi
 the bin threshold and "missing" is the feature's missing-value bin. Because the thresholds are
 the bin edges, both give the same leaf for every row (tested).
 
-Each row's score is updated tree after tree (``acc = out[i]; acc += value_t``), the order the
-boosting loop uses, so predicting the training rows reproduces the training scores bit for bit.
+Each row's score is updated tree after tree (``out[i] += value_t``), the order the boosting
+loop uses, so predicting the training rows reproduces the training scores bit for bit.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def find_leaf(X, i, node, feature, split_value, missing_left, missing_value, lef
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def predict_trees(X, feature, split_value, missing_left, missing_value, left, right, value, roots, out):
+def predict_trees(X, feature, split_value, missing_left, missing_value, left, right, value, roots, out, block):
     """Add the trees' outputs to ``out``.
 
     Parameters
@@ -50,14 +50,18 @@ def predict_trees(X, feature, split_value, missing_left, missing_value, left, ri
     roots : ndarray of int64, shape (n_trees,)
         Root node of each tree.
     out : ndarray of float64, shape (n_rows,)
-        Scores to add to, in place.
+        Scores to add to, in place; each row's trees are added in order.
+    block : int
+        Rows walked through one tree at a time (see ``Booster`` for the choice).
     """
-    for i in prange(X.shape[0]):
-        acc = out[i]
+    n_rows = X.shape[0]
+    for b in prange((n_rows + block - 1) // block):
+        start = b * block
+        stop = min(n_rows, start + block)
         for t in range(roots.shape[0]):
-            acc += value[find_leaf(X, i, roots[t], feature, split_value, missing_left, missing_value,
-                                   left, right)]
-        out[i] = acc
+            root = roots[t]
+            for i in range(start, stop):
+                out[i] += value[find_leaf(X, i, root, feature, split_value, missing_left, missing_value, left, right)]
 
 
 @njit(cache=True, nogil=True, parallel=True)

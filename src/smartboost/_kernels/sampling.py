@@ -70,7 +70,7 @@ def draw_proportional(key, importance, scale, weight, rows, sample_weight):
     """
     n = 0
     for i in range(importance.shape[0]):
-        p = min(1.0, scale * importance[i])
+        p = min(1.0, scale * importance[i]) if importance[i] > 0.0 else 0.0
         keep = uniform(key, i) < p
         rows[n] = i
         sample_weight[i] = weight[i] / p if keep else 0.0

@@ -1,0 +1,1 @@
+"""Reproductions of the figures and tables of the papers smartboost implements."""

@@ -1,0 +1,283 @@
+"""Row samplers: the scale solver, sample sizes, unbiasedness, each sampler's rule, determinism."""
+
+import json
+
+import numba
+import numpy as np
+import pytest
+from conftest import make_binary
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import smartboost as sb
+from smartboost._kernels.sampling import solve_scale, solve_scale_sorted
+from smartboost._params import explicit_params, resolve_params
+from smartboost.errors import ParameterError
+from smartboost.objectives import make_objective
+from smartboost.sampling import SamplingContext, make_sampler, resolve_sampling_params
+
+UNBIASED = ("uniform", "bernoulli", "goss", "smart1", "smart2", "mvs", "loss")
+ALL = ("none", "trimming", *UNBIASED)
+
+
+def _params(**user):
+    given = explicit_params(user)
+    params = resolve_params(given)
+    resolve_sampling_params(params, given)
+    return params
+
+
+def _context(n=100_000, seed=0, iteration=0):
+    """Gradients of a logistic model at random scores: a realistic spread of |g| and h."""
+    rng = np.random.default_rng(seed)
+    label = (rng.random(n) < 0.3).astype(float)
+    scores = rng.standard_normal(n) * 2.0
+    grad, hess = np.empty(n), np.empty(n)
+    objective = make_objective("binary")
+    objective.grad_hess(label, scores, grad, hess)
+    weight = rng.choice([0.5, 1.0, 2.0], n)
+    return SamplingContext(iteration, grad, hess, weight, label, scores, objective)
+
+
+# -- the scale solver ---------------------------------------------------------------------------
+
+def _solver_cases():
+    rng = np.random.default_rng(0)
+    yield rng.random(1000), 100.0
+    yield rng.exponential(size=5000) ** 3, 50.0                   # heavy tail: many sure rows
+    yield np.round(rng.random(2000), 1), 300.0                   # ties
+    yield np.where(rng.random(2000) < 0.7, 0.0, rng.random(2000)), 200.0   # zeros
+    yield np.ones(1000), 250.0                                   # all equal
+    yield np.r_[np.zeros(10), 5.0], 0.5                          # a single non-zero
+    yield np.r_[1e-12 * rng.random(500), 1e6 * rng.random(5)], 10.0   # huge dynamic range
+    yield rng.random(100), 99.999                                # target just under the count
+
+
+@pytest.mark.parametrize("importance, target", list(_solver_cases()))
+def test_solver_equals_sorted_reference(importance, target):
+    c = solve_scale(importance, target, np.uint64(7))
+    assert c == pytest.approx(solve_scale_sorted(importance, target), rel=1e-9)
+    assert np.minimum(1.0, c * importance).sum() == pytest.approx(target, rel=1e-9)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(st.just(0.0), st.floats(1e-6, 1e6), st.sampled_from([0.5, 1.0, 2.0])), min_size=2,
+                max_size=200), st.floats(0.01, 0.99))
+def test_solver_property(values, fraction):
+    importance = np.array(values)
+    positive = int((importance > 0).sum())
+    if positive < 2:
+        return
+    target = fraction * (positive - 1) + 0.5
+    c = solve_scale(importance, target, np.uint64(3))
+    assert np.minimum(1.0, c * importance).sum() == pytest.approx(target, rel=1e-7)
+    assert c == pytest.approx(solve_scale_sorted(importance, target), rel=1e-7)
+
+
+def test_solver_edge_cases():
+    assert solve_scale(np.zeros(10), 3.0, np.uint64(0)) == 0.0
+    assert solve_scale(np.r_[np.zeros(5), np.ones(3)], 3.0, np.uint64(0)) == np.inf
+    assert solve_scale(np.r_[np.zeros(5), np.ones(3)], 5.0, np.uint64(0)) == np.inf
+
+
+# -- sample sizes and unbiasedness ---------------------------------------------------------------
+
+@pytest.mark.parametrize("sampling", ("trimming", *UNBIASED))
+@pytest.mark.parametrize("rate", [0.1, 0.3])
+def test_realised_sample_rate_within_one_percent(sampling, rate):
+    n = 100_000
+    sampler = make_sampler(_params(sampling=sampling, sample_rate=rate), n)
+    rows = np.empty(n, np.uint32)
+    sizes = [sampler.sample(_context(n, seed=k, iteration=k), rows)[0] for k in range(20)]
+    assert np.mean(sizes) / n == pytest.approx(rate, rel=0.01)
+
+
+def _weighted_sum_z_scores(sampling, drop_weights=False, n=2000, draws=400):
+    """z-scores of the Monte Carlo mean of sum_{i in S} v_i (g_i, h_i) against sum_i w_i (g_i, h_i)."""
+    ctx = _context(n, seed=1)
+    sampler = make_sampler(_params(sampling=sampling, sample_rate=0.2), n)
+    rows = np.empty(n, np.uint32)
+    sums = np.empty((draws, 2))
+    for k in range(draws):
+        ctx.iteration = k
+        m, weight = sampler.sample(ctx, rows)
+        picked = rows[:m]
+        v = ctx.weight[picked] if drop_weights else weight[picked]
+        sums[k] = (v @ ctx.grad[picked], v @ ctx.hess[picked])
+    truth = np.array([ctx.weight @ ctx.grad, ctx.weight @ ctx.hess])
+    standard_error = sums.std(axis=0, ddof=1) / np.sqrt(draws)
+    return np.abs(sums.mean(axis=0) - truth) / standard_error
+
+
+@pytest.mark.parametrize("sampling", UNBIASED)
+def test_weighted_sums_are_unbiased(sampling):
+    assert np.all(_weighted_sum_z_scores(sampling) < 3.0)
+
+
+@pytest.mark.parametrize("sampling", UNBIASED)
+def test_unbiasedness_check_fails_without_the_weights(sampling):
+    assert np.any(_weighted_sum_z_scores(sampling, drop_weights=True) > 3.0)
+
+
+# -- each sampler's rule -----------------------------------------------------------------------
+
+def test_goss_keeps_the_top_gradients_and_reweights_the_rest():
+    n = 10_000
+    ctx = _context(n, seed=2)
+    sampler = make_sampler(_params(sampling="goss", goss_top_rate=0.1, goss_other_rate=0.05), n)
+    rows = np.empty(n, np.uint32)
+    m, weight = sampler.sample(ctx, rows)
+    picked = rows[:m]
+    assert m == 1000 + 500 and np.all(np.diff(picked.astype(np.int64)) > 0)
+    score = ctx.weight * np.abs(ctx.grad)
+    top = np.argsort(-score, kind="stable")[:1000]
+    assert np.isin(top, picked).all()
+    ratio = weight[picked] / ctx.weight[picked]
+    is_top = np.isin(picked, top)
+    np.testing.assert_allclose(ratio[is_top], 1.0)
+    np.testing.assert_allclose(ratio[~is_top], (1 - 0.1) / 0.05)
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.5])
+def test_trimming_keeps_the_top_hessian_mass(alpha):
+    n = 5000
+    ctx = _context(n, seed=3)
+    sampler = make_sampler(_params(sampling="trimming", trimming_alpha=alpha), n)
+    rows = np.empty(n, np.uint32)
+    m, weight = sampler.sample(ctx, rows)
+    mass = ctx.weight * ctx.hess
+    kept = np.zeros(n, bool)
+    kept[rows[:m]] = True
+    assert mass[kept].sum() >= (1 - alpha) * mass.sum()
+    assert mass[kept].sum() - mass[kept].min() < (1 - alpha) * mass.sum()  # the fewest rows that reach it
+    assert mass[kept].min() >= mass[~kept].max()
+    np.testing.assert_array_equal(weight[rows[:m]], ctx.weight[rows[:m]])
+
+
+@pytest.mark.parametrize("sampling", ["smart1", "smart2", "mvs", "loss"])
+def test_rows_of_zero_importance_are_never_sampled(sampling):
+    n = 4000
+    ctx = _context(n, seed=4)
+    dead = np.arange(0, n, 3)
+    ctx.label[dead] = 1.0
+    ctx.scores[dead] = 800.0  # a confident correct prediction: g, h and the loss are exactly 0
+    ctx.objective.grad_hess(ctx.label, ctx.scores, ctx.grad, ctx.hess)
+    assert not ctx.grad[dead].any() and not ctx.hess[dead].any() and not ctx.objective.loss(ctx.label, ctx.scores)[dead].any()
+    sampler = make_sampler(_params(sampling=sampling, sample_rate=0.5), n)
+    rows = np.empty(n, np.uint32)
+    for k in range(10):
+        ctx.iteration = k
+        m, _ = sampler.sample(ctx, rows)
+        assert not np.isin(dead, rows[:m]).any()
+
+
+# -- through training --------------------------------------------------------------------------
+
+def _trees(booster):
+    model = json.loads(booster.model_to_string())
+    return model["trees"], model["base_score"]
+
+
+@pytest.mark.parametrize("sampling", ALL)
+def test_sample_rate_one_equals_no_sampling(sampling, binary_data):
+    X, y = binary_data
+    train = sb.Dataset(X, y)
+    base = sb.train({"objective": "binary", "verbosity": -1}, train, 8)
+    extra = {"smart_eta": 0.0} if sampling == "smart2" else {}
+    sampled = sb.train({"objective": "binary", "verbosity": -1, "sampling": sampling, "sample_rate": 1.0, **extra},
+                       train, 8)
+    assert _trees(sampled) == _trees(base)
+
+
+def test_smart2_with_eta_zero_is_the_uncorrected_sampler(binary_data, monkeypatch):
+    X, y = binary_data
+    train = sb.Dataset(X, y)
+    params = {"objective": "binary", "verbosity": -1, "sampling": "smart2", "sample_rate": 0.3}
+    eta_zero = sb.train({**params, "smart_eta": 0.0}, train, 10)
+    corrected = sb.train({**params, "smart_eta": 0.5}, train, 10)
+    from smartboost.sampling.importance import Smart2Sampler
+    monkeypatch.setattr(Smart2Sampler, "correct_gradients", lambda self, ctx, rows: None)
+    uncorrected = sb.train({**params, "smart_eta": 0.5}, train, 10)
+    assert _trees(eta_zero) == _trees(uncorrected)
+    # the correction needs two iterations of history: the first two trees agree, later ones not
+    assert _trees(corrected)[0][:2] == _trees(uncorrected)[0][:2]
+    assert _trees(corrected)[0][2:] != _trees(uncorrected)[0][2:]
+
+
+@pytest.mark.parametrize("sampling", ("trimming", *UNBIASED))
+def test_sampled_training_learns_and_records_sample_sizes(sampling):
+    X, y = make_binary(n=6000, seed=5)
+    train = sb.Dataset(X[:5000], y[:5000])
+    valid = sb.Dataset(X[5000:], y[5000:], reference=train)
+    booster = sb.train({"objective": "binary", "sampling": sampling, "sample_rate": 0.3, "metric": "auc",
+                        "verbosity": -1}, train, 30, valid_sets=[valid])
+    sizes = booster.iteration_stats["sample_size"]
+    assert len(sizes) == 30 and 0.2 * 5000 < np.mean(sizes) < 0.4 * 5000
+    assert booster.evals_result["valid_0"]["auc"][-1] > 0.78
+
+
+@pytest.mark.parametrize("sampling", UNBIASED)
+def test_sampling_is_deterministic_and_seeded(sampling, binary_data):
+    X, y = binary_data
+    train = sb.Dataset(X, y)
+
+    def run(seed, threads=0):
+        booster = sb.train({"objective": "binary", "sampling": sampling, "sample_rate": 0.3, "seed": seed,
+                            "num_threads": threads, "verbosity": -1}, train, 5)
+        return _trees(booster)
+
+    assert run(1) == run(1)
+    assert run(1) != run(2)
+    if numba.config.NUMBA_NUM_THREADS >= 2:
+        assert run(1, threads=1) == run(1, threads=2)
+
+
+def test_sampling_freq_reuses_the_sample(binary_data):
+    X, y = binary_data
+    train = sb.Dataset(X, y)
+    booster = sb.train({"objective": "binary", "sampling": "bernoulli", "sample_rate": 0.3, "sampling_freq": 3,
+                        "verbosity": -1}, train, 7)
+    sizes = booster.iteration_stats["sample_size"]
+    assert sizes[0] == sizes[1] == sizes[2] and sizes[3] == sizes[4] == sizes[5] and sizes[0] != sizes[3]
+
+
+def test_sampler_stream_is_its_own():
+    # the binning sample does not change with the sampler, and the seed changes both
+    X, y = make_binary(n=3000, seed=6)
+    a = sb.Dataset(X, y, params={"bin_construct_sample_cnt": 1000, "seed": 1})
+    b = sb.Dataset(X, y, params={"bin_construct_sample_cnt": 1000, "seed": 1})
+    assert a.bin_mapper.same_edges(b.bin_mapper)
+
+
+# -- parameters -----------------------------------------------------------------------------
+
+def test_sample_rate_alone_means_uniform_sampling():
+    assert _params(subsample=0.5)["sampling"] == "uniform"
+    assert _params()["sampling"] == "none"
+    assert _params(bagging_fraction=0.5, bagging_freq=0)["sampling"] == "none"  # LightGBM: bagging off
+    assert _params(sampling="gradient_based", sample_rate=0.2)["sampling"] == "mvs"
+
+
+def test_goss_rates():
+    p = _params(sampling="goss", sample_rate=0.3)
+    assert p["goss_top_rate"] == pytest.approx(0.2)
+    p = _params(sampling="goss", top_rate=0.2, other_rate=0.1)
+    assert p["sample_rate"] == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"sampling": "none", "sample_rate": 0.5}, "choose a sampler"),
+    ({"sampling": "mvs", "sample_rate": 0.5, "smart_eta": 0.1}, "smart_eta.*smart2"),
+    ({"sampling": "uniform", "smart_rho": 2.0}, "smart_rho.*smart1 or smart2"),
+    ({"sampling": "smart1", "smart_rho": 2.0, "sample_rate": 0.3}, "either smart_rho"),
+    ({"sampling": "goss", "sample_rate": 0.2, "goss_top_rate": 0.3}, "goss_top_rate"),
+    ({"sampling": "goss", "sample_rate": 0.5, "top_rate": 0.2, "other_rate": 0.1}, "give two of the three"),
+    ({"sampling": "trimming", "trimming_alpha": 0.1, "sample_rate": 0.3}, "either trimming_alpha"),
+    ({"sampling": "mvs", "bagging_freq": 0}, "sampling_freq=0"),
+    ({"sampling": "random"}, "sampling"),
+    ({"sample_rate": 0.0}, "sample_rate"),
+    ({"mvs_lambda": "sometimes"}, "mvs_lambda"),
+])
+def test_bad_sampling_parameters(params, match):
+    with pytest.raises(ParameterError, match=match):
+        _params(**params)
