@@ -62,10 +62,8 @@ def test_histogram_subtraction_equals_direct_build():
     small = _reference_histogram(binned, offsets, n_cells, small_rows, g, h)
     params = np.array([0.0, 1.0, 0.0, 0.0, 0.0])
     usable = np.ones(4, np.bool_)
-    subtract_and_find_splits(parent, small, offsets, mapper.n_bins, usable,
-                             np.array([g[small_rows].sum(), g[large_rows].sum()]),
-                             np.array([h[small_rows].sum(), h[large_rows].sum()]),
-                             np.array([1000, 3000]), np.array([False, False]), 1.0, 1.0, params)
+    subtract_and_find_splits(parent, small, offsets, mapper.n_bins, usable, g[small_rows].sum(), h[small_rows].sum(),
+                             1000, False, g[large_rows].sum(), h[large_rows].sum(), 3000, False, 1.0, 1.0, params)
     np.testing.assert_array_equal(parent, _reference_histogram(binned, offsets, n_cells, large_rows, g, h))
 
 

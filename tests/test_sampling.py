@@ -87,20 +87,31 @@ def test_solver_edge_cases():
 def test_realised_sample_rate_within_one_percent(sampling, rate):
     n = 100_000
     sampler = make_sampler(_params(sampling=sampling, sample_rate=rate), n)
-    rows = np.empty(n, np.uint32)
-    sizes = [sampler.sample(_context(n, seed=k, iteration=k), rows)[0] for k in range(20)]
+    rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
+    sizes = [sampler.sample(_context(n, seed=k, iteration=k), rows, rest)[0] for k in range(20)]
     assert np.mean(sizes) / n == pytest.approx(rate, rel=0.01)
+
+
+@pytest.mark.parametrize("sampling", ALL)
+def test_samples_and_rests_are_sorted_complements(sampling):
+    n = 3000
+    sampler = make_sampler(_params(sampling=sampling, **({} if sampling == "none" else {"sample_rate": 0.3})), n)
+    rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
+    m, _ = sampler.sample(_context(n, seed=9), rows, rest)
+    picked, others = rows[:m].astype(np.int64), rest[:n - m].astype(np.int64)
+    assert np.all(np.diff(picked) > 0) and np.all(np.diff(others) > 0)
+    np.testing.assert_array_equal(np.sort(np.r_[picked, others]), np.arange(n))
 
 
 def _weighted_sum_z_scores(sampling, drop_weights=False, n=2000, draws=400):
     """z-scores of the Monte Carlo mean of sum_{i in S} v_i (g_i, h_i) against sum_i w_i (g_i, h_i)."""
     ctx = _context(n, seed=1)
     sampler = make_sampler(_params(sampling=sampling, sample_rate=0.2), n)
-    rows = np.empty(n, np.uint32)
+    rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
     sums = np.empty((draws, 2))
     for k in range(draws):
         ctx.iteration = k
-        m, weight = sampler.sample(ctx, rows)
+        m, weight = sampler.sample(ctx, rows, rest)
         picked = rows[:m]
         v = ctx.weight[picked] if drop_weights else weight[picked]
         sums[k] = (v @ ctx.grad[picked], v @ ctx.hess[picked])
@@ -125,10 +136,11 @@ def test_goss_keeps_the_top_gradients_and_reweights_the_rest():
     n = 10_000
     ctx = _context(n, seed=2)
     sampler = make_sampler(_params(sampling="goss", goss_top_rate=0.1, goss_other_rate=0.05), n)
-    rows = np.empty(n, np.uint32)
-    m, weight = sampler.sample(ctx, rows)
+    rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
+    m, weight = sampler.sample(ctx, rows, rest)
     picked = rows[:m]
     assert m == 1000 + 500 and np.all(np.diff(picked.astype(np.int64)) > 0)
+    np.testing.assert_array_equal(np.sort(np.r_[picked, rest[:n - m]]), np.arange(n))  # rest: the others
     score = ctx.weight * np.abs(ctx.grad)
     top = np.argsort(-score, kind="stable")[:1000]
     assert np.isin(top, picked).all()
@@ -143,8 +155,8 @@ def test_trimming_keeps_the_top_hessian_mass(alpha):
     n = 5000
     ctx = _context(n, seed=3)
     sampler = make_sampler(_params(sampling="trimming", trimming_alpha=alpha), n)
-    rows = np.empty(n, np.uint32)
-    m, weight = sampler.sample(ctx, rows)
+    rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
+    m, weight = sampler.sample(ctx, rows, rest)
     mass = ctx.weight * ctx.hess
     kept = np.zeros(n, bool)
     kept[rows[:m]] = True
@@ -164,10 +176,10 @@ def test_rows_of_zero_importance_are_never_sampled(sampling):
     ctx.objective.grad_hess(ctx.label, ctx.scores, ctx.grad, ctx.hess)
     assert not ctx.grad[dead].any() and not ctx.hess[dead].any() and not ctx.objective.loss(ctx.label, ctx.scores)[dead].any()
     sampler = make_sampler(_params(sampling=sampling, sample_rate=0.5), n)
-    rows = np.empty(n, np.uint32)
+    rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
     for k in range(10):
         ctx.iteration = k
-        m, _ = sampler.sample(ctx, rows)
+        m, _ = sampler.sample(ctx, rows, rest)
         assert not np.isin(dead, rows[:m]).any()
 
 

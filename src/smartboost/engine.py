@@ -16,8 +16,7 @@ import numpy as np
 
 from ._common import INDEX_DTYPE
 from ._config import set_verbosity, threads
-from ._kernels.predict import add_leaf_values, add_tree_to_rows, assign_leaves
-from ._kernels.sampling import complement
+from ._kernels.predict import add_leaf_values, add_tree_to_rows, assign_leaves, pack_bin_decisions
 from ._params import explicit_params, resolve_params
 from .booster import Booster
 from .callback import CallbackEnv, EarlyStopping, EvalResult, RecordEvaluation, TrainingCallback
@@ -27,7 +26,6 @@ from .grower import TreeGrower
 from .metrics import get_metric
 from .objectives import make_objective
 from .sampling import SamplingContext, make_sampler, resolve_sampling_params
-from .tree import PackedTrees
 
 __all__ = ["train"]
 
@@ -144,7 +142,7 @@ class _Trainer:
         self.out_of_sample = np.empty(n, INDEX_DTYPE)
         self.grower = TreeGrower(train_set.binned, params, n_threads)
         self.sampler = make_sampler(params, n)
-        self.sample: np.ndarray | None = None   # the drawn rows, kept when sampling_freq > 1
+        self.sample: tuple[np.ndarray, np.ndarray] | None = None   # (rows, rest), kept when sampling_freq > 1
         self.sample_weight = self.weight
         self.previous_leaf = np.zeros(n, np.int32) if self.sampler.needs_previous_leaves else np.zeros(0, np.int32)
         self.previous_leaf_values: np.ndarray | None = None
@@ -189,7 +187,7 @@ class _Trainer:
         self.objective.grad_hess(self.label, self.scores, self.grad, self.hess)
         n = self._draw_sample()
         rows = self.rows[:n]
-        n_out = complement(rows, self.n_rows, self.out_of_sample) if n < self.n_rows else 0
+        n_out = self.n_rows - n
         grown = self.grower.grow(rows, self.grad, self.hess, self.sample_weight, self.params["learning_rate"])
         add_leaf_values(self.scores, rows, grown.leaf_start, grown.leaf_end, grown.leaf_values)
         if self.previous_leaf.size:
@@ -214,24 +212,25 @@ class _Trainer:
                               self.previous_leaf_values)
         freq = self.params["sampling_freq"]
         if self.sample is None or freq <= 1 or self.iteration % freq == 0:
-            n, self.sample_weight = self.sampler.sample(ctx, self.rows)
+            n, self.sample_weight = self.sampler.sample(ctx, self.rows, self.out_of_sample)
             if freq > 1:
-                self.sample = self.rows[:n].copy()
+                self.sample = (self.rows[:n].copy(), self.out_of_sample[:self.n_rows - n].copy())
         else:
-            n = self.sample.shape[0]
-            self.rows[:n] = self.sample
+            n = self.sample[0].shape[0]
+            self.rows[:n] = self.sample[0]
+            self.out_of_sample[:self.n_rows - n] = self.sample[1]
         self.sampler.correct_gradients(ctx, self.rows[:n])
         return n
 
     def _update_out_of_sample(self, grown, n_out: int) -> None:
-        """Add the new tree to the rows it was not grown on (traversal on their binned values)."""
+        """Add the new tree to the rows it was not grown on (walking it on their bins)."""
         tree = grown.tree
-        packed = PackedTrees([tree])
         leaf_of_node = np.full(tree.n_nodes, -1, np.int32)
         leaf_of_node[grown.leaf_nodes] = np.arange(grown.leaf_nodes.size, dtype=np.int32)
-        add_tree_to_rows(self.train_set.binned.row_major, self.out_of_sample[:n_out], packed.feature,
-                         packed.bin_threshold, packed.missing_left, self.train_set.bin_mapper.n_bins.astype(np.float64),
-                         packed.left, packed.right, packed.value, leaf_of_node, self.scores, self.previous_leaf)
+        decisions = pack_bin_decisions(tree.feature, tree.bin_threshold, tree.missing_left,
+                                       self.train_set.bin_mapper.n_bins, tree.left)
+        add_tree_to_rows(self.train_set.binned.row_major, self.out_of_sample[:n_out], decisions, tree.value,
+                         leaf_of_node, self.scores, self.previous_leaf)
 
     def evaluate(self) -> list[EvalResult]:
         """Every metric on every evaluation set at the current scores."""

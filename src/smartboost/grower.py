@@ -61,21 +61,18 @@ class GrownTree:
 class _Node:
     """Growth state of one node (Python side only)."""
 
-    __slots__ = ("id", "start", "end", "depth", "g", "h", "slot", "split")
+    __slots__ = ("id", "start", "end", "n_rows", "depth", "g", "h", "slot", "split")
 
     def __init__(self, node_id: int, start: int, end: int, depth: int, g: int, h: int) -> None:
         self.id = node_id
         self.start = start
         self.end = end
+        self.n_rows = end - start
         self.depth = depth
         self.g = g
         self.h = h
         self.slot = -1
         self.split: tuple | None = None
-
-    @property
-    def n_rows(self) -> int:
-        return self.end - self.start
 
 
 class TreeGrower:
@@ -221,19 +218,20 @@ class TreeGrower:
                               room: bool) -> None:
         """Histograms (build smaller, subtract for larger) and best splits of the two children."""
         small, large = (left, right) if left.n_rows <= right.n_rows else (right, left)
-        scan = np.array([room and self._can_split(small), room and self._can_split(large)])
-        if not scan.any():
+        scan_small = room and self._can_split(small)
+        scan_large = room and self._can_split(large)
+        if not (scan_small or scan_large):
             self._release(parent)
             return
         small_hist = self._build_histogram(rows, small)
         large.slot, parent.slot = parent.slot, -1
         small.split, large.split = subtract_and_find_splits(
-            self._slots[large.slot], small_hist, self.offsets, self.n_bins, self.usable,
-            np.array([small.g, large.g]), np.array([small.h, large.h]),
-            np.array([small.n_rows, large.n_rows]), scan, self.g_unit, self.h_unit, self.split_params)
-        if not scan[0]:
+            self._slots[large.slot], small_hist, self.offsets, self.n_bins, self.usable, small.g, small.h,
+            small.n_rows, scan_small, large.g, large.h, large.n_rows, scan_large, self.g_unit, self.h_unit,
+            self.split_params)
+        if not scan_small:
             small.split = None
-        if not scan[1]:
+        if not scan_large:
             large.split = None
 
     def _pack(self, nodes: list[_Node], split_of: dict[int, tuple], learning_rate: float) -> GrownTree:

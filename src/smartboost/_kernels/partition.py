@@ -25,6 +25,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .._common import PREFETCH_DISTANCE
+from ._intrinsics import prefetch
+
 
 @njit(cache=True, nogil=True)
 def goes_left(bin_value, threshold, missing_left, missing_bin):
@@ -35,6 +38,11 @@ def goes_left(bin_value, threshold, missing_left, missing_bin):
 @njit(cache=True, nogil=True)
 def partition(rows, start, end, column, threshold, missing_left, missing_bin, scratch):
     """Partition ``rows[start:end]`` on one thread.
+
+    The bin of the row ``PREFETCH_DISTANCE`` ahead is prefetched: small nodes of a sampled tree
+    gather their bins from all over the column (measured 26 -> 15 us per call at 100,000
+    sampled rows of 1,000,000). Large nodes (parallel path) read nearly consecutive rows, where
+    the prefetch cost more than it saved (partitioning 21.7 -> 24-26 ms per full-data tree).
 
     Parameters
     ----------
@@ -61,6 +69,8 @@ def partition(rows, start, end, column, threshold, missing_left, missing_bin, sc
     left = start
     right = 0
     for i in range(start, end):
+        if i + PREFETCH_DISTANCE < end:
+            prefetch(column, rows[i + PREFETCH_DISTANCE])
         row = rows[i]
         go = goes_left(column[row], threshold, missing_left, missing_bin)
         rows[left] = row

@@ -15,19 +15,14 @@ from ..errors import DataError
 from .base import Objective, register, weighted_mean
 
 
-@njit(cache=True, nogil=True)
-def sigmoid(x):
-    """Overflow-free logistic function."""
-    if x >= 0.0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
 @njit(cache=True, nogil=True, parallel=True)
 def _logistic_grad_hess(label, raw, out_grad, out_hess):
     for i in prange(label.shape[0]):
-        p = sigmoid(raw[i])
+        # sigmoid without a data-dependent branch: e = exp(-|F|) never overflows
+        x = raw[i]
+        e = math.exp(-abs(x))
+        r = 1.0 / (1.0 + e)
+        p = r if x >= 0.0 else e * r
         out_grad[i] = p - label[i]
         out_hess[i] = p * (1.0 - p)
 

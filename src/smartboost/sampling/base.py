@@ -91,6 +91,7 @@ class Sampler:
         self.n_rows = n_rows
         self.sample_rate = params["sample_rate"]
         self.sample_weight = np.zeros(n_rows)
+        self.keep = np.zeros(n_rows, np.uint8)  # scratch of the parallel draws
         self._stream = _hash(params["seed"], _SAMPLING_STREAM)
 
     def key(self, iteration: int, purpose: int = 0) -> np.uint64:
@@ -102,14 +103,15 @@ class Sampler:
         """Expected sample size ``s N``."""
         return self.sample_rate * self.n_rows
 
-    def sample(self, ctx: SamplingContext, rows: np.ndarray) -> tuple[int, np.ndarray]:
+    def sample(self, ctx: SamplingContext, rows: np.ndarray, rest: np.ndarray) -> tuple[int, np.ndarray]:
         """Draw this iteration's sample.
 
         Parameters
         ----------
         ctx : SamplingContext
-        rows : ndarray of uint32, shape (n_rows,)
-            Output: ``rows[:n]`` receives the sampled ids in increasing order.
+        rows, rest : ndarray of uint32, shape (n_rows,)
+            Output: ``rows[:n]`` receives the sampled ids and ``rest[:n_rows - n]`` the others,
+            both in increasing order.
 
         Returns
         -------
@@ -129,7 +131,7 @@ class NoSampling(Sampler):
 
     name = "none"
 
-    def sample(self, ctx, rows):
+    def sample(self, ctx, rows, rest):
         """All rows."""
         rows[:] = np.arange(self.n_rows, dtype=rows.dtype)
         return self.n_rows, ctx.weight

@@ -24,12 +24,12 @@ class GOSSSampler(Sampler):
         self.rest_rate = self.sample_rate - self.top_rate
         self._abs_grad = np.empty(n_rows)
 
-    def sample(self, ctx, rows):
+    def sample(self, ctx, rows, rest):
         """Top rows by ``w |g|`` plus a uniform draw of the rest."""
         weighted_abs(ctx.grad, ctx.weight, self._abs_grad)
         k_top = int(round(self.top_rate * self.n_rows))
         k_rest = min(int(round(self.rest_rate * self.n_rows)), self.n_rows - k_top)
         rest_weight = (1.0 - self.top_rate) / self.rest_rate
         n = draw_top_and_rest(self._abs_grad, k_top, k_rest, self.key(ctx.iteration), ctx.weight, rest_weight,
-                              rows, self.sample_weight)
+                              rows, rest, self.sample_weight)
         return n, self.sample_weight

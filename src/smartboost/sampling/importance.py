@@ -38,11 +38,12 @@ class ProportionalSampler(Sampler):
     def _scale(self, importance: np.ndarray, iteration: int) -> float:
         return solve_scale(importance, self.target_size, self.key(iteration, 1))
 
-    def sample(self, ctx, rows):
+    def sample(self, ctx, rows, rest):
         """Bernoulli draw with the solved probabilities."""
         importance = self.importance(ctx)
         self.scale = self._scale(importance, ctx.iteration)
-        n = draw_proportional(self.key(ctx.iteration), importance, self.scale, ctx.weight, rows, self.sample_weight)
+        n = draw_proportional(self.key(ctx.iteration), importance, self.scale, ctx.weight, rows, rest,
+                              self.sample_weight, self.keep)
         return n, self.sample_weight
 
 

@@ -8,30 +8,37 @@ from .._kernels.sampling import draw_bernoulli, draw_exact
 from .base import Sampler
 
 
-class UniformSampler(Sampler):
+class _ConstantRateSampler(Sampler):
+    """A sampler whose rows all have probability ``s``: weights ``w / s``, computed once."""
+
+    def __init__(self, params, n_rows):
+        super().__init__(params, n_rows)
+        self._weight_source = None
+
+    def _weights(self, ctx):
+        if self._weight_source is not ctx.weight:
+            self._weight_source = ctx.weight
+            np.divide(ctx.weight, self.sample_rate, out=self.sample_weight)
+        return self.sample_weight
+
+
+class UniformSampler(_ConstantRateSampler):
     """Friedman's stochastic gradient boosting: ``round(s N)`` rows without replacement, weight ``1/s``."""
 
     name = "uniform"
 
-    def __init__(self, params, n_rows):
-        super().__init__(params, n_rows)
-        self._all = np.arange(n_rows, dtype=np.uint32)
-
-    def sample(self, ctx, rows):
+    def sample(self, ctx, rows, rest):
         """Selection sampling over every row."""
-        k = int(round(self.target_size))
-        n = draw_exact(self.key(ctx.iteration), self._all, self.n_rows, k, rows, 0)
-        self.sample_weight[rows[:n]] = ctx.weight[rows[:n]] / self.sample_rate
-        return n, self.sample_weight
+        n = draw_exact(self.key(ctx.iteration), int(round(self.target_size)), rows, rest)
+        return n, self._weights(ctx)
 
 
-class BernoulliSampler(Sampler):
+class BernoulliSampler(_ConstantRateSampler):
     """Each row independently with probability ``s``, weight ``1/s`` (LightGBM's bagging draw)."""
 
     name = "bernoulli"
 
-    def sample(self, ctx, rows):
+    def sample(self, ctx, rows, rest):
         """One coin per row."""
-        n = draw_bernoulli(self.key(ctx.iteration), self.sample_rate, rows)
-        self.sample_weight[rows[:n]] = ctx.weight[rows[:n]] / self.sample_rate
-        return n, self.sample_weight
+        n = draw_bernoulli(self.key(ctx.iteration), self.sample_rate, rows, rest, self.keep)
+        return n, self._weights(ctx)

@@ -23,7 +23,7 @@ class TrimmingSampler(Sampler):
         self.alpha = params["trimming_alpha"]
         self._weighted_hess = np.empty(n_rows)
 
-    def sample(self, ctx, rows):
+    def sample(self, ctx, rows, rest):
         """The top rows by ``w h``."""
         weighted_abs(ctx.hess, ctx.weight, self._weighted_hess)
         key = self.key(ctx.iteration)
@@ -31,6 +31,5 @@ class TrimmingSampler(Sampler):
             k = int(round(self.target_size))
         else:
             k = count_top_for_sum(self._weighted_hess, (1.0 - self.alpha) * self._weighted_hess.sum(), key)
-        n = select_top(self._weighted_hess, k, key, rows)
-        self.sample_weight[rows[:n]] = ctx.weight[rows[:n]]
-        return n, self.sample_weight
+        n = select_top(self._weighted_hess, k, key, rows, rest)
+        return n, ctx.weight
