@@ -225,6 +225,7 @@ def test_sampled_training_learns_and_records_sample_sizes(sampling):
                         "verbosity": -1}, train, 30, valid_sets=[valid])
     sizes = booster.iteration_stats["sample_size"]
     assert len(sizes) == 30 and 0.2 * 5000 < np.mean(sizes) < 0.4 * 5000
+    np.testing.assert_array_equal(booster.iteration_stats["sample_rate"], np.array(sizes) / 5000)
     assert booster.evals_result["valid_0"]["auc"][-1] > 0.78
 
 
@@ -251,14 +252,6 @@ def test_sampling_freq_reuses_the_sample(binary_data):
                         "verbosity": -1}, train, 7)
     sizes = booster.iteration_stats["sample_size"]
     assert sizes[0] == sizes[1] == sizes[2] and sizes[3] == sizes[4] == sizes[5] and sizes[0] != sizes[3]
-
-
-def test_sampler_stream_is_its_own():
-    # the binning sample does not change with the sampler, and the seed changes both
-    X, y = make_binary(n=3000, seed=6)
-    a = sb.Dataset(X, y, params={"bin_construct_sample_cnt": 1000, "seed": 1})
-    b = sb.Dataset(X, y, params={"bin_construct_sample_cnt": 1000, "seed": 1})
-    assert a.bin_mapper.same_edges(b.bin_mapper)
 
 
 # -- parameters -----------------------------------------------------------------------------

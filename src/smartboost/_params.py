@@ -266,9 +266,9 @@ PARAMS: tuple[Param, ...] = (
     Param("smart_rho", None, _optional(_float(0.0, low_open=True)),
           "smart1/smart2: p_i = min(1, rho * importance) with this rho, instead of solving for sample_rate.",
           (), "sampling", "> 0"),
-    Param("smart_eta", 1.0, _float(0.0),
+    Param("smart_eta", 0.5, _float(0.0),
           "smart2: strength of the improved diagonal approximation; 0 switches it off, 1 is the paper's "
-          "formula.",
+          "formula (0.5: measured best across datasets, docs/sampling.md).",
           (), "sampling", ">= 0"),
     Param("mvs_lambda", "adaptive", _mvs_lambda,
           "mvs: lambda in sqrt(g^2 + lambda h^2), or 'adaptive' (squared mean absolute leaf value of the "

@@ -56,8 +56,9 @@ class Booster:
     evals_result : dict
         ``{data_name: {metric: [value per iteration]}}`` recorded during training.
     iteration_stats : dict
-        Per-iteration training statistics: ``"seconds"`` (growing the tree and updating the
-        training scores, evaluation excluded) and ``"sample_size"`` (rows the tree was grown on).
+        Per-iteration training statistics: ``"seconds"`` (sampling, growing the tree and
+        updating the training scores; evaluation excluded), ``"sample_size"`` (rows the tree was
+        grown on) and ``"sample_rate"`` (``sample_size / n_rows``; its mean is SMART's ASRI).
     """
 
     def __init__(self, model_file: str | os.PathLike | None = None, model_str: str | None = None) -> None:

@@ -147,7 +147,7 @@ class _Trainer:
         self.previous_leaf = np.zeros(n, np.int32) if self.sampler.needs_previous_leaves else np.zeros(0, np.int32)
         self.previous_leaf_values: np.ndarray | None = None
         self.iteration = 0
-        self.booster.iteration_stats.update(seconds=[], sample_size=[])
+        self.booster.iteration_stats.update(seconds=[], sample_size=[], sample_rate=[])
 
     def _start_scores(self, dataset: Dataset) -> np.ndarray:
         scores = np.full(dataset.num_data(), self.booster.base_score)
@@ -200,6 +200,7 @@ class _Trainer:
         stats = self.booster.iteration_stats
         stats["seconds"].append(time.perf_counter() - start)
         stats["sample_size"].append(n)
+        stats["sample_rate"].append(n / self.n_rows)
         k = self.booster.num_trees()
         for eval_set in self.eval_sets:
             if not eval_set.is_training:

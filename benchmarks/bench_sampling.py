@@ -1,0 +1,239 @@
+"""Sampling experiments: the SMART table, the MVS figure, iteration cost, and LightGBM/CatBoost side by side.
+
+Usage (public sets are read through ``smartboost.datasets`` from ``$SMARTBOOST_DATA``)::
+
+    python benchmarks/bench_sampling.py smart-table --dataset a8a
+    python benchmarks/bench_sampling.py mvs-figure --dataset a8a --seeds 5
+    python benchmarks/bench_sampling.py iteration-cost --rows 1000000
+    python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2
+
+Every run prints markdown; tables and PNG plots (matplotlib) go to ``benchmarks/results/``.
+Datasets: ``a8a`` (LIBSVM), ``lightgbm-binary`` (LightGBM's example) and ``synthetic``
+(``make_higgs_like``: 1,000,000 training rows, 250,000 test rows, 28 features). All runs use
+2 threads, learning rate 0.1, 255 bins, and 31 leaves (255 on ``synthetic``).
+
+Side by side, every library trains on the same arrays with the same trees; per-iteration
+training time is recorded by a callback (LightGBM, CatBoost) or by smartboost's own
+``iteration_stats`` (evaluation excluded everywhere), and test AUC after each iteration is
+computed afterwards from staged raw predictions. The target is smartboost's no-sampling best
+test AUC minus 0.1% (relative); the table gives each run's training seconds to first reach it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+import smartboost as sb
+from smartboost import datasets
+from smartboost.experiments.sampling import (DEFAULT_SAMPLERS, SamplerSpec, iteration_cost, markdown_table,
+                                             mvs_figure, plot_curves, plot_mvs_figure, smart_table)
+from smartboost.metrics import get_metric
+
+THREADS = 2
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def load(name: str, rows: int = 1_000_000):
+    """Train/test arrays."""
+    if name == "synthetic":
+        X, y = datasets.make_higgs_like(rows + rows // 4, seed=0)
+        return X[:rows], y[:rows], X[rows:], y[rows:]
+    X, y, Xt, yt = datasets.load(name, download=False)
+    return np.ascontiguousarray(X, np.float32), y, np.ascontiguousarray(Xt, np.float32), yt
+
+
+def base_params(dataset: str) -> dict:
+    """The tree settings of every run on ``dataset``."""
+    return {"objective": "binary", "learning_rate": 0.1, "num_leaves": 255 if dataset == "synthetic" else 31,
+            "min_data_in_leaf": 20, "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": THREADS}
+
+
+def _save(name: str, text: str) -> None:
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, name), "w") as f:
+        f.write(text + "\n")
+
+
+def cmd_smart_table(args) -> None:
+    X, y, Xt, yt = load(args.dataset, args.rows)
+    train = sb.Dataset(X, y)
+    valid = sb.Dataset(Xt, yt, reference=train)
+    sb.compile_kernels()
+    params = {**base_params(args.dataset), "sample_rate": args.rate}
+    rows, curves = smart_table(train, valid, params, args.trees, DEFAULT_SAMPLERS, args.tolerance)
+    title = (f"SMART table, {args.dataset}: {len(y):,} train / {len(yt):,} test rows, sample rate {args.rate}, "
+             f"{params['num_leaves']} leaves, target = best no-sampling test logloss + {args.tolerance}")
+    text = f"### {title}\n\n{markdown_table(rows)}"
+    print(text)
+    _save(f"smart_table_{args.dataset}.md", text)
+    plot_curves(curves, os.path.join(RESULTS, f"smart_curves_{args.dataset}.png"), title)
+
+
+def cmd_mvs_figure(args) -> None:
+    X, y, Xt, yt = load(args.dataset, args.rows)
+    train = sb.Dataset(X, y)
+    sb.compile_kernels()
+    samplers = [SamplerSpec("uniform", {"sampling": "uniform"}), SamplerSpec("goss", {"sampling": "goss"}),
+                SamplerSpec("mvs (lambda=1)", {"sampling": "mvs", "mvs_lambda": 1.0}),
+                SamplerSpec("mvs-adaptive", {"sampling": "mvs"}), SamplerSpec("smart1", {"sampling": "smart1"}),
+                SamplerSpec("smart2", {"sampling": "smart2"})]
+    rows = mvs_figure(train, Xt, yt, base_params(args.dataset), args.trees, samplers, args.rates, range(args.seeds))
+    title = (f"MVS figure, {args.dataset}: test error after {args.trees} trees against sample rate, mean +- std "
+             f"over {args.seeds} seeds")
+    text = f"### {title}\n\n{markdown_table(rows)}"
+    print(text)
+    _save(f"mvs_figure_{args.dataset}.md", text)
+    plot_mvs_figure(rows, os.path.join(RESULTS, f"mvs_figure_{args.dataset}.png"), title)
+
+
+def cmd_iteration_cost(args) -> None:
+    X, y, _, _ = load("synthetic", args.rows)
+    train = sb.Dataset(X, y)
+    sb.compile_kernels()
+    out = []
+    for sampling in args.samplers:
+        out += iteration_cost(train, base_params("synthetic"), args.rates, sampling, args.trees)
+    title = f"Training ms per iteration, {len(y):,} rows x 28, 255 leaves (median of iterations 6-{args.trees})"
+    text = f"### {title}\n\n{markdown_table(out)}"
+    print(text)
+    _save("iteration_cost.md", text)
+
+
+# -- side by side ---------------------------------------------------------------------------------
+
+def _auc_curve(raw_per_iteration: np.ndarray, y: np.ndarray) -> np.ndarray:
+    auc = get_metric("auc")
+    return np.array([auc(y, raw, raw) for raw in raw_per_iteration])
+
+
+def _smartboost_run(params, X, y, Xt, yt, trees):
+    train = sb.Dataset(X, y)
+    booster = sb.train({**params, "metric": "auc", "verbosity": -1}, train, trees,
+                       valid_sets=[sb.Dataset(Xt, yt, reference=train)], valid_names=["test"])
+    return np.cumsum(booster.iteration_stats["seconds"]), np.array(booster.evals_result["test"]["auc"])
+
+
+def _lightgbm_run(params, X, y, Xt, yt, trees):
+    import lightgbm as lgb
+
+    stamps = []
+
+    def record(env):
+        stamps.append(time.perf_counter())
+
+    train = lgb.Dataset(X, y, params={"max_bin": 255, "verbose": -1}).construct()
+    start = time.perf_counter()
+    booster = lgb.train({**params, "verbose": -1}, train, trees, callbacks=[record])
+    seconds = np.array(stamps) - start
+    raw = np.zeros(len(yt))
+    staged = []
+    for k in range(booster.current_iteration()):
+        raw = raw + booster.predict(Xt, start_iteration=k, num_iteration=1, raw_score=True)
+        staged.append(raw.copy())
+    return seconds, _auc_curve(np.array(staged), yt)
+
+
+def _catboost_run(params, X, y, Xt, yt, trees):
+    import catboost
+
+    stamps = []
+
+    class Record:
+        def after_iteration(self, info):
+            stamps.append(time.perf_counter())
+            return True
+
+    model = catboost.CatBoostClassifier(iterations=trees, verbose=False, **params)
+    pool = catboost.Pool(X, y)
+    start = time.perf_counter()
+    model.fit(pool, callbacks=[Record()])
+    seconds = np.array(stamps) - start
+    staged = np.array(list(model.staged_predict(Xt, prediction_type="RawFormulaVal", eval_period=1)))
+    return seconds, _auc_curve(staged, yt)
+
+
+def cmd_side_by_side(args) -> None:
+    X, y, Xt, yt = load(args.dataset, args.rows)
+    sb.compile_kernels()
+    base = base_params(args.dataset)
+    leaves = base["num_leaves"]
+    lgb_base = {"objective": "binary", "learning_rate": 0.1, "num_leaves": leaves, "min_data_in_leaf": 20,
+                "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": THREADS, "seed": 0}
+    cat_base = {"learning_rate": 0.1, "grow_policy": "Lossguide", "max_leaves": leaves, "depth": 16,
+                "min_data_in_leaf": 20, "border_count": 255, "thread_count": THREADS, "l2_leaf_reg": 0.0,
+                "boosting_type": "Plain", "random_seed": 0, "allow_writing_files": False}
+    runs = [("smartboost", "none", lambda: _smartboost_run(base, X, y, Xt, yt, args.trees))]
+    for rate in args.rates:
+        for sampling in args.samplers:
+            p = {**base, "sampling": sampling, "sample_rate": rate}
+            runs.append(("smartboost", f"{sampling} {rate}", lambda p=p: _smartboost_run(p, X, y, Xt, yt, args.trees)))
+    runs.append(("lightgbm", "none", lambda: _lightgbm_run(lgb_base, X, y, Xt, yt, args.trees)))
+    for rate in args.rates:
+        bag = {**lgb_base, "bagging_fraction": rate, "bagging_freq": 1}
+        goss = {**lgb_base, "data_sample_strategy": "goss", "top_rate": 2 * rate / 3, "other_rate": rate / 3}
+        runs.append(("lightgbm", f"bagging {rate}", lambda p=bag: _lightgbm_run(p, X, y, Xt, yt, args.trees)))
+        runs.append(("lightgbm", f"goss {rate}", lambda p=goss: _lightgbm_run(p, X, y, Xt, yt, args.trees)))
+    if args.catboost:
+        runs.append(("catboost", "none", lambda: _catboost_run({**cat_base, "bootstrap_type": "No"}, X, y, Xt, yt,
+                                                               args.trees)))
+        for rate in args.rates:
+            mvs = {**cat_base, "bootstrap_type": "MVS", "subsample": rate}
+            runs.append(("catboost", f"mvs {rate}", lambda p=mvs: _catboost_run(p, X, y, Xt, yt, args.trees)))
+    results = []
+    for library, label, run in runs:
+        seconds, auc = run()
+        results.append((library, label, seconds, auc))
+    target = float(results[0][3].max()) * (1 - 0.001)
+    base_seconds = {}
+    rows = []
+    for library, label, seconds, auc in results:
+        reached = np.flatnonzero(auc >= target)
+        t = float(seconds[reached[0]]) if reached.size else None
+        if label == "none":
+            base_seconds[library] = t
+        rows.append({"library": library, "run": label, "iteration": int(reached[0]) + 1 if reached.size else None,
+                     "seconds to target": t, "best AUC": float(auc.max()),
+                     "s per iteration": float(seconds[-1] / len(seconds))})
+    for row in rows:
+        t = row["seconds to target"]
+        row["speed-up vs own none"] = base_seconds[row["library"]] / t if t and base_seconds.get(row["library"]) else None
+        row["speed-up vs smartboost none"] = base_seconds["smartboost"] / t if t and base_seconds["smartboost"] else None
+    title = (f"Side by side, {args.dataset}: {len(y):,} train / {len(yt):,} test rows, {leaves} leaves, lr 0.1, "
+             f"{THREADS} threads; target test AUC {target:.5f} (smartboost no-sampling best - 0.1%)")
+    text = f"### {title}\n\n{markdown_table(rows)}"
+    print(text)
+    _save(f"side_by_side_{args.dataset}.md", text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, fn in (("smart-table", cmd_smart_table), ("mvs-figure", cmd_mvs_figure),
+                     ("iteration-cost", cmd_iteration_cost), ("side-by-side", cmd_side_by_side)):
+        cmd = commands.add_parser(name)
+        cmd.set_defaults(run=fn)
+        cmd.add_argument("--dataset", default="a8a", choices=["a8a", "lightgbm-binary", "synthetic"])
+        cmd.add_argument("--rows", type=int, default=1_000_000, help="synthetic training rows")
+        cmd.add_argument("--trees", type=int, default=300)
+    commands.choices["smart-table"].add_argument("--rate", type=float, default=0.2)
+    commands.choices["smart-table"].add_argument("--tolerance", type=float, default=0.002)
+    commands.choices["mvs-figure"].add_argument("--rates", type=float, nargs="+",
+                                                default=[0.02, 0.05, 0.1, 0.2, 0.5, 1.0])
+    commands.choices["mvs-figure"].add_argument("--seeds", type=int, default=5)
+    commands.choices["iteration-cost"].add_argument("--rates", type=float, nargs="+", default=[0.05, 0.1, 0.2])
+    commands.choices["iteration-cost"].add_argument("--samplers", nargs="+",
+                                                    default=["uniform", "bernoulli", "goss", "mvs", "smart1", "smart2"])
+    side = commands.choices["side-by-side"]
+    side.add_argument("--rates", type=float, nargs="+", default=[0.1, 0.2])
+    side.add_argument("--samplers", nargs="+", default=["uniform", "goss", "mvs", "smart1", "smart2"])
+    side.add_argument("--no-catboost", dest="catboost", action="store_false")
+    args = parser.parse_args()
+    args.run(args)
+
+
+if __name__ == "__main__":
+    main()
