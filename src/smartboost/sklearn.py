@@ -1,0 +1,346 @@
+"""scikit-learn estimators, thin over :func:`smartboost.train`.
+
+:class:`SmartBoostRegressor` and :class:`SmartBoostClassifier` follow LightGBM's scikit-learn
+API: the usual hyperparameters are named in ``__init__``, any other parameter of the registry
+(``docs/parameters.md``, under its own name or any alias) can be passed as a keyword and is
+kept by ``get_params``/``set_params``, so ``clone``, ``GridSearchCV`` and ``Pipeline`` see it.
+Parameters are validated when ``fit`` calls :func:`~smartboost.train`, not in ``__init__``
+(scikit-learn's convention).
+
+Input is checked with scikit-learn's own ``validate_data`` (feature counts and names between
+``fit`` and ``predict``, the error messages scikit-learn users know); NaN stays a missing value.
+Needs the ``sklearn`` extra (``pip install smartboost[sklearn]``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+    from sklearn.utils.multiclass import check_classification_targets, type_of_target
+    from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("smartboost.sklearn needs scikit-learn >= 1.6: pip install 'smartboost[sklearn]'") from exc
+
+from ._params import canonical_param_name
+from .booster import Booster
+from .callback import TrainingCallback
+from .dataset import Dataset
+from .engine import train
+
+__all__ = ["SmartBoostRegressor", "SmartBoostClassifier"]
+
+_CHECK_X = {"accept_sparse": ["csr", "csc"], "dtype": [np.float64, np.float32], "ensure_all_finite": "allow-nan"}
+
+
+class _SmartBoostModel(BaseEstimator):
+    """Shared fit/predict plumbing of the estimators (see the subclasses for the parameters)."""
+
+    _default_objective = "regression"
+
+    def __init__(self, *, objective: str | None = None, n_estimators: int = 100, learning_rate: float = 0.1,
+                 num_leaves: int = 31, max_depth: int = -1, grow_policy: str = "leafwise",
+                 min_child_samples: int = 20, min_child_weight: float = 1e-3, min_split_gain: float = 0.0,
+                 reg_alpha: float = 0.0, reg_lambda: float = 0.0, max_bin: int = 255,
+                 sampling: str | None = None, sample_rate: float = 1.0, sampling_freq: int = 1,
+                 early_stopping_rounds: int | None = None, callbacks: list[TrainingCallback] | None = None,
+                 importance_type: str = "split", random_state: int | np.random.RandomState | None = None,
+                 n_jobs: int | None = None, verbosity: int = -1, **kwargs: Any) -> None:
+        self.objective = objective
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.max_depth = max_depth
+        self.grow_policy = grow_policy
+        self.min_child_samples = min_child_samples
+        self.min_child_weight = min_child_weight
+        self.min_split_gain = min_split_gain
+        self.reg_alpha = reg_alpha
+        self.reg_lambda = reg_lambda
+        self.max_bin = max_bin
+        self.sampling = sampling
+        self.sample_rate = sample_rate
+        self.sampling_freq = sampling_freq
+        self.early_stopping_rounds = early_stopping_rounds
+        self.callbacks = callbacks
+        self.importance_type = importance_type
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbosity = verbosity
+        self._other_params: dict[str, Any] = {}
+        self.set_params(**kwargs)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        return tags
+
+    # -- parameters ------------------------------------------------------------------------
+
+    @classmethod
+    def _named_params(cls) -> list[str]:
+        return [name for name, p in inspect.signature(_SmartBoostModel.__init__).parameters.items()
+                if p.kind == p.KEYWORD_ONLY]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Parameters of this estimator, the extra keyword parameters included."""
+        params = super().get_params(deep)
+        params.update(self._other_params)
+        return params
+
+    def set_params(self, **params: Any) -> _SmartBoostModel:
+        """Set parameters; names outside the signature are kept as extra training parameters."""
+        named = set(self._named_params())
+        for key, value in params.items():
+            setattr(self, key, value)
+            if key not in named:
+                self._other_params[key] = value
+        return self
+
+    def _train_params(self) -> dict[str, Any]:
+        """The ``params`` dict for :func:`train` (validated there).
+
+        A named parameter left at its default gives way to an extra keyword naming the same
+        training parameter (``lambda_l2=1`` beats the default ``reg_lambda=0``); set both
+        explicitly to different values and :func:`train` reports the conflict.
+        """
+        skip = {"n_estimators", "callbacks", "importance_type", "random_state", "n_jobs", "early_stopping_rounds"}
+        defaults = {name: p.default for name, p in inspect.signature(_SmartBoostModel.__init__).parameters.items()}
+        params = {name: getattr(self, name) for name in self._named_params() if name not in skip}
+        params["objective"] = self.objective or self._default_objective
+        params["num_threads"] = 0 if self.n_jobs is None else self.n_jobs
+        params["seed"] = _seed(self.random_state)
+        if self.early_stopping_rounds:
+            params["early_stopping_round"] = self.early_stopping_rounds
+        if params["sampling"] is None:
+            del params["sampling"]
+        overridden = {canonical_param_name(key) for key in self._other_params}
+        for name in list(params):
+            if canonical_param_name(name) in overridden and params[name] == defaults.get(name):
+                del params[name]
+        params.update(self._other_params)
+        return params
+
+    # -- fitting ---------------------------------------------------------------------------
+
+    def _fit_target(self, y: np.ndarray) -> np.ndarray:
+        """The training labels as :func:`train` takes them (classifiers: learn ``classes_``)."""
+        return y
+
+    def _encode_target(self, y: Any) -> np.ndarray:
+        """Labels of an eval set, encoded as the training labels were."""
+        return np.asarray(y, np.float64)
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, *, eval_set: list[tuple[Any, Any]] | None = None,
+            eval_names: list[str] | None = None, eval_sample_weight: list[Any] | None = None,
+            init_model: Booster | str | None = None) -> _SmartBoostModel:
+        """Train on ``X, y``.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or scipy sparse matrix, shape (n_samples, n_features)
+            NaN marks a missing value.
+        y : array-like, shape (n_samples,)
+        sample_weight : array-like, shape (n_samples,), optional
+        eval_set : list of (X, y) pairs, optional
+            Evaluated after every iteration (``evals_result_``); early stopping watches them.
+        eval_names : list of str, optional
+            Names of the eval sets (default ``valid_<i>``).
+        eval_sample_weight : list of array-like, optional
+            Weights of each eval set.
+        init_model : Booster or path, optional
+            Continue training this model.
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, **_CHECK_X, y_numeric=not isinstance(self, ClassifierMixin))
+        y = self._fit_target(y)
+        weight = None if sample_weight is None else _check_sample_weight(sample_weight, X)
+        params = self._train_params()
+        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        train_set = Dataset(X, y, weight=weight, feature_name=names, params=params, reference=init_model)
+        valid_sets = []
+        for i, (X_valid, y_valid) in enumerate(eval_set or []):
+            X_valid = validate_data(self, X_valid, reset=False, **_CHECK_X)
+            w = None if eval_sample_weight is None else eval_sample_weight[i]
+            valid_sets.append(Dataset(X_valid, self._encode_target(y_valid), weight=w, reference=train_set))
+        self._Booster = train(params, train_set, self.n_estimators, valid_sets=valid_sets or None,
+                              valid_names=eval_names, callbacks=self.callbacks, init_model=init_model)
+        return self
+
+    # -- fitted attributes -----------------------------------------------------------------
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "_Booster")
+
+    @property
+    def booster_(self) -> Booster:
+        """The trained :class:`~smartboost.Booster`."""
+        check_is_fitted(self)
+        return self._Booster
+
+    @property
+    def best_iteration_(self) -> int:
+        """Number of trees used by ``predict`` (the best iteration under early stopping)."""
+        return self.booster_.best_iteration
+
+    @property
+    def n_iter_(self) -> int:
+        """Number of boosting iterations run."""
+        return self.booster_.num_trees()
+
+    @property
+    def evals_result_(self) -> dict[str, dict[str, list[float]]]:
+        """``{eval_name: {metric: [value per iteration]}}``."""
+        return self.booster_.evals_result
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Split counts or total gains per feature (``importance_type``)."""
+        return self.booster_.feature_importance(self.importance_type)
+
+    def _raw_predict(self, X: Any, raw_score: bool) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, **_CHECK_X)
+        return self._Booster.predict(X, raw_score=raw_score)
+
+
+class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
+    """Gradient-boosted trees for regression (scikit-learn API).
+
+    Parameters
+    ----------
+    objective : str, optional
+        Loss (default ``"regression"``, squared error).
+    n_estimators : int
+        Boosting iterations.
+    learning_rate : float
+        Shrinkage of every tree.
+    num_leaves : int
+        Leaves per tree (leaf-wise growth).
+    max_depth : int
+        Depth limit; -1 for none.
+    grow_policy : {'leafwise', 'depthwise'}
+    min_child_samples : int
+        Minimum rows per leaf.
+    min_child_weight : float
+        Minimum hessian sum per leaf.
+    min_split_gain : float
+        Minimum gain of a split (XGBoost's gamma).
+    reg_alpha, reg_lambda : float
+        L1 and L2 regularisation of the leaf values.
+    max_bin : int
+        Histogram bins per feature.
+    sampling : str, optional
+        Row sampler (``"smart2"``, ``"mvs"``, ``"goss"``, ``"uniform"``, ...; see ``docs/sampling.md``).
+    sample_rate : float
+        Target fraction of rows per tree; below 1 without ``sampling`` means uniform sampling.
+    sampling_freq : int
+        Draw a new sample every this many iterations.
+    early_stopping_rounds : int, optional
+        Stop when no eval set's metric improved for this many iterations.
+    callbacks : list of TrainingCallback, optional
+    importance_type : {'split', 'gain'}
+        What ``feature_importances_`` counts.
+    random_state : int, RandomState or None
+        Seed of every random choice (None: seed 0, like LightGBM).
+    n_jobs : int, optional
+        Threads; None, 0 or -1 for all.
+    verbosity : int
+        -1 silent, 0 warnings, 1 info.
+    **kwargs
+        Any other training parameter of ``docs/parameters.md`` (e.g. ``smart_eta=0.5``).
+
+    Attributes
+    ----------
+    booster_ : Booster
+    best_iteration_, n_iter_ : int
+    evals_result_ : dict
+    feature_importances_ : ndarray of shape (n_features_in_,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` had string column names.
+    """
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted values, shape (n_samples,)."""
+        return self._raw_predict(X, raw_score=False)
+
+
+class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
+    """Gradient-boosted trees for binary classification (scikit-learn API).
+
+    Takes the parameters of :class:`SmartBoostRegressor`; ``objective`` defaults to
+    ``"binary"`` (logistic loss). Targets of any type with exactly two classes are accepted;
+    multiclass targets raise a ``ValueError`` until the softmax objective lands.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The two class labels; ``predict_proba[:, 1]`` is the probability of ``classes_[1]``.
+    booster_, best_iteration_, n_iter_, evals_result_, feature_importances_, n_features_in_,
+    feature_names_in_
+        As :class:`SmartBoostRegressor`.
+    """
+
+    _default_objective = "binary"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # until the softmax objective lands
+        return tags
+
+    def _encode_target(self, y: Any) -> np.ndarray:
+        """Labels as 0/1 (``classes_`` indices); unseen labels (in an eval set) raise."""
+        y = np.asarray(y)
+        index = np.minimum(np.searchsorted(self.classes_, y), self.classes_.size - 1)
+        unknown = self.classes_[index] != y
+        if unknown.any():
+            raise ValueError(f"y contains labels not in classes_ {self.classes_.tolist()}: "
+                             f"{np.unique(y[unknown])[:5].tolist()}")
+        return index.astype(np.float64)
+
+    def _fit_target(self, y: np.ndarray) -> np.ndarray:
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size == 1:
+            raise ValueError(f"y has one class ({classes[0]!r}); a classifier needs two")
+        target_type = type_of_target(y, input_name="y")
+        if target_type != "binary":
+            raise ValueError(f"Only binary classification is supported. The type of the target is {target_type} "
+                             f"({classes.size} classes); multiclass needs the softmax objective, not implemented "
+                             "yet")
+        self.classes_ = classes
+        return self._encode_target(y)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities, shape (n_samples, 2), columns in ``classes_`` order."""
+        p = self._raw_predict(X, raw_score=False)
+        return np.column_stack([1.0 - p, p])
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Raw scores (log-odds of ``classes_[1]``), shape (n_samples,)."""
+        return self._raw_predict(X, raw_score=True)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted class labels."""
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(np.intp)]
+
+
+def _seed(random_state: int | np.random.RandomState | None) -> int:
+    """LightGBM's mapping: None -> the default seed, a RandomState -> one draw from it."""
+    if random_state is None:
+        return 0
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(np.iinfo(np.int32).max))
+    return random_state
