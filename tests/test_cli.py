@@ -25,3 +25,84 @@ def test_help_and_errors():
     assert bad.returncode == 1
     assert bad.stderr.startswith("smartboost: error: parameter 'num_leaves'") and "Traceback" not in bad.stderr
     assert _run("nonsense").returncode == 2
+
+
+def _svmlight_files(tmp_path):
+    from conftest import make_binary
+    from sklearn.datasets import dump_svmlight_file
+
+    X, y = make_binary(n=1500, seed=3)
+    dump_svmlight_file(X[:1000], y[:1000], str(tmp_path / "train.svm"))
+    dump_svmlight_file(X[1000:], y[1000:], str(tmp_path / "test.svm"))
+    return X, y
+
+
+def test_train_predict_evaluate_from_an_svmlight_file(tmp_path):
+    import numpy as np
+
+    import smartboost as sb
+    from smartboost.metrics import get_metric
+
+    X, y = _svmlight_files(tmp_path)
+    model = tmp_path / "model.json"
+    out = _run("train", str(tmp_path / "train.svm"), "--valid", str(tmp_path / "test.svm"), "-o", str(model),
+               "--objective", "binary", "--num-leaves=7", "--num_iterations", "20", "--metric", "auc,logloss",
+               "--log-period", "5")
+    assert out.returncode == 0, out.stderr
+    assert "trained 20 iterations" in out.stdout and str(model) in out.stdout
+    assert "[20]\ttest.svm's auc:" in out.stderr
+    booster = sb.Booster(model_file=model)
+    assert booster.params["num_leaves"] == 7 and booster.num_trees() == 20
+
+    predictions = tmp_path / "pred.txt"
+    assert _run("predict", str(model), str(tmp_path / "test.svm"), "-o", str(predictions)).returncode == 0
+    np.testing.assert_array_equal(np.loadtxt(predictions), booster.predict(X[1000:]))
+
+    table = _run("evaluate", str(model), str(tmp_path / "test.svm"), "--metric", "auc", "--metric", "error")
+    assert table.returncode == 0, table.stderr
+    auc = float(next(line for line in table.stdout.splitlines() if line.startswith("| auc")).split("|")[2])
+    expected = get_metric("auc")(y[1000:], booster.predict(X[1000:], raw_score=True), None)
+    assert abs(auc - expected) < 1e-5
+
+
+def test_train_from_csv_with_header_and_toml_config(tmp_path):
+    import numpy as np
+
+    import smartboost as sb
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 3))
+    y = X[:, 0] * 2 + rng.standard_normal(400) * 0.1
+    X[::7, 1] = np.nan
+    lines = ["a,target,b,c"] + [f"{r[0]},{t},{'' if np.isnan(r[1]) else r[1]},{r[2]}" for r, t in zip(X, y)]
+    (tmp_path / "train.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "params.toml").write_text('objective = "regression"\nnum_leaves = 5\nnum_iterations = 30\n')
+    model = tmp_path / "m.json"
+    out = _run("train", str(tmp_path / "train.csv"), "--label-column", "name:target", "--config",
+               str(tmp_path / "params.toml"), "--num_leaves", "9", "-o", str(model))
+    assert out.returncode == 0, out.stderr
+    booster = sb.Booster(model_file=model)
+    assert booster.feature_name() == ["a", "b", "c"]
+    assert booster.params["num_leaves"] == 9 and booster.num_trees() == 30  # the option beats the file
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    _svmlight_files(tmp_path)
+    bad = _run("train", str(tmp_path / "train.svm"), "--num_leaf", "x")
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().count("\n") == 0 and "num_leaf" in bad.stderr
+    unknown = _run("train", str(tmp_path / "train.svm"), "--numleaves", "3")
+    assert unknown.returncode == 1 and "unknown parameter 'numleaves'" in unknown.stderr
+    missing = _run("predict", str(tmp_path / "none.json"), str(tmp_path / "train.svm"))
+    assert missing.returncode == 1 and "none.json" in missing.stderr
+    corrupt = tmp_path / "corrupt.json"
+    corrupt.write_text("{not json")
+    assert "not valid JSON" in _run("predict", str(corrupt), str(tmp_path / "train.svm")).stderr
+
+
+def test_datasets_list_and_info():
+    out = _run("datasets", "list")
+    assert out.returncode == 0 and "| a9a | binary | svmlight | 123 |" in out.stdout
+    info = _run("datasets", "info", "a8a")
+    assert info.returncode == 0 and "csie.ntu.edu.tw" in info.stdout
+    assert _run("datasets", "info", "nope").returncode == 1

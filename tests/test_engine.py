@@ -211,3 +211,45 @@ def test_feature_importance():
     gain = booster.feature_importance("gain")
     assert split.sum() == sum(int((t.left >= 0).sum()) for t in booster.trees)
     assert split[4] == 0 and gain[4] == 0 and gain[0] == gain.max()
+
+
+# -- checkpoints and resumption -------------------------------------------------------------
+
+@pytest.mark.parametrize("sampling", [None, "mvs", "goss", "bernoulli"])
+def test_interrupted_run_resumed_from_its_checkpoint_equals_one_run(tmp_path, sampling):
+    X, y = make_binary(n=3000, seed=8)
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1, "seed": 5}
+    if sampling:
+        params.update(sampling=sampling, sample_rate=0.3)
+    whole = sb.train(params, sb.Dataset(X, y), 12)
+    path = tmp_path / "ckpt.json"
+
+    class Interrupt(sb.TrainingCallback):
+        def after_iteration(self, env):
+            if env.iteration == 6:
+                raise KeyboardInterrupt
+            return False
+
+    with pytest.raises(KeyboardInterrupt):
+        sb.train(params, sb.Dataset(X, y), 12, callbacks=[sb.checkpoint(path, period=5), Interrupt()])
+    saved = sb.Booster(model_file=path)
+    assert saved.current_iteration() == 7  # the interrupt kept every finished iteration
+    resumed = sb.train(params, sb.Dataset(X, y, reference=saved), 5, init_model=path)
+    strip = lambda b: {k: v for k, v in json.loads(b.model_to_string()).items() if k != "params"}  # noqa: E731
+    assert strip(resumed) == strip(whole)
+
+
+def test_checkpoint_writes_every_period(tmp_path):
+    X, y = make_binary(n=1000, seed=9)
+    path = tmp_path / "ckpt.json"
+    seen = []
+
+    class Watch(sb.TrainingCallback):
+        def after_iteration(self, env):
+            seen.append(sb.Booster(model_file=path).num_trees() if path.exists() else 0)
+            return False
+
+    sb.train({"objective": "binary", "verbosity": -1}, sb.Dataset(X, y), 7,
+             callbacks=[sb.checkpoint(path, period=3), Watch()])
+    assert seen == [0, 0, 3, 3, 3, 6, 6]
+    assert sb.Booster(model_file=path).num_trees() == 7

@@ -12,37 +12,64 @@ def _objectives():
     return sorted({cls.name for cls in _REGISTRY.values()})
 
 
+def _make(name):
+    return make_objective(name, 3) if _REGISTRY[name].needs_num_class else make_objective(name)
+
+
 def _labels(objective, n, rng):
+    if objective.num_outputs > 1:
+        return rng.integers(0, objective.num_outputs, n).astype(float)
     return (rng.random(n) < 0.4).astype(float) if objective.name == "binary" else rng.standard_normal(n) * 3
+
+
+def _scores(objective, n, rng):
+    return rng.standard_normal((objective.num_outputs, n) if objective.num_outputs > 1 else n) * 2
+
+
+def _unit(objective, k, n):
+    """Direction of output ``k`` in score space."""
+    if objective.num_outputs == 1:
+        return np.ones(n)
+    e = np.zeros((objective.num_outputs, n))
+    e[k] = 1.0
+    return e
 
 
 @pytest.mark.parametrize("name", _objectives())
 def test_gradient_and_hessian_match_numerical_derivatives(name):
-    objective = make_objective(name)
+    objective = _make(name)
     rng = np.random.default_rng(0)
     y = _labels(objective, 200, rng)
-    F = rng.standard_normal(200) * 2
-    g, h = np.empty(200), np.empty(200)
+    F = _scores(objective, 200, rng)
+    g, h = np.empty_like(F), np.empty_like(F)
     objective.grad_hess(y, F, g, h)
+    K = objective.num_outputs
+    # multiclass: the hessian is the diagonal scaled by K / (K - 1), as in LightGBM
+    scale = K / (K - 1) if K > 1 else 1.0
     eps = 1e-5
-    num_g = (objective.loss(y, F + eps) - objective.loss(y, F - eps)) / (2 * eps)
-    num_h = (objective.loss(y, F + eps) - 2 * objective.loss(y, F) + objective.loss(y, F - eps)) / eps**2
-    np.testing.assert_allclose(g, num_g, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(h, num_h, rtol=1e-3, atol=1e-4)
+    for k in range(K):
+        d = eps * _unit(objective, k, 200)
+        num_g = (objective.loss(y, F + d) - objective.loss(y, F - d)) / (2 * eps)
+        num_h = (objective.loss(y, F + d) - 2 * objective.loss(y, F) + objective.loss(y, F - d)) / eps**2
+        np.testing.assert_allclose(g[k] if K > 1 else g, num_g, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(h[k] if K > 1 else h, scale * num_h, rtol=1e-3, atol=1e-4)
 
 
 @pytest.mark.parametrize("name", _objectives())
 def test_init_score_minimises_the_weighted_loss(name):
-    objective = make_objective(name)
+    objective = _make(name)
     rng = np.random.default_rng(1)
     y = _labels(objective, 500, rng)
     w = rng.random(500) + 0.5
     c = objective.init_score(y, w)
 
     def total(v):
-        return np.dot(w, objective.loss(y, np.full(500, v)))
+        start = np.repeat(np.reshape(v, (-1, 1)), 500, axis=1)
+        return np.dot(w, objective.loss(y, start if objective.num_outputs > 1 else start[0]))
 
-    assert total(c) <= total(c + 1e-3) and total(c) <= total(c - 1e-3)
+    for k in range(objective.num_outputs):
+        step = 1e-3 * np.eye(objective.num_outputs)[k] if objective.num_outputs > 1 else 1e-3
+        assert total(c) <= total(c + step) and total(c) <= total(c - step)
 
 
 def test_logistic_is_stable_at_extreme_scores():

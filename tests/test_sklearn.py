@@ -23,8 +23,6 @@ _WEIGHT_EQUIVALENCE = ("bins are learned from every row, zero-weight ones includ
 
 
 def _expected_failures(estimator) -> dict[str, str]:
-    if isinstance(estimator, SmartBoostClassifier):
-        return {}  # on the checks' binary data, weights and repeated rows give the same trees
     return {"check_sample_weight_equivalence_on_dense_data": _WEIGHT_EQUIVALENCE,
             "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_EQUIVALENCE}
 
@@ -56,12 +54,18 @@ def test_classifier_string_labels_and_probabilities():
     assert model.score(X, labels) > 0.8
 
 
-def test_classifier_rejects_one_class_and_multiclass():
-    X, y = make_binary(n=200, seed=0)
+def test_classifier_one_class_and_multiclass():
+    X, y = make_binary(n=600, seed=0)
     with pytest.raises(ValueError, match="one class"):
-        SmartBoostClassifier().fit(X, np.zeros(200))
-    with pytest.raises(ValueError, match="Only binary classification is supported.*3 classes"):
-        SmartBoostClassifier().fit(X, np.arange(200) % 3)
+        SmartBoostClassifier().fit(X, np.zeros(600))
+    labels = np.array(["a", "b", "c"])[(X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5).astype(int)]
+    model = SmartBoostClassifier(n_estimators=20).fit(X, labels)
+    assert model.classes_.tolist() == ["a", "b", "c"] and model.n_classes_ == 3
+    assert model.booster_.num_trees() == 60
+    proba = model.predict_proba(X)
+    assert proba.shape == (600, 3) and np.allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[proba.argmax(axis=1)])
+    assert model.score(X, labels) > 0.9
 
 
 def test_extra_parameters_survive_clone_and_reach_training():

@@ -192,10 +192,15 @@ def _metric(name: str, value: Any) -> tuple[str, ...] | None:
 PARAMS: tuple[Param, ...] = (
     # core
     Param("objective", "regression", _objective,
-          "Loss to minimise: 'regression' (squared error), 'binary' (logistic, labels 0/1).",
+          "Loss to minimise: 'regression' (squared error), 'binary' (logistic, labels 0/1), "
+          "'multiclass' (softmax, labels 0..num_class-1).",
           ("objective_type", "app", "application", "loss"), "core", "a registered objective name"),
+    Param("num_class", 1, _int(1),
+          "Number of classes of a multiclass objective (>= 2 there, 1 otherwise); each iteration grows "
+          "one tree per class.",
+          ("num_classes",), "core", ">= 1"),
     Param("num_iterations", 100, _int(1),
-          "Number of boosting iterations (trees). The `num_boost_round` argument of `train` is used "
+          "Number of boosting iterations (trees per class). The `num_boost_round` argument of `train` is used "
           "unless this is given.",
           ("num_iteration", "n_iter", "num_tree", "num_trees", "num_round", "num_rounds", "nrounds",
            "num_boost_round", "n_estimators", "max_iter"), "core", ">= 1"),

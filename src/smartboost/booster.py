@@ -49,8 +49,8 @@ class Booster:
     Attributes
     ----------
     best_iteration : int
-        Number of trees :meth:`predict` uses by default: the best iteration when early stopping
-        ran, otherwise every tree.
+        Number of iterations :meth:`predict` uses by default: the best iteration when early
+        stopping ran, otherwise all of them.
     best_score : dict
         ``{data_name: {metric: value}}`` at ``best_iteration``.
     evals_result : dict
@@ -94,8 +94,16 @@ class Booster:
     # -- structure ---------------------------------------------------------------------------
 
     def num_trees(self) -> int:
-        """Number of trees (one per iteration)."""
+        """Number of trees (``num_model_per_iteration()`` per iteration)."""
         return len(self.trees)
+
+    def num_model_per_iteration(self) -> int:
+        """Trees per iteration: the number of classes of a multiclass model, else 1."""
+        return self.objective.num_outputs
+
+    def current_iteration(self) -> int:
+        """Number of boosting iterations in the model."""
+        return len(self.trees) // self.objective.num_outputs
 
     def num_feature(self) -> int:
         """Number of features the model expects."""
@@ -115,11 +123,17 @@ class Booster:
         return PackedTrees(self.trees)
 
     def _n_trees(self, num_iteration: int | None) -> int:
+        """Trees of the first ``num_iteration`` iterations (None: ``best_iteration``; <= 0: all)."""
         if num_iteration is None:
             num_iteration = self.best_iteration
         if num_iteration <= 0:
             return self.num_trees()
-        return min(int(num_iteration), self.num_trees())
+        return min(int(num_iteration), self.current_iteration()) * self.objective.num_outputs
+
+    def _start_scores(self, n_rows: int) -> np.ndarray:
+        """Raw scores before any tree: ``base_score`` per row, shape (num_outputs, n_rows)."""
+        base = np.asarray(self.base_score, np.float64).reshape(-1, 1)
+        return np.repeat(base, n_rows, axis=1)
 
     # -- prediction --------------------------------------------------------------------------
 
@@ -133,11 +147,12 @@ class Booster:
         raw_score : bool
             Return raw scores (log-odds for ``binary``) instead of predictions.
         num_iteration : int, optional
-            Use the first ``num_iteration`` trees; None uses ``best_iteration``, <= 0 all trees.
+            Use the first ``num_iteration`` iterations; None uses ``best_iteration``, <= 0 all.
 
         Returns
         -------
-        ndarray of float64, shape (n_rows,)
+        ndarray of float64, shape (n_rows,), or (n_rows, num_class) for a multiclass model
+            Predictions (multiclass: class probabilities) or raw scores.
         """
         X, names = to_matrix(data, "data")
         if X.shape[1] != self.num_feature():
@@ -146,26 +161,34 @@ class Booster:
             raise DataError(f"data column names {names[:5]}... differ from the model's feature names "
                             f"{self.feature_names[:5]}...")
         packed = self._packed
+        n_outputs = self.objective.num_outputs
         roots = packed.roots[:self._n_trees(num_iteration)]
+        class_roots = [np.ascontiguousarray(roots[k::n_outputs]) for k in range(n_outputs)]
         missing = np.full(self.num_feature(), np.nan)
-        out = np.full(X.shape[0], self.base_score)
+        out = self._start_scores(X.shape[0])
         direct = not sp.issparse(X) and X.flags.c_contiguous
         with threads(self.params.get("num_threads", 0)):
             step = X.shape[0] if direct else _PREDICT_CHUNK_ROWS
             for start in range(0, X.shape[0], step):
                 chunk = X if direct else dense_rows(X, start, start + step)
-                predict_trees(chunk, packed.feature, packed.threshold, packed.missing_left, missing, packed.left,
-                              packed.right, packed.value, roots, out[start:start + step],
-                              _tree_block_rows(chunk.shape[1], chunk.itemsize))
-        return out if raw_score else self.objective.transform(out)
+                for k in range(n_outputs):  # class k owns trees k, k + K, k + 2K, ...
+                    predict_trees(chunk, packed.feature, packed.threshold, packed.missing_left, missing,
+                                  packed.left, packed.right, packed.value, class_roots[k],
+                                  out[k, start:start + step], _tree_block_rows(chunk.shape[1], chunk.itemsize))
+        if n_outputs == 1:
+            out = out[0]
+        if not raw_score:
+            out = self.objective.transform(out)
+        return out.T.copy() if n_outputs > 1 else out
 
     def predict_binned(self, data: BinnedData, out: np.ndarray, first_tree: int = 0,
-                       last_tree: int | None = None) -> None:
-        """Add trees ``first_tree:last_tree`` to the raw scores ``out`` of binned rows.
+                       last_tree: int | None = None, step: int = 1) -> None:
+        """Add trees ``first_tree:last_tree:step`` to the raw scores ``out`` of binned rows.
 
-        The training loop's path: ``data`` must be binned with this model's edges.
+        The training loop's path: ``data`` must be binned with this model's edges. A multiclass
+        model's class ``k`` owns trees ``k::num_model_per_iteration()``.
         """
-        packed = PackedTrees(self.trees[first_tree:last_tree])
+        packed = PackedTrees(self.trees[first_tree:last_tree:step])
         predict_trees(data.row_major, packed.feature, packed.bin_threshold, packed.missing_left,
                       self.bin_mapper.n_bins.astype(np.float64), packed.left, packed.right, packed.value,
                       packed.roots, out, _tree_block_rows(data.row_major.shape[1], 1))
@@ -178,7 +201,7 @@ class Booster:
         importance_type : {'split', 'gain'}
             Number of splits on the feature, or the total gain of those splits.
         iteration : int, optional
-            Use the first ``iteration`` trees (as ``num_iteration`` in :meth:`predict`).
+            Use the first ``iteration`` iterations (as ``num_iteration`` in :meth:`predict`).
 
         Returns
         -------
@@ -200,13 +223,13 @@ class Booster:
         Parameters
         ----------
         num_iteration : int, optional
-            Save only the first ``num_iteration`` trees; None or <= 0 saves all.
+            Save only the first ``num_iteration`` iterations; None or <= 0 saves all.
         """
-        n = self.num_trees() if num_iteration is None or num_iteration <= 0 else min(num_iteration, self.num_trees())
+        n = self._n_trees(0 if num_iteration is None else num_iteration)
         return io.model_to_string(io.ModelContent(
             objective=self.objective, bin_mapper=self.bin_mapper, base_score=self.base_score,
             feature_names=self.feature_names, params=self.params, trees=self.trees[:n],
-            best_iteration=min(self.best_iteration, n), best_score=self.best_score))
+            best_iteration=min(self.best_iteration, n // self.objective.num_outputs), best_score=self.best_score))
 
     def save_model(self, filename: str | os.PathLike, num_iteration: int | None = None) -> Booster:
         """Write :meth:`model_to_string` to ``filename`` (atomically: write, then rename)."""
@@ -223,7 +246,8 @@ class Booster:
         self.iteration_stats = state.get("iteration_stats", {})
 
     def __repr__(self) -> str:
-        return (f"<smartboost.Booster objective={self.objective.name!r} trees={self.num_trees()} "
+        return (f"<smartboost.Booster objective={self.objective.name!r} iterations={self.current_iteration()} "
+                f"trees={self.num_trees()} "
                 f"features={self.num_feature()}>")
 
 

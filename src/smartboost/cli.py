@@ -1,7 +1,16 @@
 """The ``smartboost`` command line.
 
-``smartboost demo`` trains and evaluates on a generated HIGGS-like set (no download) and prints
-a table: the README's first command.
+- ``smartboost train DATA -o model.json [--valid FILE] [--config params.toml] [--KEY VALUE ...]``:
+  train on a data file (svmlight/LETOR, CSV/TSV, parquet; see :mod:`smartboost.datafile`); any
+  training parameter of ``docs/parameters.md`` is an option (``--num_leaves 63`` or
+  ``--num-leaves=63``), and a TOML file can hold them (options win over the file).
+- ``smartboost predict MODEL DATA [-o FILE] [--raw-score]``: one prediction per line.
+- ``smartboost evaluate MODEL DATA [--metric NAME ...]``: a table of metrics.
+- ``smartboost datasets list | info NAME | fetch NAME``: the public dataset registry.
+- ``smartboost demo``: train and evaluate on a generated HIGGS-like set (no download) and print a
+  table; the README's first command.
+
+Errors print one line and exit with status 1 (2 for usage errors); ``--debug`` shows tracebacks.
 """
 
 from __future__ import annotations
@@ -9,7 +18,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import tomllib
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +72,7 @@ def _run_lightgbm(params, X, y, Xt, trees):
     return bin_seconds, train_seconds, time.perf_counter() - start, prob
 
 
-def _demo(args: argparse.Namespace) -> int:
+def _demo(args: argparse.Namespace, extra: list[str]) -> int:
     from . import compile_kernels
     from .datasets import make_higgs_like
 
@@ -90,11 +102,200 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- train / predict / evaluate --------------------------------------------------------------
+
+def _option_value(text: str) -> Any:
+    """A command-line value as the parameter registry takes it: int, float, bool or str."""
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)
+
+
+def _extra_params(tokens: list[str]) -> dict[str, Any]:
+    """``--key value`` / ``--key=value`` pairs (a bare ``--flag`` is True) as a params dict."""
+    params: dict[str, Any] = {}
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if not token.startswith("--") or len(token) == 2:
+            raise argparse.ArgumentTypeError(f"unexpected argument {token!r}; parameters are given as --name value")
+        key, has_value, value = token[2:].partition("=")
+        if not has_value:
+            if i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
+                value, i = tokens[i + 1], i + 1
+            else:
+                value = "true"
+        params[key.replace("-", "_")] = _option_value(value)
+        i += 1
+    return params
+
+
+def _label_column(text: str) -> int | str | None:
+    return None if text.lower() == "none" else (text if text.startswith("name:") else int(text))
+
+
+def _read(path: str, args: argparse.Namespace, n_features: int | None = None):
+    from .datafile import read_data
+
+    return read_data(path, args.format, args.label_column, n_features)
+
+
+def _train(args: argparse.Namespace, extra: list[str]) -> int:
+    from . import Dataset, checkpoint, log_evaluation, train
+
+    params: dict[str, Any] = {}
+    if args.config:
+        with open(args.config, "rb") as f:
+            params.update(tomllib.load(f))
+    params.update(_extra_params(extra))
+    data = _read(args.data, args)
+    if data.label is None:
+        raise SmartBoostError(f"{args.data} has no label column; training needs labels")
+    start = time.perf_counter()
+    train_set = Dataset(data.X, data.label, feature_name=data.feature_names, params=params)
+    valid_sets, valid_names = [], []
+    for path in args.valid or []:
+        valid = _read(path, args, n_features=data.X.shape[1])
+        valid_sets.append(Dataset(valid.X, valid.label, reference=train_set))
+        valid_names.append(Path(path).name)
+    # the checkpoint also writes the final model, and the model so far on Ctrl-C
+    callbacks = [checkpoint(args.output, args.checkpoint_period or sys.maxsize)]
+    if valid_sets and args.log_period > 0:
+        callbacks.append(log_evaluation(args.log_period))
+    booster = train(params, train_set, valid_sets=valid_sets, valid_names=valid_names, callbacks=callbacks)
+    print(f"trained {booster.current_iteration()} iterations ({booster.num_trees()} trees) on "
+          f"{train_set.num_data():,} rows x {train_set.num_feature()} features in "
+          f"{time.perf_counter() - start:.2f} s; model saved to {args.output}")
+    return 0
+
+
+def _load_model(path: str):
+    from . import Booster
+
+    return Booster(model_file=path)
+
+
+def _predict(args: argparse.Namespace, extra: list[str]) -> int:
+    booster = _load_model(args.model)
+    data = _read(args.data, args, n_features=booster.num_feature())
+    prediction = booster.predict(data.X, raw_score=args.raw_score)
+    out = open(args.output, "w") if args.output else sys.stdout
+    try:
+        np.savetxt(out, prediction.reshape(len(prediction), -1), fmt="%.17g", delimiter="\t")
+    finally:
+        if args.output:
+            out.close()
+    return 0
+
+
+def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
+    from .metrics import get_metric
+
+    booster = _load_model(args.model)
+    data = _read(args.data, args, n_features=booster.num_feature())
+    if data.label is None:
+        raise SmartBoostError(f"{args.data} has no label column; evaluation needs labels")
+    label = booster.objective.check_label(np.asarray(data.label, np.float64), "label", training=False)
+    raw = booster.predict(data.X, raw_score=True)
+    raw = raw.T if raw.ndim == 2 else raw  # metrics take class-major multiclass scores
+    prediction = booster.objective.transform(raw)
+    names = args.metric or [booster.objective.default_metric]
+    print(f"| metric | {Path(args.data).name} |\n|---|---|")
+    for name in names:
+        metric = get_metric(name)
+        print(f"| {metric.name} | {metric(label, raw, prediction):.6g} |")
+    return 0
+
+
+# -- datasets --------------------------------------------------------------------------------
+
+def _datasets(args: argparse.Namespace, extra: list[str]) -> int:
+    from . import datasets
+
+    if args.action == "list":
+        print(f"cache folder: {datasets.cache_dir()}\n\n| name | task | format | features | cached |\n|---|---|---|---|---|")
+        for name, d in datasets.REGISTRY.items():
+            files = [d.train] + ([d.test] if d.test else [])
+            cached = all((datasets.cache_dir() / f.path).is_file() for f in files)
+            print(f"| {name} | {d.task} | {d.format} | {d.n_features} | {'yes' if cached else 'no'} |")
+        return 0
+    if args.name not in datasets.REGISTRY:
+        raise SmartBoostError(f"unknown dataset {args.name!r}; known: {', '.join(datasets.REGISTRY)}")
+    d = datasets.REGISTRY[args.name]
+    files = [d.train] + ([d.test] if d.test else [])
+    if args.action == "info":
+        print(f"{d.name}: {d.description}")
+        for f in files:
+            print(f"  {f.url}\n    cached as {datasets.cache_dir() / f.path} (sha256 {f.sha256_raw[:16]}...)")
+        return 0
+    for f in files:
+        datasets.file_bytes(f, download=True)
+        print(f"{datasets.cache_dir() / f.path}: ok")
+    return 0
+
+
+# -- parser ----------------------------------------------------------------------------------
+
+def _add_data_options(command: argparse.ArgumentParser) -> None:
+    from .datafile import FORMATS
+
+    command.add_argument("--format", choices=FORMATS, default=None,
+                         help="data format (default: from the file name; no extension means svmlight)")
+    command.add_argument("--label-column", type=_label_column, default=0,
+                         help="CSV/TSV/parquet label column: an index, 'name:<column>', or 'none' (default 0)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="smartboost", description="Gradient boosting with fast row sampling.")
     parser.add_argument("--version", action="version", version=f"smartboost {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     commands = parser.add_subparsers(dest="command", required=True)
+
+    train = commands.add_parser(
+        "train", help="train a model on a data file",
+        description="Train on a data file and save the model. Any training parameter (docs/parameters.md) is "
+                    "an option: --objective binary --num_leaves 63 --learning-rate 0.05 --num_iterations 500 "
+                    "--sampling mvs --sample_rate 0.2 ...",
+        epilog="example: smartboost train a9a --valid a9a.t --objective binary --metric auc -o model.json",
+        allow_abbrev=False)
+    train.add_argument("data", help="training data file")
+    train.add_argument("-o", "--output", default="model.json", help="model file to write (default model.json)")
+    train.add_argument("--valid", action="append", help="validation data file (repeatable)")
+    train.add_argument("--config", help="TOML file of training parameters (options override it)")
+    train.add_argument("--log-period", type=int, default=10, help="iterations between evaluation lines (0: none)")
+    train.add_argument("--checkpoint-period", type=int, default=0,
+                       help="also write the model every this many iterations (0: at the end only); Ctrl-C "
+                            "always leaves the model trained so far in the output file")
+    _add_data_options(train)
+    train.set_defaults(run=_train, extra_params=True)
+
+    predict = commands.add_parser("predict", help="predict a data file with a saved model",
+                                  description="Write one prediction per row (multiclass: one column per class).")
+    predict.add_argument("model", help="model file")
+    predict.add_argument("data", help="data file (a label column, if any, is ignored)")
+    predict.add_argument("-o", "--output", help="output file (default: stdout)")
+    predict.add_argument("--raw-score", action="store_true", help="raw scores instead of predictions")
+    _add_data_options(predict)
+    predict.set_defaults(run=_predict)
+
+    evaluate = commands.add_parser("evaluate", help="evaluate a saved model on a labelled data file",
+                                   description="Print a table of metrics of the model on the data.")
+    evaluate.add_argument("model", help="model file")
+    evaluate.add_argument("data", help="labelled data file")
+    evaluate.add_argument("--metric", action="append", help="metric name (repeatable; default: the objective's)")
+    _add_data_options(evaluate)
+    evaluate.set_defaults(run=_evaluate)
+
+    data = commands.add_parser("datasets", help="list, describe or download the public datasets",
+                               description="The public benchmark datasets smartboost knows, cached under "
+                                           "$SMARTBOOST_DATA (default ~/.cache/smartboost).")
+    data.add_argument("action", choices=["list", "info", "fetch"])
+    data.add_argument("name", nargs="?", help="dataset name (info, fetch)")
+    data.set_defaults(run=_datasets)
+
     demo = commands.add_parser("demo", help="train and evaluate on generated data, print a table",
                                description="Train smartboost on a generated HIGGS-like binary set (no download) "
                                            "and print binning, training and prediction times and test metrics.")
@@ -111,10 +312,18 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``smartboost`` command."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "extra_params", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return args.run(args)
-    except (SmartBoostError, OSError) as exc:
+        return args.run(args, extra)
+    except argparse.ArgumentTypeError as exc:
+        parser.error(str(exc))
+    except KeyboardInterrupt:
+        print("smartboost: interrupted", file=sys.stderr)
+        return 130
+    except (SmartBoostError, OSError, ImportError, tomllib.TOMLDecodeError) as exc:
         if args.debug:
             raise
         print(f"smartboost: error: {exc}", file=sys.stderr)

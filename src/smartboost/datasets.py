@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .datafile import read_delimited, read_svmlight
 from .errors import DatasetNotFoundError
 
 __all__ = ["DatasetFile", "PublicDataset", "REGISTRY", "cache_dir", "load", "make_higgs_like"]
@@ -137,15 +138,12 @@ def file_bytes(file: DatasetFile, download: bool = True) -> bytes:
 
 def _parse(dataset: PublicDataset, raw: bytes) -> tuple[np.ndarray, np.ndarray]:
     if dataset.format == "svmlight":
-        try:
-            from sklearn.datasets import load_svmlight_file
-        except ImportError:
-            raise ImportError("reading svmlight files needs scikit-learn: pip install 'smartboost[sklearn]'") from None
-        X, y = load_svmlight_file(io.BytesIO(raw), n_features=dataset.n_features)
-        X = X.toarray() if dataset.n_features <= 4096 else X
+        data = read_svmlight(io.BytesIO(raw), n_features=dataset.n_features)
+        X = data.X.toarray() if dataset.n_features <= 4096 else data.X
     else:
-        table = np.loadtxt(io.BytesIO(raw), delimiter="\t", dtype=np.float64)
-        X, y = table[:, 1:], table[:, 0]
+        data = read_delimited(io.BytesIO(raw), "\t", label_column=0)
+        X = data.X
+    y = data.label
     if dataset.task == "binary":
         y = (y > 0).astype(np.float64)
     return X, y

@@ -3,7 +3,8 @@
 Each iteration (ALGORITHMS.md 1): gradients and hessians of every row at the current scores,
 one tree grown on them, the tree's leaf values (shrinkage included) added to the training
 scores through the leaf segments and to every evaluation set's scores, then evaluation and the
-callbacks.
+callbacks. A multiclass objective grows one tree per class on the same row sample; raw scores,
+gradients and hessians are then held class-major, shape (n_classes, n_rows).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .dataset import Dataset
 from .errors import DataError, ParameterError
 from .grower import TreeGrower
 from .metrics import get_metric
-from .objectives import make_objective
+from .objectives import Objective, make_objective
 from .sampling import SamplingContext, make_sampler, resolve_sampling_params
 
 __all__ = ["train"]
@@ -77,20 +78,27 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
             callbacks.append(EarlyStopping(resolved["early_stopping_round"], resolved["first_metric_only"],
                                            resolved["early_stopping_min_delta"]))
         callbacks.append(RecordEvaluation(booster.evals_result))
-        begin = booster.num_trees()
+        begin = booster.current_iteration()
         env = CallbackEnv(booster, resolved, begin - 1, begin, begin + resolved["num_iterations"])
         for callback in callbacks:
             callback.before_training(env)
-        for iteration in range(env.begin_iteration, env.end_iteration):
-            trainer.boost_one_iteration()
-            env.iteration = iteration
-            env.evaluation = trainer.evaluate()
-            if any([callback.after_iteration(env) for callback in callbacks]):
-                break
+        try:
+            for iteration in range(env.begin_iteration, env.end_iteration):
+                trainer.boost_one_iteration()
+                env.iteration = iteration
+                env.evaluation = trainer.evaluate()
+                if any([callback.after_iteration(env) for callback in callbacks]):
+                    break
+        except KeyboardInterrupt:
+            # the model holds every finished iteration; callbacks (a Checkpoint) see it, then Ctrl-C goes on
+            env.interrupted = True
+            for callback in callbacks:
+                callback.after_training(env)
+            raise
         for callback in callbacks:
             callback.after_training(env)
     if booster.best_iteration == 0:
-        booster.best_iteration = booster.num_trees()
+        booster.best_iteration = booster.current_iteration()
     return booster
 
 
@@ -101,8 +109,17 @@ class _EvalSet:
         self.name = name
         self.dataset = dataset
         self.label = label
-        self.scores = scores
+        self.scores = scores  # (n_outputs, n_rows)
         self.is_training = is_training
+
+    @property
+    def raw(self) -> np.ndarray:
+        """Raw scores as objectives and metrics take them: a vector for single-output objectives."""
+        return _raw(self.scores)
+
+
+def _raw(scores: np.ndarray) -> np.ndarray:
+    return scores[0] if scores.shape[0] == 1 else scores
 
 
 class _Trainer:
@@ -112,18 +129,19 @@ class _Trainer:
                  valid_names: list[str] | None, init_model: Booster | str | os.PathLike | None,
                  n_threads: int) -> None:
         self.params = params
-        self.objective = make_objective(params["objective"])
+        self.objective = make_objective(params["objective"], params["num_class"])
+        self.n_outputs = self.objective.num_outputs
         if train_set.label is None:
             raise DataError("train_set has no label")
         self.label = self.objective.check_label(train_set.label, "label")
         self.train_set = train_set
-        init = _load_init_model(init_model, train_set, self.objective.name)
+        init = _load_init_model(init_model, train_set, self.objective)
         if init is not None:
             base_score, trees = init.base_score, list(init.trees)
         elif params["boost_from_average"] and train_set.init_score is None:
             base_score, trees = self.objective.init_score(self.label, train_set.weight), []
         else:
-            base_score, trees = 0.0, []
+            base_score, trees = (0.0 if self.n_outputs == 1 else np.zeros(self.n_outputs)), []
         self.booster = Booster._new(objective=self.objective, bin_mapper=train_set.bin_mapper,
                                     base_score=base_score, feature_names=train_set.feature_name,
                                     params=params, trees=trees)
@@ -133,28 +151,51 @@ class _Trainer:
         if metric_names is None:
             metric_names = (self.objective.default_metric,)
         self.metrics = [get_metric(m) for m in metric_names]
+        for metric in self.metrics:
+            if metric.multiclass != (self.n_outputs > 1):
+                kind = "a multiclass" if metric.multiclass else "a single-output"
+                raise ParameterError(f"metric '{metric.name}' is {kind} metric and does not apply to objective "
+                                     f"'{self.objective.name}'")
         n = train_set.num_data()
         self.n_rows = n
-        self.grad = np.empty(n)
-        self.hess = np.empty(n)
+        self.grad = np.empty((self.n_outputs, n))
+        self.hess = np.empty((self.n_outputs, n))
+        # what the sampler sees: the gradients, or per-row norms of the per-class gradients
+        if self.n_outputs == 1:
+            self.row_grad, self.row_hess = self.grad[0], self.hess[0]
+        else:
+            self.row_grad, self.row_hess = np.empty(n), np.empty(n)
         self.weight = np.ones(n) if train_set.weight is None else train_set.weight
         self.rows = np.empty(n, INDEX_DTYPE)
         self.out_of_sample = np.empty(n, INDEX_DTYPE)
         self.grower = TreeGrower(train_set.binned, params, n_threads)
         self.sampler = make_sampler(params, n)
+        if self.n_outputs > 1 and not self.sampler.supports_multiclass:
+            raise ParameterError(f"sampling='{self.sampler.name}' does not support multiclass objectives")
         self.sample: tuple[np.ndarray, np.ndarray] | None = None   # (rows, rest), kept when sampling_freq > 1
         self.sample_weight = self.weight
         self.previous_leaf = np.zeros(n, np.int32) if self.sampler.needs_previous_leaves else np.zeros(0, np.int32)
-        self.previous_leaf_values: np.ndarray | None = None
-        self.iteration = 0
+        self.previous_leaf_values = self._last_leaf_values()
+        self.iteration = self.booster.current_iteration()  # continued training counts on
         self.booster.iteration_stats.update(seconds=[], sample_size=[], sample_rate=[])
 
+    def _last_leaf_values(self) -> np.ndarray | None:
+        """Leaf values (Newton steps, without shrinkage) of the last iteration's trees, as the
+        training loop records them; None for a new model."""
+        if not self.booster.num_trees():
+            return None
+        last = self.booster.trees[-self.n_outputs:]
+        return np.concatenate([tree.value[tree.left < 0] for tree in last]) / self.params["learning_rate"]
+
     def _start_scores(self, dataset: Dataset) -> np.ndarray:
-        scores = np.full(dataset.num_data(), self.booster.base_score)
+        scores = self.booster._start_scores(dataset.num_data())
         if dataset.init_score is not None:
-            scores += dataset.init_score
+            if self.n_outputs > 1:
+                raise DataError("init_score is not supported with multiclass objectives yet")
+            scores[0] += dataset.init_score
         if self.booster.num_trees():
-            self.booster.predict_binned(dataset.binned, scores)
+            for k in range(self.n_outputs):
+                self.booster.predict_binned(dataset.binned, scores[k], k, None, self.n_outputs)
         return scores
 
     def _eval_sets(self, valid_sets: list[Dataset] | None, valid_names: list[str] | None) -> list[_EvalSet]:
@@ -182,35 +223,45 @@ class _Trainer:
         return out
 
     def boost_one_iteration(self) -> None:
-        """Sample rows, grow one tree on them, and update every score."""
+        """Sample rows, grow one tree per output on them, and update every score."""
         start = time.perf_counter()
-        self.objective.grad_hess(self.label, self.scores, self.grad, self.hess)
+        self.objective.grad_hess(self.label, _raw(self.scores), _raw(self.grad), _raw(self.hess))
         n = self._draw_sample()
         rows = self.rows[:n]
-        n_out = self.n_rows - n
-        grown = self.grower.grow(rows, self.grad, self.hess, self.sample_weight, self.params["learning_rate"])
-        add_leaf_values(self.scores, rows, grown.leaf_start, grown.leaf_end, grown.leaf_values)
-        if self.previous_leaf.size:
-            assign_leaves(rows, grown.leaf_start, grown.leaf_end, self.previous_leaf)
-        if n_out:
-            self._update_out_of_sample(grown, n_out)
-        self.previous_leaf_values = grown.leaf_values / self.params["learning_rate"]
-        self.booster.add_tree(grown.tree)
+        sorted_rows = rows.copy() if self.n_outputs > 1 else rows
+        leaf_values = []
+        for k in range(self.n_outputs):
+            if k:
+                rows[:] = sorted_rows  # the grower partitioned them
+            grown = self.grower.grow(rows, self.grad[k], self.hess[k], self.sample_weight,
+                                     self.params["learning_rate"])
+            add_leaf_values(self.scores[k], rows, grown.leaf_start, grown.leaf_end, grown.leaf_values)
+            if self.previous_leaf.size:
+                assign_leaves(rows, grown.leaf_start, grown.leaf_end, self.previous_leaf)
+            if n < self.n_rows:
+                self._update_out_of_sample(grown, self.n_rows - n, self.scores[k])
+            leaf_values.append(grown.leaf_values)
+            self.booster.add_tree(grown.tree)
+        self.previous_leaf_values = np.concatenate(leaf_values) / self.params["learning_rate"]
         self.iteration += 1
         stats = self.booster.iteration_stats
         stats["seconds"].append(time.perf_counter() - start)
         stats["sample_size"].append(n)
         stats["sample_rate"].append(n / self.n_rows)
-        k = self.booster.num_trees()
+        first = self.booster.num_trees() - self.n_outputs
         for eval_set in self.eval_sets:
             if not eval_set.is_training:
-                self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores, k - 1, k)
+                for k in range(self.n_outputs):
+                    self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores[k], first + k, first + k + 1)
 
     def _draw_sample(self) -> int:
         """This iteration's rows (sorted) in ``self.rows[:n]``, their weights in ``self.sample_weight``."""
-        ctx = SamplingContext(self.iteration, self.grad, self.hess, self.weight, self.label, self.scores,
-                              self.objective, self.previous_leaf if self.previous_leaf.size else None,
-                              self.previous_leaf_values)
+        if self.n_outputs > 1:
+            np.sqrt(np.einsum("ki,ki->i", self.grad, self.grad), out=self.row_grad)
+            np.sqrt(np.einsum("ki,ki->i", self.hess, self.hess), out=self.row_hess)
+        ctx = SamplingContext(self.iteration, self.row_grad, self.row_hess, self.weight, self.label,
+                              _raw(self.scores), self.objective,
+                              self.previous_leaf if self.previous_leaf.size else None, self.previous_leaf_values)
         freq = self.params["sampling_freq"]
         if self.sample is None or freq <= 1 or self.iteration % freq == 0:
             n, self.sample_weight = self.sampler.sample(ctx, self.rows, self.out_of_sample)
@@ -223,36 +274,36 @@ class _Trainer:
         self.sampler.correct_gradients(ctx, self.rows[:n])
         return n
 
-    def _update_out_of_sample(self, grown, n_out: int) -> None:
-        """Add the new tree to the rows it was not grown on (walking it on their bins)."""
+    def _update_out_of_sample(self, grown, n_out: int, scores: np.ndarray) -> None:
+        """Add the new tree to the ``scores`` of the rows it was not grown on (walking it on their bins)."""
         tree = grown.tree
         leaf_of_node = np.full(tree.n_nodes, -1, np.int32)
         leaf_of_node[grown.leaf_nodes] = np.arange(grown.leaf_nodes.size, dtype=np.int32)
         decisions = pack_bin_decisions(tree.feature, tree.bin_threshold, tree.missing_left,
                                        self.train_set.bin_mapper.n_bins, tree.left)
         add_tree_to_rows(self.train_set.binned.row_major, self.out_of_sample[:n_out], decisions, tree.value,
-                         leaf_of_node, self.scores, self.previous_leaf)
+                         leaf_of_node, scores, self.previous_leaf)
 
     def evaluate(self) -> list[EvalResult]:
         """Every metric on every evaluation set at the current scores."""
         results = []
         for eval_set in self.eval_sets:
-            prediction = self.objective.transform(eval_set.scores)
+            prediction = self.objective.transform(eval_set.raw)
             for metric in self.metrics:
-                value = metric(eval_set.label, eval_set.scores, prediction, eval_set.dataset.weight)
+                value = metric(eval_set.label, eval_set.raw, prediction, eval_set.dataset.weight)
                 results.append(EvalResult(eval_set.name, metric.name, value, metric.higher_is_better,
                                           eval_set.is_training))
         return results
 
 
 def _load_init_model(init_model: Booster | str | os.PathLike | None, train_set: Dataset,
-                     objective_name: str) -> Booster | None:
+                     objective: Objective) -> Booster | None:
     if init_model is None:
         return None
     booster = init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
-    if booster.objective.name != objective_name:
-        raise ParameterError(f"init_model was trained with objective '{booster.objective.name}', not "
-                             f"'{objective_name}'")
+    if booster.objective.to_dict() != objective.to_dict():
+        raise ParameterError(f"init_model was trained with objective {booster.objective.to_dict()}, not "
+                             f"{objective.to_dict()}")
     if not booster.bin_mapper.same_edges(train_set.bin_mapper):
         raise DataError("train_set is binned differently from init_model; build it with "
                         "Dataset(X, y, reference=init_model)")

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import __version__
 from ._params import resolve_params
 from .binning import BinMapper
@@ -38,7 +40,7 @@ class ModelContent:
 
     objective: Objective
     bin_mapper: BinMapper
-    base_score: float
+    base_score: float | np.ndarray  # one per output (class) of a multiclass objective
     feature_names: list[str]
     params: dict[str, Any]
     trees: list[Tree]
@@ -57,7 +59,8 @@ def model_to_string(content: ModelContent) -> str:
         "version": FORMAT_VERSION,
         "smartboost_version": __version__,
         "objective": content.objective.to_dict(),
-        "base_score": content.base_score,
+        "base_score": (content.base_score.tolist() if isinstance(content.base_score, np.ndarray)
+                       else content.base_score),
         "feature_names": content.feature_names,
         "bin_mapper": content.bin_mapper.to_dict(),
         "params": _json_params(content.params),
@@ -99,9 +102,10 @@ def model_from_string(text: str) -> ModelContent:
         raise ModelFormatError(f"model format version {version} was written by a newer smartboost; this "
                                f"version ({__version__}) reads versions up to {FORMAT_VERSION}")
     try:
-        objective = make_objective(_field(document, "objective", dict).get("name", ""))
+        spec = _field(document, "objective", dict)
+        objective = make_objective(str(spec.get("name", "")), int(spec.get("num_class", 1)))
         params = resolve_params(_field(document, "params", dict))
-    except SmartBoostError as exc:
+    except (SmartBoostError, TypeError, ValueError) as exc:
         raise ModelFormatError(f"model has invalid settings: {exc}") from None
     try:
         bin_mapper = BinMapper.from_dict(_field(document, "bin_mapper", dict))
@@ -112,7 +116,7 @@ def model_from_string(text: str) -> ModelContent:
     feature_names = _field(document, "feature_names", list)
     if len(feature_names) != bin_mapper.n_features or not all(isinstance(n, str) for n in feature_names):
         raise ModelFormatError("model feature_names do not match its number of features")
-    base_score = float(_field(document, "base_score", (int, float)))
+    base_score = _base_score(_field(document, "base_score", (int, float, list)), objective.num_outputs)
     trees = []
     for i, tree in enumerate(_field(document, "trees", list)):
         if not isinstance(tree, dict):
@@ -121,12 +125,26 @@ def model_from_string(text: str) -> ModelContent:
             trees.append(Tree.from_dict(tree, bin_mapper.n_features, bin_mapper.n_bins))
         except ModelFormatError as exc:
             raise ModelFormatError(f"tree {i}: {exc}") from None
+    if len(trees) % objective.num_outputs:
+        raise ModelFormatError(f"model has {len(trees)} trees, not a multiple of its {objective.num_outputs} "
+                               "classes")
     best_iteration = _field(document, "best_iteration", int)
-    if not 0 <= best_iteration <= len(trees):
-        raise ModelFormatError(f"best_iteration {best_iteration} is outside [0, {len(trees)}]")
+    iterations = len(trees) // objective.num_outputs
+    if not 0 <= best_iteration <= iterations:
+        raise ModelFormatError(f"best_iteration {best_iteration} is outside [0, {iterations}]")
     return ModelContent(objective=objective, bin_mapper=bin_mapper, base_score=base_score,
                         feature_names=feature_names, params=params, trees=trees,
                         best_iteration=best_iteration, best_score=_field(document, "best_score", dict))
+
+
+def _base_score(value: Any, n_outputs: int) -> float | np.ndarray:
+    """A number for single-output models, a list of ``n_outputs`` numbers for multiclass ones."""
+    if n_outputs == 1 and not isinstance(value, list):
+        return float(value)
+    if (not isinstance(value, list) or len(value) != n_outputs
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+        raise ModelFormatError(f"model base_score must be {'a number' if n_outputs == 1 else f'{n_outputs} numbers'}")
+    return np.array(value, np.float64)
 
 
 def read_model_text(path: str | os.PathLike) -> str:

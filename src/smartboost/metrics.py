@@ -2,7 +2,8 @@
 
 A metric is a function ``fn(label, raw, prediction, weight) -> float`` of the labels, the raw
 scores and the objective's predictions (``transform(raw)``), with a flag saying which direction
-is better. Binary metrics read the raw score as a logit, so they never saturate: ``logloss`` is
+is better. Multiclass metrics take raw scores and probabilities of shape (K, n_rows) (class-major,
+as the multiclass objective keeps them); every other metric takes vectors. Binary metrics read the raw score as a logit, so they never saturate: ``logloss`` is
 ``log(1 + e^F) - y F`` evaluated stably, ``auc`` ranks raw scores (no ties from probabilities
 rounding to 1.0), ``error`` counts ``F > 0``, i.e. ``p > 0.5``.
 All metrics are weighted means (AUC: weighted pairs) when the data has weights.
@@ -37,6 +38,9 @@ class Metric:
     higher_is_better : bool
     aliases : tuple of str
     doc : str
+    multiclass : bool
+        Whether the metric evaluates multiclass scores (shape (K, n_rows)); such metrics go only
+        with multiclass objectives, and the others only with single-output objectives.
     """
 
     name: str
@@ -44,6 +48,7 @@ class Metric:
     higher_is_better: bool
     aliases: tuple[str, ...] = ()
     doc: str = ""
+    multiclass: bool = False
 
     def __call__(self, label: np.ndarray, raw: np.ndarray, prediction: np.ndarray,
                  weight: np.ndarray | None = None) -> float:
@@ -75,6 +80,16 @@ def _auc(label, raw, prediction, weight):
     return roc_auc(label, raw, np.ones_like(raw) if weight is None else weight)
 
 
+def _multi_logloss(label, raw, prediction, weight):
+    top = raw.max(axis=0)
+    log_norm = top + np.log(np.exp(raw - top).sum(axis=0))
+    return np.average(log_norm - raw[label.astype(np.intp), np.arange(label.shape[0])], weights=weight)
+
+
+def _multi_error(label, raw, prediction, weight):
+    return np.average(np.argmax(raw, axis=0) != label, weights=weight)
+
+
 METRICS: tuple[Metric, ...] = (
     Metric("rmse", _rmse, False, ("root_mean_squared_error", "l2_root"), "root mean squared error"),
     Metric("mse", _mse, False, ("l2", "mean_squared_error"), "mean squared error"),
@@ -84,6 +99,10 @@ METRICS: tuple[Metric, ...] = (
     Metric("error", _error, False, ("binary_error", "classification_error"),
            "fraction of rows with (F > 0) != (y == 1)"),
     Metric("auc", _auc, True, ("roc_auc",), "area under the ROC curve, ties count one half"),
+    Metric("multi_logloss", _multi_logloss, False, ("mlogloss", "multiclass_logloss", "cross_entropy"),
+           "multiclass cross-entropy -log softmax(F)[y], from raw scores", multiclass=True),
+    Metric("multi_error", _multi_error, False, ("merror", "multiclass_error"),
+           "fraction of rows whose highest-scoring class is not the label", multiclass=True),
 )
 
 _BY_NAME = {n: m for m in METRICS for n in (m.name, *m.aliases)}

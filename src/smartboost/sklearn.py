@@ -21,7 +21,7 @@ import numpy as np
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-    from sklearn.utils.multiclass import check_classification_targets, type_of_target
+    from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("smartboost.sklearn needs scikit-learn >= 1.6: pip install 'smartboost[sklearn]'") from exc
@@ -39,8 +39,6 @@ _CHECK_X = {"accept_sparse": ["csr", "csc"], "dtype": [np.float64, np.float32], 
 
 class _SmartBoostModel(BaseEstimator):
     """Shared fit/predict plumbing of the estimators (see the subclasses for the parameters)."""
-
-    _default_objective = "regression"
 
     def __init__(self, *, objective: str | None = None, n_estimators: int = 100, learning_rate: float = 0.1,
                  num_leaves: int = 31, max_depth: int = -1, grow_policy: str = "leafwise",
@@ -112,7 +110,7 @@ class _SmartBoostModel(BaseEstimator):
         skip = {"n_estimators", "callbacks", "importance_type", "random_state", "n_jobs", "early_stopping_rounds"}
         defaults = {name: p.default for name, p in inspect.signature(_SmartBoostModel.__init__).parameters.items()}
         params = {name: getattr(self, name) for name in self._named_params() if name not in skip}
-        params["objective"] = self.objective or self._default_objective
+        params.update(self._objective_params())
         params["num_threads"] = 0 if self.n_jobs is None else self.n_jobs
         params["seed"] = _seed(self.random_state)
         if self.early_stopping_rounds:
@@ -131,6 +129,10 @@ class _SmartBoostModel(BaseEstimator):
     def _fit_target(self, y: np.ndarray) -> np.ndarray:
         """The training labels as :func:`train` takes them (classifiers: learn ``classes_``)."""
         return y
+
+    def _objective_params(self) -> dict[str, Any]:
+        """``objective`` (and ``num_class``) for the labels seen by ``fit``."""
+        return {"objective": self.objective or "regression"}
 
     def _encode_target(self, y: Any) -> np.ndarray:
         """Labels of an eval set, encoded as the training labels were."""
@@ -194,7 +196,7 @@ class _SmartBoostModel(BaseEstimator):
     @property
     def n_iter_(self) -> int:
         """Number of boosting iterations run."""
-        return self.booster_.num_trees()
+        return self.booster_.current_iteration()
 
     @property
     def evals_result_(self) -> dict[str, dict[str, list[float]]]:
@@ -275,30 +277,24 @@ class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
 
 
 class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
-    """Gradient-boosted trees for binary classification (scikit-learn API).
+    """Gradient-boosted trees for classification (scikit-learn API).
 
-    Takes the parameters of :class:`SmartBoostRegressor`; ``objective`` defaults to
-    ``"binary"`` (logistic loss). Targets of any type with exactly two classes are accepted;
-    multiclass targets raise a ``ValueError`` until the softmax objective lands.
+    Takes the parameters of :class:`SmartBoostRegressor`. ``objective`` defaults to
+    ``"binary"`` (logistic loss) for two classes and ``"multiclass"`` (softmax, one tree per
+    class and iteration) for more. Labels of any type are accepted.
 
     Attributes
     ----------
     classes_ : ndarray
-        The two class labels; ``predict_proba[:, 1]`` is the probability of ``classes_[1]``.
+        The class labels, sorted; the columns of ``predict_proba`` follow this order.
+    n_classes_ : int
     booster_, best_iteration_, n_iter_, evals_result_, feature_importances_, n_features_in_,
     feature_names_in_
         As :class:`SmartBoostRegressor`.
     """
 
-    _default_objective = "binary"
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # until the softmax objective lands
-        return tags
-
     def _encode_target(self, y: Any) -> np.ndarray:
-        """Labels as 0/1 (``classes_`` indices); unseen labels (in an eval set) raise."""
+        """Labels as ``classes_`` indices; unseen labels (in an eval set) raise."""
         y = np.asarray(y)
         index = np.minimum(np.searchsorted(self.classes_, y), self.classes_.size - 1)
         unknown = self.classes_[index] != y
@@ -312,27 +308,30 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
         classes = np.unique(y)
         if classes.size == 1:
             raise ValueError(f"y has one class ({classes[0]!r}); a classifier needs two")
-        target_type = type_of_target(y, input_name="y")
-        if target_type != "binary":
-            raise ValueError(f"Only binary classification is supported. The type of the target is {target_type} "
-                             f"({classes.size} classes); multiclass needs the softmax objective, not implemented "
-                             "yet")
         self.classes_ = classes
+        self.n_classes_ = classes.size
         return self._encode_target(y)
 
+    def _objective_params(self) -> dict[str, Any]:
+        if self.n_classes_ == 2:
+            return {"objective": self.objective or "binary"}
+        return {"objective": self.objective or "multiclass", "num_class": self.n_classes_}
+
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities, shape (n_samples, 2), columns in ``classes_`` order."""
+        """Class probabilities, shape (n_samples, n_classes_), columns in ``classes_`` order."""
         p = self._raw_predict(X, raw_score=False)
-        return np.column_stack([1.0 - p, p])
+        return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Raw scores (log-odds of ``classes_[1]``), shape (n_samples,)."""
+        """Raw scores: log-odds of ``classes_[1]``, shape (n_samples,), for two classes; one score
+        per class, shape (n_samples, n_classes_), for more."""
         return self._raw_predict(X, raw_score=True)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class labels."""
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(np.intp)]
+        raw = self.decision_function(X)
+        index = (raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)
+        return self.classes_[index]
 
 
 def _seed(random_state: int | np.random.RandomState | None) -> int:

@@ -33,12 +33,19 @@ class Objective:
         Metric evaluated when the user sets none.
     sigma_smooth : float or None
         Smoothness constant of ALGORITHMS.md 5 (for RGBM's constant step 1/sigma).
+    needs_num_class : bool
+        Whether the objective takes the ``num_class`` parameter (multiclass objectives).
+    num_outputs : int
+        Raw scores per row: 1, or the number of classes. With K > 1 outputs, raw scores,
+        gradients and hessians are arrays of shape (K, n_rows) and each iteration grows K trees.
     """
 
     name: ClassVar[str]
     aliases: ClassVar[tuple[str, ...]] = ()
     default_metric: ClassVar[str]
     sigma_smooth: ClassVar[float | None] = None
+    needs_num_class: ClassVar[bool] = False
+    num_outputs: int = 1
 
     def check_label(self, label: np.ndarray, name: str = "label", training: bool = True) -> np.ndarray:
         """Validate labels (already finite float64) for this objective; return them.
@@ -47,8 +54,8 @@ class Objective:
         """
         return label
 
-    def init_score(self, label: np.ndarray, weight: np.ndarray | None) -> float:
-        """The constant raw score minimising the weighted loss (the boosting start)."""
+    def init_score(self, label: np.ndarray, weight: np.ndarray | None) -> float | np.ndarray:
+        """The constant raw score minimising the weighted loss (the boosting start; one per output)."""
         raise NotImplementedError
 
     def grad_hess(self, label: np.ndarray, raw: np.ndarray, out_grad: np.ndarray, out_hess: np.ndarray) -> None:
@@ -88,9 +95,20 @@ def canonical_objective_name(name: str) -> str:
     return cls.name
 
 
-def make_objective(name: str) -> Objective:
-    """Instantiate the objective registered under ``name``."""
-    return _REGISTRY[canonical_objective_name(name)]()
+def make_objective(name: str, num_class: int = 1) -> Objective:
+    """Instantiate the objective registered under ``name``.
+
+    ``num_class`` must be >= 2 for a multiclass objective and 1 for any other.
+    """
+    cls = _REGISTRY[canonical_objective_name(name)]
+    if cls.needs_num_class:
+        if num_class < 2:
+            raise ParameterError(f"objective '{cls.name}' needs num_class >= 2 (the number of classes), got "
+                                 f"{num_class}")
+        return cls(num_class)
+    if num_class != 1:
+        raise ParameterError(f"num_class={num_class} is only for multiclass objectives, not '{cls.name}'")
+    return cls()
 
 
 def weighted_mean(values: np.ndarray, weight: np.ndarray | None) -> float:

@@ -36,14 +36,17 @@ class SamplingContext:
     Attributes
     ----------
     iteration : int
-        0-based index of the iteration (counting from the start of this training run).
+        0-based index of the iteration in the model: continued training counts on from the
+        initial model, so a resumed run draws the samples an uninterrupted one would.
     grad, hess : ndarray of float64, shape (n_rows,)
-        Gradients and hessians at the current scores (unweighted). Samplers that correct
-        gradients (smart2) write the corrected values of sampled rows into ``grad``.
+        Gradients and hessians at the current scores (unweighted; for a multiclass objective,
+        the L2 norms of each row's per-class vectors). Samplers that correct gradients (smart2)
+        write the corrected values of sampled rows into ``grad``.
     weight : ndarray of float64, shape (n_rows,)
         The rows' own weights (ones when the data has none).
-    label, scores : ndarray of float64, shape (n_rows,)
-        Labels and current raw scores.
+    label, scores : ndarray of float64
+        Labels, shape (n_rows,), and current raw scores, shape (n_rows,) or, for a multiclass
+        objective, (n_classes, n_rows).
     objective : Objective
         The loss (per-row loss and gradients at other scores).
     previous_leaf : ndarray of int32 or None
@@ -81,10 +84,14 @@ class Sampler:
     needs_previous_leaves : bool
         Whether :meth:`sample` or :meth:`correct_gradients` read
         ``SamplingContext.previous_leaf`` (the trainer then tracks every row's leaf).
+    supports_multiclass : bool
+        Whether the sampler works for multiclass objectives, where it sees each row's gradient
+        and hessian as the L2 norms of their per-class vectors (CatBoost's rule for MVS).
     """
 
     name: ClassVar[str]
     needs_previous_leaves: ClassVar[bool] = False
+    supports_multiclass: ClassVar[bool] = True
 
     def __init__(self, params: dict[str, Any], n_rows: int) -> None:
         self.params = params

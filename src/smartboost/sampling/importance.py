@@ -73,12 +73,14 @@ class Smart2Sampler(Smart1Sampler):
 
     name = "smart2"
     needs_previous_leaves = True
+    supports_multiclass = False  # its correction follows one score per row through the trees
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
         self.eta = params["smart_eta"]
         self._scores_1 = np.empty(n_rows)  # scores one iteration back
         self._scores_2 = np.empty(n_rows)  # scores two iterations back
+        self._history = 0  # iterations of this run seen so far (the correction needs two)
         self._old_grad = np.empty(n_rows)
         self._old_hess = np.empty(n_rows)
 
@@ -89,13 +91,14 @@ class Smart2Sampler(Smart1Sampler):
 
     def correct_gradients(self, ctx, rows):
         """The improved diagonal approximation; also keeps the two-iteration score history."""
-        if self.eta > 0.0 and ctx.iteration >= 2 and ctx.previous_leaf is not None:
+        if self.eta > 0.0 and self._history >= 2 and ctx.previous_leaf is not None:
             ctx.objective.grad_hess(ctx.label, self._scores_2, self._old_grad, self._old_hess)
             means = leaf_means(ctx.previous_leaf, self._old_grad, ctx.previous_leaf_values.shape[0])
             smart2_correct(rows, ctx.grad, self._old_grad, ctx.previous_leaf, means, self.eta)
         if self.eta > 0.0:
             self._scores_1, self._scores_2 = self._scores_2, self._scores_1
             np.copyto(self._scores_1, ctx.scores)
+        self._history += 1
 
 
 class MVSSampler(ProportionalSampler):

@@ -1,0 +1,98 @@
+"""Multiclass softmax (cross-entropy) loss, labels in {0, ..., K-1} (ALGORITHMS.md 5).
+
+The raw score is a vector F_i of K class scores; p_i = softmax(F_i) and
+l = -log p_{i, y_i}. Per class k: g_k = p_k - [y = k] and, as LightGBM and XGBoost do, the
+diagonal of the Hessian scaled by K / (K - 1): h_k = K / (K - 1) p_k (1 - p_k) (Friedman's
+multiclass LogitBoost step). One tree per class is grown each iteration. Raw scores are held
+class-major, shape (K, n_rows), so each class's scores are one contiguous row.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ..errors import DataError
+from .base import Objective, register
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _softmax_grad_hess(label, raw, out_grad, out_hess):
+    n_class, n = raw.shape
+    scale = n_class / (n_class - 1.0)
+    for i in prange(n):
+        top = raw[0, i]
+        for k in range(1, n_class):
+            top = max(top, raw[k, i])
+        total = 0.0
+        for k in range(n_class):
+            total += math.exp(raw[k, i] - top)
+        y = int(label[i])
+        for k in range(n_class):
+            p = math.exp(raw[k, i] - top) / total
+            out_grad[k, i] = p - (1.0 if k == y else 0.0)
+            out_hess[k, i] = scale * p * (1.0 - p)
+
+
+def _log_softmax(raw: np.ndarray) -> np.ndarray:
+    top = raw.max(axis=0)
+    return raw - (top + np.log(np.exp(raw - top).sum(axis=0)))
+
+
+def check_class_label(label: np.ndarray, num_class: int, name: str) -> np.ndarray:
+    """Labels must be integers in [0, num_class)."""
+    bad = (label != np.floor(label)) | (label < 0) | (label >= num_class)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise DataError(f"{name} must be an integer class in [0, {num_class}) for a multiclass objective with "
+                        f"num_class={num_class}; row {row} has {label[row]}")
+    return label
+
+
+@register
+class MulticlassSoftmax(Objective):
+    """Softmax cross-entropy over ``num_class`` classes; predicts the class probabilities.
+
+    Parameters
+    ----------
+    num_class : int
+        Number of classes K >= 2 (the ``num_class`` parameter).
+    """
+
+    name = "multiclass"
+    aliases = ("softmax", "multi:softprob", "multi_logloss", "multiclass_softmax")
+    default_metric = "multi_logloss"
+    sigma_smooth = 1.0
+    needs_num_class = True
+
+    def __init__(self, num_class: int = 2) -> None:
+        self.num_outputs = num_class
+
+    def check_label(self, label, name="label", training=True):
+        """Integer classes in ``[0, num_class)``."""
+        return check_class_label(label, self.num_outputs, name)
+
+    def init_score(self, label, weight):
+        """Log of the weighted class frequencies (LightGBM's start; an absent class gets log 1e-15)."""
+        counts = np.bincount(label.astype(np.intp), weights=weight, minlength=self.num_outputs)
+        if not counts.sum() > 0:
+            raise DataError("weight sums to zero: no row carries any weight")
+        return np.log(np.maximum(counts / counts.sum(), 1e-15))
+
+    def grad_hess(self, label, raw, out_grad, out_hess):
+        """g_k = p_k - [y = k], h_k = K/(K-1) p_k (1 - p_k); arrays of shape (K, n)."""
+        _softmax_grad_hess(label, raw, out_grad, out_hess)
+
+    def loss(self, label, raw):
+        """-log softmax(F_i)[y_i] per row."""
+        return -_log_softmax(raw)[label.astype(np.intp), np.arange(label.shape[0])]
+
+    def transform(self, raw):
+        """Class probabilities softmax(F), shape (K, n)."""
+        return np.exp(_log_softmax(raw))
+
+    def to_dict(self):
+        """Name and number of classes."""
+        return {"name": self.name, "num_class": self.num_outputs}
