@@ -57,8 +57,10 @@ def test_binary_objective_label_errors():
     X = np.random.default_rng(0).standard_normal((20, 2))
     with pytest.raises(DataError, match="single class"):
         sb.train({"objective": "binary"}, sb.Dataset(X, np.ones(20)))
-    with pytest.raises(DataError, match="must be 0 or 1.*row 0 has -1"):
-        sb.train({"objective": "binary"}, sb.Dataset(X, -np.ones(20)))
+    with pytest.raises(DataError, match="single class"):
+        sb.train({"objective": "binary"}, sb.Dataset(X, -np.ones(20)))  # -1/+1 labels are read as 0/1
+    with pytest.raises(DataError, match=r"must be 0 or 1 \(or -1 and \+1\).*row 2 has -1"):
+        sb.train({"objective": "binary"}, sb.Dataset(X, np.r_[0.0, 1.0, -np.ones(18)]))
     with pytest.raises(DataError, match="has no label"):
         sb.train({"objective": "binary"}, sb.Dataset(X))
 

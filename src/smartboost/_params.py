@@ -192,13 +192,21 @@ def _metric(name: str, value: Any) -> tuple[str, ...] | None:
 PARAMS: tuple[Param, ...] = (
     # core
     Param("objective", "regression", _objective,
-          "Loss to minimise: 'regression' (squared error), 'binary' (logistic, labels 0/1), "
-          "'multiclass' (softmax, labels 0..num_class-1).",
+          "Loss to minimise: 'regression' (squared error), 'huber', 'binary' (logistic, labels 0/1 or "
+          "-1/+1), 'multiclass' (softmax, labels 0..num_class-1), the margin losses 'exponential', "
+          "'smart_logistic', 'logistic_log2', 'squared_margin', 'regularized_logistic' (docs: "
+          "objectives/margin.py).",
           ("objective_type", "app", "application", "loss"), "core", "a registered objective name"),
     Param("num_class", 1, _int(1),
           "Number of classes of a multiclass objective (>= 2 there, 1 otherwise); each iteration grows "
           "one tree per class.",
           ("num_classes",), "core", ">= 1"),
+    Param("huber_delta", 1.0, _float(0.0, low_open=True),
+          "huber: residual size where the loss turns from squared to linear.",
+          ("alpha",), "core", "> 0"),
+    Param("logistic_mu", 0.0, _float(0.0),
+          "regularized_logistic: the penalty mu F^2 / 2 on the score (RGBM's regularised logistic loss).",
+          ("mu",), "core", ">= 0"),
     Param("num_iterations", 100, _int(1),
           "Number of boosting iterations (trees per class). The `num_boost_round` argument of `train` is used "
           "unless this is given.",

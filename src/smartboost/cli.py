@@ -206,7 +206,7 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     print(f"| metric | {Path(args.data).name} |\n|---|---|")
     for name in names:
         metric = get_metric(name)
-        print(f"| {metric.name} | {metric(label, raw, prediction):.6g} |")
+        print(f"| {metric.name} | {metric(label, booster.objective.metric_score(raw), prediction):.6g} |")
     return 0
 
 

@@ -129,7 +129,7 @@ class _Trainer:
                  valid_names: list[str] | None, init_model: Booster | str | os.PathLike | None,
                  n_threads: int) -> None:
         self.params = params
-        self.objective = make_objective(params["objective"], params["num_class"])
+        self.objective = make_objective(params["objective"], params)
         self.n_outputs = self.objective.num_outputs
         if train_set.label is None:
             raise DataError("train_set has no label")
@@ -290,7 +290,8 @@ class _Trainer:
         for eval_set in self.eval_sets:
             prediction = self.objective.transform(eval_set.raw)
             for metric in self.metrics:
-                value = metric(eval_set.label, eval_set.raw, prediction, eval_set.dataset.weight)
+                value = metric(eval_set.label, self.objective.metric_score(eval_set.raw), prediction,
+                               eval_set.dataset.weight)
                 results.append(EvalResult(eval_set.name, metric.name, value, metric.higher_is_better,
                                           eval_set.is_training))
         return results

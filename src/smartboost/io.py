@@ -103,7 +103,7 @@ def model_from_string(text: str) -> ModelContent:
                                f"version ({__version__}) reads versions up to {FORMAT_VERSION}")
     try:
         spec = _field(document, "objective", dict)
-        objective = make_objective(str(spec.get("name", "")), int(spec.get("num_class", 1)))
+        objective = make_objective(str(spec.get("name", "")), spec)
         params = resolve_params(_field(document, "params", dict))
     except (SmartBoostError, TypeError, ValueError) as exc:
         raise ModelFormatError(f"model has invalid settings: {exc}") from None

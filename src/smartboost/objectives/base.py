@@ -8,6 +8,7 @@ is adding one file here: its gradient kernels, its class, its registration.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,10 +32,16 @@ class Objective:
         Other accepted names (XGBoost's ``family:variant`` names among them).
     default_metric : str
         Metric evaluated when the user sets none.
+    task : {'regression', 'binary', 'multiclass'}
+        What the labels are: real numbers, 0/1 classes, or class indices.
     sigma_smooth : float or None
         Smoothness constant of ALGORITHMS.md 5 (for RGBM's constant step 1/sigma).
-    needs_num_class : bool
-        Whether the objective takes the ``num_class`` parameter (multiclass objectives).
+    options : tuple of str
+        Training parameters the objective takes (e.g. ``("huber_delta",)``); the constructor
+        receives them as keywords, and :meth:`to_dict` stores them in model files.
+    hessian_exact : bool
+        False when ``grad_hess`` returns a floored or surrogate hessian (e.g. Huber's 1
+        outside delta) instead of the second derivative.
     num_outputs : int
         Raw scores per row: 1, or the number of classes. With K > 1 outputs, raw scores,
         gradients and hessians are arrays of shape (K, n_rows) and each iteration grows K trees.
@@ -43,8 +50,10 @@ class Objective:
     name: ClassVar[str]
     aliases: ClassVar[tuple[str, ...]] = ()
     default_metric: ClassVar[str]
+    task: ClassVar[str] = "regression"
     sigma_smooth: ClassVar[float | None] = None
-    needs_num_class: ClassVar[bool] = False
+    options: ClassVar[tuple[str, ...]] = ()
+    hessian_exact: ClassVar[bool] = True
     num_outputs: int = 1
 
     def check_label(self, label: np.ndarray, name: str = "label", training: bool = True) -> np.ndarray:
@@ -70,9 +79,13 @@ class Objective:
         """Prediction from raw scores (the inverse link); identity by default."""
         return raw
 
+    def metric_score(self, raw: np.ndarray) -> np.ndarray:
+        """The score binary metrics read: the log-odds of ``y = 1`` (the raw score by default)."""
+        return raw
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready description, enough to rebuild the objective with :func:`make_objective`."""
-        return {"name": self.name}
+        return {"name": self.name, **{key: getattr(self, key) for key in self.options}}
 
 
 def register(cls: type[Objective]) -> type[Objective]:
@@ -95,20 +108,22 @@ def canonical_objective_name(name: str) -> str:
     return cls.name
 
 
-def make_objective(name: str, num_class: int = 1) -> Objective:
+def make_objective(name: str, params: Mapping[str, Any] | None = None) -> Objective:
     """Instantiate the objective registered under ``name``.
 
-    ``num_class`` must be >= 2 for a multiclass objective and 1 for any other.
+    Parameters
+    ----------
+    name : str
+        Objective name or alias.
+    params : mapping, optional
+        Parameters; the objective takes those named in its ``options``. ``num_class`` must be
+        1 (or absent) for objectives that do not take it.
     """
     cls = _REGISTRY[canonical_objective_name(name)]
-    if cls.needs_num_class:
-        if num_class < 2:
-            raise ParameterError(f"objective '{cls.name}' needs num_class >= 2 (the number of classes), got "
-                                 f"{num_class}")
-        return cls(num_class)
-    if num_class != 1:
-        raise ParameterError(f"num_class={num_class} is only for multiclass objectives, not '{cls.name}'")
-    return cls()
+    params = params or {}
+    if "num_class" not in cls.options and params.get("num_class", 1) != 1:
+        raise ParameterError(f"num_class={params['num_class']} is only for multiclass objectives, not '{cls.name}'")
+    return cls(**{key: params[key] for key in cls.options if key in params})
 
 
 def weighted_mean(values: np.ndarray, weight: np.ndarray | None) -> float:

@@ -28,13 +28,15 @@ def _logistic_grad_hess(label, raw, out_grad, out_hess):
 
 
 def check_binary_label(label: np.ndarray, name: str, training: bool) -> np.ndarray:
-    """Labels must be 0/1; training labels must hold both classes."""
+    """Labels must be 0/1 (or -1/+1, returned as 0/1); training labels must hold both classes."""
+    if label.size and (label == -1.0).any() and np.isin(label, (-1.0, 1.0)).all():
+        label = (label > 0).astype(np.float64)
     bad = (label != 0.0) & (label != 1.0)
     if bad.any():
         row = int(np.argmax(bad))
-        raise DataError(f"{name} must be 0 or 1 for a binary objective; row {row} has {label[row]}")
+        raise DataError(f"{name} must be 0 or 1 (or -1 and +1) for a binary objective; row {row} has {label[row]}")
     if training and label.min() == label.max():
-        raise DataError(f"{name} holds a single class ({label[0]:g}); a binary objective needs both 0 and 1")
+        raise DataError(f"{name} holds a single class ({label[0]:g}); a binary objective needs both classes")
     return label
 
 
@@ -43,6 +45,7 @@ class BinaryLogistic(Objective):
     """Logistic regression on 0/1 labels (LogitBoost's loss); predicts P(y = 1)."""
 
     name = "binary"
+    task = "binary"
     aliases = ("binary:logistic", "logistic", "binary_logloss", "log_loss", "logloss")
     default_metric = "logloss"
     sigma_smooth = 0.25

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 from .base import Objective, register
 
 
@@ -62,13 +62,17 @@ class MulticlassSoftmax(Objective):
     """
 
     name = "multiclass"
+    task = "multiclass"
     aliases = ("softmax", "multi:softprob", "multi_logloss", "multiclass_softmax")
     default_metric = "multi_logloss"
     sigma_smooth = 1.0
-    needs_num_class = True
+    options = ("num_class",)
 
-    def __init__(self, num_class: int = 2) -> None:
-        self.num_outputs = num_class
+    def __init__(self, num_class: int = 1) -> None:
+        if not isinstance(num_class, int) or num_class < 2:
+            raise ParameterError(f"objective 'multiclass' needs num_class >= 2 (the number of classes), got "
+                                 f"{num_class}")
+        self.num_class = self.num_outputs = num_class
 
     def check_label(self, label, name="label", training=True):
         """Integer classes in ``[0, num_class)``."""
@@ -92,7 +96,3 @@ class MulticlassSoftmax(Objective):
     def transform(self, raw):
         """Class probabilities softmax(F), shape (K, n)."""
         return np.exp(_log_softmax(raw))
-
-    def to_dict(self):
-        """Name and number of classes."""
-        return {"name": self.name, "num_class": self.num_outputs}

@@ -1,0 +1,68 @@
+"""The loss family beyond squared/logistic: margin losses, Huber; labels, links, options, files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import make_binary, make_regression
+from sklearn.metrics import roc_auc_score
+
+import smartboost as sb
+from smartboost.errors import ParameterError
+from smartboost.objectives import make_objective
+
+MARGIN = ["exponential", "smart_logistic", "logistic_log2", "squared_margin", "regularized_logistic"]
+
+
+@pytest.mark.parametrize("name", MARGIN)
+def test_margin_losses_learn_and_accept_plus_minus_one_labels(name):
+    X, y = make_binary(n=3000, seed=11)
+    params = {"objective": name, "num_leaves": 7, "verbosity": -1}
+    zero_one = sb.train(params, sb.Dataset(X[:2000], y[:2000]), 30)
+    plus_minus = sb.train(params, sb.Dataset(X[:2000], 2 * y[:2000] - 1), 30)
+    assert zero_one.model_to_string() == plus_minus.model_to_string()
+    p = zero_one.predict(X[2000:])
+    assert np.all((p >= 0) & (p <= 1))
+    assert roc_auc_score(y[2000:], p) > 0.8
+
+
+def test_smart_logistic_is_the_logistic_loss_of_twice_the_score():
+    y = np.array([0.0, 1.0, 1.0, 0.0])
+    F = np.array([-2.0, -0.5, 0.3, 4.0])
+    smart, logistic = make_objective("smart_logistic"), make_objective("binary")
+    np.testing.assert_allclose(smart.loss(y, F), logistic.loss(y, 2 * F))
+    np.testing.assert_allclose(smart.transform(F), logistic.transform(2 * F))
+
+
+def test_regularized_logistic_adds_mu_f_to_the_logistic_gradient():
+    rng = np.random.default_rng(0)
+    y = (rng.random(500) < 0.3).astype(float)
+    F = rng.standard_normal(500) * 3
+    g0, h0, g, h = (np.empty(500) for _ in range(4))
+    make_objective("binary").grad_hess(y, F, g0, h0)
+    make_objective("regularized_logistic", {"logistic_mu": 0.5}).grad_hess(y, F, g, h)
+    np.testing.assert_allclose(g, g0 + 0.5 * F, atol=1e-12)
+    np.testing.assert_allclose(h, h0 + 0.5, atol=1e-12)
+
+
+def test_objective_options_are_saved_with_the_model(tmp_path):
+    X, y = make_binary(n=1000, seed=12)
+    booster = sb.train({"objective": "regularized_logistic", "mu": 0.25, "verbosity": -1}, sb.Dataset(X, y), 5)
+    assert booster.objective.sigma_smooth == 0.5
+    booster.save_model(tmp_path / "m.json")
+    loaded = sb.Booster(model_file=tmp_path / "m.json")
+    assert loaded.objective.logistic_mu == 0.25
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
+    with pytest.raises(ParameterError, match="huber_delta"):
+        sb.train({"objective": "huber", "huber_delta": 0.0, "verbosity": -1}, sb.Dataset(X, y), 1)
+
+
+def test_huber_resists_outliers():
+    X, y = make_regression(n=3000, seed=13)
+    noisy = y.copy()
+    noisy[::20] += 50.0  # 5% gross outliers in the training labels
+    params = {"num_leaves": 15, "verbosity": -1}
+    huber = sb.train({**params, "objective": "huber", "alpha": 1.0}, sb.Dataset(X[:2000], noisy[:2000]), 100)
+    squared = sb.train({**params, "objective": "regression"}, sb.Dataset(X[:2000], noisy[:2000]), 100)
+    mae = [np.mean(np.abs(m.predict(X[2000:]) - y[2000:])) for m in (huber, squared)]
+    assert mae[0] < 0.5 * mae[1]
