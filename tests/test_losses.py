@@ -66,3 +66,36 @@ def test_huber_resists_outliers():
     squared = sb.train({**params, "objective": "regression"}, sb.Dataset(X[:2000], noisy[:2000]), 100)
     mae = [np.mean(np.abs(m.predict(X[2000:]) - y[2000:])) for m in (huber, squared)]
     assert mae[0] < 0.5 * mae[1]
+
+
+def test_custom_objective_function_equals_the_built_in_loss(tmp_path):
+    X, y = make_regression(n=2000, seed=14)
+
+    def squared(label, raw):
+        return raw - label, np.ones_like(raw)
+
+    params = {"num_leaves": 15, "verbosity": -1}
+    custom = sb.train({**params, "objective": squared}, sb.Dataset(X, y), 20)
+    builtin = sb.train({**params, "objective": "regression", "boost_from_average": False}, sb.Dataset(X, y), 20)
+    np.testing.assert_array_equal(custom.predict(X), builtin.predict(X))
+    assert custom.evals_result == {}  # no default metric for a user function
+    custom.save_model(tmp_path / "c.json")
+    loaded = sb.Booster(model_file=tmp_path / "c.json")
+    assert loaded.objective.name == "custom"
+    np.testing.assert_array_equal(loaded.predict(X), custom.predict(X))
+    resumed = sb.train({**params, "objective": squared}, sb.Dataset(X, y, reference=loaded), 5, init_model=loaded)
+    assert resumed.num_trees() == 25
+    with pytest.raises(ParameterError, match="pass the function again"):
+        sb.train({**params, "objective": "custom"}, sb.Dataset(X, y, reference=loaded), 1, init_model=loaded)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda label, raw: raw - label, "a \\(grad, hess\\) pair"),
+    (lambda label, raw: (raw[:5], np.ones(5)), "grad has shape \\(5,\\)"),
+    (lambda label, raw: (np.where(np.arange(raw.size) == 7, np.nan, raw), np.ones_like(raw)), "not finite at row 7"),
+    (lambda label, raw: (raw - label, -np.ones_like(raw)), "hess is negative at row 0"),
+])
+def test_custom_objective_errors_name_the_problem(bad, match):
+    X, y = make_regression(n=200, seed=15)
+    with pytest.raises(sb.DataError, match=match):
+        sb.train({"objective": bad, "verbosity": -1}, sb.Dataset(X, y), 1)

@@ -152,11 +152,14 @@ def _num_leaves(name: str, value: Any) -> int:
     return value
 
 
-def _objective(name: str, value: Any) -> str:
+def _objective(name: str, value: Any) -> Any:
+    """A registered objective name (canonicalised), or a function ``fn(label, raw) -> (grad, hess)``."""
     from .objectives import canonical_objective_name
 
+    if callable(value):
+        return value
     if not isinstance(value, str):
-        raise ParameterError(f"parameter '{name}' must be an objective name, got {value!r}")
+        raise ParameterError(f"parameter '{name}' must be an objective name or a function, got {value!r}")
     return canonical_objective_name(value)
 
 
@@ -195,7 +198,7 @@ PARAMS: tuple[Param, ...] = (
           "Loss to minimise: 'regression' (squared error), 'huber', 'binary' (logistic, labels 0/1 or "
           "-1/+1), 'multiclass' (softmax, labels 0..num_class-1), the margin losses 'exponential', "
           "'smart_logistic', 'logistic_log2', 'squared_margin', 'regularized_logistic' (docs: "
-          "objectives/margin.py).",
+          "objectives/margin.py), or a function fn(label, raw) -> (grad, hess).",
           ("objective_type", "app", "application", "loss"), "core", "a registered objective name"),
     Param("num_class", 1, _int(1),
           "Number of classes of a multiclass objective (>= 2 there, 1 otherwise); each iteration grows "

@@ -202,7 +202,9 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     raw = booster.predict(data.X, raw_score=True)
     raw = raw.T if raw.ndim == 2 else raw  # metrics take class-major multiclass scores
     prediction = booster.objective.transform(raw)
-    names = args.metric or [booster.objective.default_metric]
+    names = args.metric or [m for m in [booster.objective.default_metric] if m]
+    if not names:
+        raise SmartBoostError("the model's objective has no default metric; name one with --metric")
     print(f"| metric | {Path(args.data).name} |\n|---|---|")
     for name in names:
         metric = get_metric(name)

@@ -149,7 +149,7 @@ class _Trainer:
         self.eval_sets = self._eval_sets(valid_sets, valid_names)
         metric_names = params["metric"]
         if metric_names is None:
-            metric_names = (self.objective.default_metric,)
+            metric_names = (self.objective.default_metric,) if self.objective.default_metric else ()
         self.metrics = [get_metric(m) for m in metric_names]
         for metric in self.metrics:
             if metric.multiclass != (self.n_outputs > 1):
@@ -302,7 +302,8 @@ def _load_init_model(init_model: Booster | str | os.PathLike | None, train_set: 
     if init_model is None:
         return None
     booster = init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
-    if booster.objective.to_dict() != objective.to_dict():
+    if booster.objective.name != objective.name or any(
+            getattr(booster.objective, key) != getattr(objective, key) for key in objective.options):
         raise ParameterError(f"init_model was trained with objective {booster.objective.to_dict()}, not "
                              f"{objective.to_dict()}")
     if not booster.bin_mapper.same_edges(train_set.bin_mapper):

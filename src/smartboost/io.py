@@ -49,7 +49,8 @@ class ModelContent:
 
 
 def _json_params(params: dict[str, Any]) -> dict[str, Any]:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+    """Tuples as lists; a custom objective function as its name, "custom"."""
+    return {k: "custom" if callable(v) else list(v) if isinstance(v, tuple) else v for k, v in params.items()}
 
 
 def model_to_string(content: ModelContent) -> str:

@@ -8,7 +8,7 @@ is adding one file here: its gradient kernels, its class, its registration.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,8 +30,8 @@ class Objective:
         Canonical name (LightGBM's where it has one).
     aliases : tuple of str
         Other accepted names (XGBoost's ``family:variant`` names among them).
-    default_metric : str
-        Metric evaluated when the user sets none.
+    default_metric : str or None
+        Metric evaluated when the user sets none (None: no metric).
     task : {'regression', 'binary', 'multiclass'}
         What the labels are: real numbers, 0/1 classes, or class indices.
     sigma_smooth : float or None
@@ -49,7 +49,7 @@ class Objective:
 
     name: ClassVar[str]
     aliases: ClassVar[tuple[str, ...]] = ()
-    default_metric: ClassVar[str]
+    default_metric: ClassVar[str | None]
     task: ClassVar[str] = "regression"
     sigma_smooth: ClassVar[float | None] = None
     options: ClassVar[tuple[str, ...]] = ()
@@ -108,17 +108,19 @@ def canonical_objective_name(name: str) -> str:
     return cls.name
 
 
-def make_objective(name: str, params: Mapping[str, Any] | None = None) -> Objective:
+def make_objective(name: str | Callable, params: Mapping[str, Any] | None = None) -> Objective:
     """Instantiate the objective registered under ``name``.
 
     Parameters
     ----------
-    name : str
-        Objective name or alias.
+    name : str or callable
+        Objective name or alias, or a gradient function (see ``objectives/custom.py``).
     params : mapping, optional
         Parameters; the objective takes those named in its ``options``. ``num_class`` must be
         1 (or absent) for objectives that do not take it.
     """
+    if callable(name):
+        return _REGISTRY["custom"](name)
     cls = _REGISTRY[canonical_objective_name(name)]
     params = params or {}
     if "num_class" not in cls.options and params.get("num_class", 1) != 1:
