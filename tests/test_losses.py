@@ -99,3 +99,67 @@ def test_custom_objective_errors_name_the_problem(bad, match):
     X, y = make_regression(n=200, seed=15)
     with pytest.raises(sb.DataError, match=match):
         sb.train({"objective": bad, "verbosity": -1}, sb.Dataset(X, y), 1)
+
+
+# -- first-order boosting and step rules ------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["hinge", "sigmoid_margin"])
+def test_first_order_only_losses_train_with_gradient_boosting(name):
+    X, y = make_binary(n=3000, seed=16)
+    with pytest.raises(ParameterError, match="boosting='gradient'"):
+        sb.train({"objective": name, "verbosity": -1}, sb.Dataset(X, y), 1)
+    booster = sb.train({"objective": name, "boosting": "gradient", "num_leaves": 7, "learning_rate": 0.5,
+                        "verbosity": -1}, sb.Dataset(X[:2000], y[:2000]), 40)
+    # learns (chance is 0.5); the non-convex sigmoid loss gives up on badly misclassified rows
+    assert roc_auc_score(y[2000:], booster.predict(X[2000:], raw_score=True)) > 0.75
+
+
+def test_gradient_boosting_leaves_are_mean_negative_gradients():
+    X, y = make_regression(n=1000, seed=17)
+    booster = sb.train({"objective": "regression", "boosting": "gradient", "max_depth": 1, "learning_rate": 1.0,
+                        "boost_from_average": False, "verbosity": -1}, sb.Dataset(X, y), 1)
+    tree = booster.trees[0]
+    left_rows = X[:, tree.feature[0]] <= tree.threshold[0]
+    np.testing.assert_allclose(tree.value[tree.left[0]], y[left_rows].mean(), rtol=1e-6)
+    np.testing.assert_allclose(tree.value[tree.right[0]], y[~left_rows].mean(), rtol=1e-6)
+
+
+def _training_losses(params, X, y, rounds):
+    objective = make_objective(params["objective"])
+    booster = sb.train({**params, "verbosity": -1}, sb.Dataset(X, y), rounds)
+    return [objective.loss(objective.check_label(y), booster.predict(X, raw_score=True, num_iteration=k)).mean()
+            for k in range(1, rounds + 1)]
+
+
+_CONVEX = ["regression", "binary", "exponential", "regularized_logistic", "squared_margin", "huber"]
+_STEP_CASES = ([(o, rule, b) for o in _CONVEX for rule in ("line", "leaf_line") for b in ("newton", "gradient")]
+               + [(o, "smooth", "gradient") for o in _CONVEX if make_objective(o).sigma_smooth is not None])
+
+
+@pytest.mark.parametrize("objective, rule, boosting", _STEP_CASES)
+def test_line_and_smooth_steps_never_increase_the_training_loss(objective, rule, boosting):
+    X, y = (make_regression if objective in ("regression", "huber") else make_binary)(n=1500, seed=18)
+    losses = _training_losses({"objective": objective, "step_rule": rule, "boosting": boosting, "num_leaves": 7,
+                               "learning_rate": 1.0, "boost_from_average": False}, X, y, 15)
+    assert all(b <= a + 1e-12 for a, b in zip(losses, losses[1:])), losses
+    assert losses[-1] < losses[0]
+
+
+def test_line_search_beats_plain_shrinkage_per_iteration():
+    X, y = make_binary(n=3000, seed=19)
+    base = {"objective": "binary", "boosting": "gradient", "num_leaves": 7, "learning_rate": 1.0}
+    line = _training_losses({**base, "step_rule": "leaf_line"}, X, y, 10)
+    plain = _training_losses(base, X, y, 10)
+    assert line[-1] < plain[-1]
+
+
+def test_step_rule_misuse_is_reported():
+    X, y = make_binary(n=200, seed=20)
+    with pytest.raises(ParameterError, match="smoothness constant"):
+        sb.train({"objective": "exponential", "step_rule": "smooth", "boosting": "gradient", "verbosity": -1},
+                 sb.Dataset(X, y), 1)
+    with pytest.raises(ParameterError, match="use it with boosting='gradient'"):
+        sb.train({"objective": "binary", "step_rule": "smooth", "verbosity": -1}, sb.Dataset(X, y), 1)
+    with pytest.raises(ParameterError, match="single-output built-in objective"):
+        sb.train({"objective": "multiclass", "num_class": 2, "step_rule": "line", "verbosity": -1},
+                 sb.Dataset(X, y), 1)

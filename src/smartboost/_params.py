@@ -301,6 +301,21 @@ PARAMS: tuple[Param, ...] = (
           "trimming: keep the largest-hessian rows until they hold 1 - alpha of the total (instead of "
           "sample_rate).",
           (), "sampling", "[0, 1)"),
+    # boosting: the direction of a step and its size (ALGORITHMS.md 1)
+    Param("boosting", "newton", _choice("newton", "gradient", aliases={"gbdt": "newton", "gbm": "gradient"}),
+          "'newton': trees fit Newton steps, leaf values -G/(H + lambda_l2) (XGBoost, LightGBM). 'gradient': "
+          "the classic first-order GBM, trees fit the negative gradients by least squares (every hessian "
+          "taken as 1 inside the tree).",
+          ("boosting_type", "boost"), "boosting", "newton | gradient"),
+    Param("step_rule", "shrinkage", _choice("shrinkage", "line", "leaf_line", "smooth"),
+          "Size of each tree's step, always times learning_rate: 'shrinkage' the tree as fitted; 'line' "
+          "the tree scaled by the line-search minimiser of the training loss; 'leaf_line' each leaf's own "
+          "minimiser (Friedman's TreeBoost); 'smooth' the tree times 1/sigma, sigma the loss's smoothness "
+          "constant (RGBM's rule, with boosting='gradient').",
+          (), "boosting", "shrinkage | line | leaf_line | smooth"),
+    Param("line_search_rows", "sample", _choice("sample", "all"),
+          "Rows the line searches minimise over: the tree's sample (with its weights) or every row.",
+          (), "boosting", "sample | all"),
     # learning control
     Param("boost_from_average", True, _bool,
           "Start from the loss-minimising constant (mean, log-odds) instead of 0; off when the "

@@ -27,6 +27,7 @@ from .grower import TreeGrower
 from .metrics import get_metric
 from .objectives import Objective, make_objective
 from .sampling import SamplingContext, make_sampler, resolve_sampling_params
+from .steps import leaf_line_search, line_search
 
 __all__ = ["train"]
 
@@ -169,6 +170,8 @@ class _Trainer:
         self.rows = np.empty(n, INDEX_DTYPE)
         self.out_of_sample = np.empty(n, INDEX_DTYPE)
         self.grower = TreeGrower(train_set.binned, params, n_threads)
+        self._check_boosting_params()
+        self.unit_hess = np.ones(n) if params["boosting"] == "gradient" else None
         self.sampler = make_sampler(params, n)
         if self.n_outputs > 1 and not self.sampler.supports_multiclass:
             raise ParameterError(f"sampling='{self.sampler.name}' does not support multiclass objectives")
@@ -178,6 +181,21 @@ class _Trainer:
         self.previous_leaf_values = self._last_leaf_values()
         self.iteration = self.booster.current_iteration()  # continued training counts on
         self.booster.iteration_stats.update(seconds=[], sample_size=[], sample_rate=[])
+
+    def _check_boosting_params(self) -> None:
+        objective, rule = self.objective, self.params["step_rule"]
+        if objective.first_order_only and self.params["boosting"] == "newton":
+            raise ParameterError(f"objective '{objective.name}' has no usable second derivative; train it with "
+                                 "boosting='gradient'")
+        if rule == "smooth" and self.params["boosting"] != "gradient":
+            raise ParameterError("step_rule='smooth' (1/sigma) is the step of first-order boosting; use it with "
+                                 "boosting='gradient' (Newton steps are already scaled by the hessian)")
+        if rule == "smooth" and objective.sigma_smooth is None:
+            raise ParameterError(f"step_rule='smooth' needs a smooth loss; objective '{objective.name}' has no "
+                                 "smoothness constant")
+        if rule in ("line", "leaf_line") and (self.n_outputs > 1 or objective.name == "custom"):
+            raise ParameterError(f"step_rule='{rule}' needs a single-output built-in objective, not "
+                                 f"'{objective.name}'")
 
     def _last_leaf_values(self) -> np.ndarray | None:
         """Leaf values (Newton steps, without shrinkage) of the last iteration's trees, as the
@@ -233,8 +251,9 @@ class _Trainer:
         for k in range(self.n_outputs):
             if k:
                 rows[:] = sorted_rows  # the grower partitioned them
-            grown = self.grower.grow(rows, self.grad[k], self.hess[k], self.sample_weight,
-                                     self.params["learning_rate"])
+            hess = self.hess[k] if self.unit_hess is None else self.unit_hess
+            grown = self.grower.grow(rows, self.grad[k], hess, self.sample_weight, self.params["learning_rate"])
+            self._apply_step_rule(grown, rows, self.scores[k])
             add_leaf_values(self.scores[k], rows, grown.leaf_start, grown.leaf_end, grown.leaf_values)
             if self.previous_leaf.size:
                 assign_leaves(rows, grown.leaf_start, grown.leaf_end, self.previous_leaf)
@@ -253,6 +272,36 @@ class _Trainer:
             if not eval_set.is_training:
                 for k in range(self.n_outputs):
                     self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores[k], first + k, first + k + 1)
+
+    def _apply_step_rule(self, grown, rows: np.ndarray, scores: np.ndarray) -> None:
+        """Rescale the new tree's values by the step rule (see :mod:`smartboost.steps`)."""
+        rule = self.params["step_rule"]
+        if rule == "shrinkage":
+            return
+        value = grown.tree.value
+        if rule == "smooth":
+            value *= 1.0 / self.objective.sigma_smooth
+            return
+        learning_rate = self.params["learning_rate"]
+        fitted = grown.leaf_values / learning_rate
+        if rule == "leaf_line":  # over the tree's own rows, leaf by leaf
+            for j, (start, end) in enumerate(zip(grown.leaf_start, grown.leaf_end)):
+                leaf_rows = rows[start:end]
+                gamma = leaf_line_search(self.objective, self.label[leaf_rows], scores[leaf_rows],
+                                         self.sample_weight[leaf_rows], fitted[j])
+                value[grown.leaf_nodes[j]] = learning_rate * gamma
+            return
+        direction = np.zeros(self.n_rows)
+        add_leaf_values(direction, rows, grown.leaf_start, grown.leaf_end, fitted)
+        if self.params["line_search_rows"] == "sample":
+            on, weight = rows, self.sample_weight[rows]
+        else:
+            on, weight = slice(None), self.weight
+            n_out = self.n_rows - rows.shape[0]
+            if n_out:
+                self._update_out_of_sample(grown, n_out, direction, record_leaves=False)
+                direction[self.out_of_sample[:n_out]] /= learning_rate
+        value *= line_search(self.objective, self.label[on], scores[on], direction[on], weight)
 
     def _draw_sample(self) -> int:
         """This iteration's rows (sorted) in ``self.rows[:n]``, their weights in ``self.sample_weight``."""
@@ -274,7 +323,7 @@ class _Trainer:
         self.sampler.correct_gradients(ctx, self.rows[:n])
         return n
 
-    def _update_out_of_sample(self, grown, n_out: int, scores: np.ndarray) -> None:
+    def _update_out_of_sample(self, grown, n_out: int, scores: np.ndarray, record_leaves: bool = True) -> None:
         """Add the new tree to the ``scores`` of the rows it was not grown on (walking it on their bins)."""
         tree = grown.tree
         leaf_of_node = np.full(tree.n_nodes, -1, np.int32)
@@ -282,7 +331,7 @@ class _Trainer:
         decisions = pack_bin_decisions(tree.feature, tree.bin_threshold, tree.missing_left,
                                        self.train_set.bin_mapper.n_bins, tree.left)
         add_tree_to_rows(self.train_set.binned.row_major, self.out_of_sample[:n_out], decisions, tree.value,
-                         leaf_of_node, scores, self.previous_leaf)
+                         leaf_of_node, scores, self.previous_leaf if record_leaves else self.previous_leaf[:0])
 
     def evaluate(self) -> list[EvalResult]:
         """Every metric on every evaluation set at the current scores."""

@@ -42,6 +42,9 @@ class Objective:
     hessian_exact : bool
         False when ``grad_hess`` returns a floored or surrogate hessian (e.g. Huber's 1
         outside delta) instead of the second derivative.
+    first_order_only : bool
+        The second derivative is useless for Newton steps (zero or negative: hinge, sigmoid);
+        the objective trains only with ``boosting='gradient'``.
     num_outputs : int
         Raw scores per row: 1, or the number of classes. With K > 1 outputs, raw scores,
         gradients and hessians are arrays of shape (K, n_rows) and each iteration grows K trees.
@@ -54,6 +57,7 @@ class Objective:
     sigma_smooth: ClassVar[float | None] = None
     options: ClassVar[tuple[str, ...]] = ()
     hessian_exact: ClassVar[bool] = True
+    first_order_only: ClassVar[bool] = False
     num_outputs: int = 1
 
     def check_label(self, label: np.ndarray, name: str = "label", training: bool = True) -> np.ndarray:

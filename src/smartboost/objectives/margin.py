@@ -10,6 +10,11 @@ The seminar's and the papers' binary losses other than LightGBM's logistic one. 
 | ``logistic_log2`` (the seminar's logarithmic loss) | log2(1 + e^-M) | sigmoid(F) | 1/(4 ln 2) |
 | ``squared_margin`` | (1 - M)^2 | (F + 1) / 2, clipped | 2 |
 | ``regularized_logistic`` (RGBM) | log(1 + e^-M) + mu M^2 / 2 (= mu F^2 / 2) | sigmoid(F) | 1/4 + mu |
+| ``sigmoid_margin`` (first-order only) | 2 / (1 + e^M) | sigmoid(F) | 1/(3 sqrt 3) |
+| ``hinge`` (first-order only) | max(0, 1 - M) | 1 if F > 0 else 0 | none |
+
+The last two have no usable second derivative (negative, or zero almost everywhere): they train
+with ``boosting="gradient"`` only.
 
 The start score minimises the weighted loss of a constant (Brent's method on the convex sum).
 """
@@ -26,7 +31,8 @@ from ..errors import ParameterError
 from .base import Objective, register
 from .binary import check_binary_label
 
-_EXPONENTIAL, _SMART_LOGISTIC, _LOGISTIC_LOG2, _SQUARED_MARGIN, _REGULARIZED_LOGISTIC = range(5)
+(_EXPONENTIAL, _SMART_LOGISTIC, _LOGISTIC_LOG2, _SQUARED_MARGIN, _REGULARIZED_LOGISTIC, _SIGMOID_MARGIN,
+ _HINGE) = range(7)
 
 
 @njit(cache=True, nogil=True)
@@ -49,8 +55,13 @@ def _margin_grad_hess(kind, mu, label, raw, out_grad, out_hess):
             d1, d2 = -_sigmoid(-m) / math.log(2.0), _sigmoid(m) * _sigmoid(-m) / math.log(2.0)
         elif kind == _SQUARED_MARGIN:
             d1, d2 = -2.0 * (1.0 - m), 2.0
-        else:  # _REGULARIZED_LOGISTIC
+        elif kind == _REGULARIZED_LOGISTIC:
             d1, d2 = -_sigmoid(-m) + mu * m, _sigmoid(m) * _sigmoid(-m) + mu
+        elif kind == _SIGMOID_MARGIN:
+            q = _sigmoid(m) * _sigmoid(-m)
+            d1, d2 = -2.0 * q, 2.0 * q * (_sigmoid(m) - _sigmoid(-m))
+        else:  # _HINGE
+            d1, d2 = (-1.0 if m < 1.0 else 0.0), 0.0
         out_grad[i] = s * d1
         out_hess[i] = d2
 
@@ -211,3 +222,42 @@ class RegularizedLogistic(MarginObjective):
     def transform(self, raw):
         """sigmoid(F)."""
         return np.exp(-np.logaddexp(0.0, -raw))
+
+
+@register
+class SigmoidMargin(MarginObjective):
+    """The seminar's sigmoid margin loss 2 / (1 + e^M) (non-convex); P(y = 1) = sigmoid(F)."""
+
+    name = "sigmoid_margin"
+    kind = _SIGMOID_MARGIN
+    first_order_only = True
+    sigma_smooth = 1.0 / (3.0 * math.sqrt(3.0))
+
+    def init_score(self, label, weight):
+        """0: the loss is bounded, and its constant minimiser is often at infinity."""
+        return 0.0
+
+    def phi(self, margin):
+        """2 / (1 + e^M)."""
+        return 2.0 * np.exp(-np.logaddexp(0.0, margin))
+
+    def transform(self, raw):
+        """sigmoid(F)."""
+        return np.exp(-np.logaddexp(0.0, -raw))
+
+
+@register
+class Hinge(MarginObjective):
+    """The hinge loss max(0, 1 - M) (the SVM's); predicts the class, 1 if F > 0."""
+
+    name = "hinge"
+    kind = _HINGE
+    first_order_only = True
+
+    def phi(self, margin):
+        """max(0, 1 - M)."""
+        return np.maximum(0.0, 1.0 - margin)
+
+    def transform(self, raw):
+        """1 where F > 0, else 0."""
+        return (raw > 0).astype(np.float64)
