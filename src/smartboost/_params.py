@@ -301,6 +301,24 @@ PARAMS: tuple[Param, ...] = (
           "trimming: keep the largest-hessian rows until they hold 1 - alpha of the total (instead of "
           "sample_rate).",
           (), "sampling", "[0, 1)"),
+    # candidate selection (RGBM, ALGORITHMS.md 4)
+    Param("selection_type", 0, _int(0, 3),
+          "Random-then-greedy candidate splits: 0 every feature, 2 one random feature, 3 selection_t random "
+          "features, drawn per tree or per node (selection_scope); the best split is chosen among them. "
+          "Type 1 is not implemented yet.",
+          ("rgbm_type",), "selection", "0 | 2 | 3"),
+    Param("selection_t", None, _optional(_int(1)),
+          "Type 3: the number of features drawn.",
+          ("rgbm_t",), "selection", ">= 1"),
+    Param("selection_scope", "tree", _choice("tree", "node"),
+          "Draw the candidate features once per tree (histograms then cover only them) or at every node.",
+          (), "selection", "tree | node"),
+    Param("colsample_bytree", 1.0, _float(0.0, 1.0, low_open=True),
+          "Fraction of the features drawn per tree (Type 3 with t = fraction x F).",
+          ("feature_fraction", "sub_feature"), "selection", "(0, 1]"),
+    Param("colsample_bynode", 1.0, _float(0.0, 1.0, low_open=True),
+          "Fraction of the features drawn per node (Type 3, per-node scope).",
+          ("feature_fraction_bynode",), "selection", "(0, 1]"),
     # boosting: the direction of a step and its size (ALGORITHMS.md 1)
     Param("boosting", "newton", _choice("newton", "gradient", aliases={"gbdt": "newton", "gbm": "gradient"}),
           "'newton': trees fit Newton steps, leaf values -G/(H + lambda_l2) (XGBoost, LightGBM). 'gradient': "

@@ -222,6 +222,8 @@ class HistogramLayout:
         sparse = default_share >= SPARSE_DEFAULT_FRACTION
         dense_features = np.flatnonzero(~sparse)
         sparse_features = np.flatnonzero(sparse)
+        self.dense_features = dense_features
+        self.all_columns = np.arange(dense_features.size, dtype=np.uint32)
         self.dense_offsets = self.offsets[dense_features]
         if sparse_features.size == 0:
             self.dense_bins = data.row_major
@@ -239,6 +241,10 @@ class HistogramLayout:
         self.sparse_first = self.offsets[sparse_features].astype(np.int64)
         self.sparse_last = self.sparse_first + n_bins[sparse_features] + 1
         self.default_cells = self.sparse_first + default_bins[sparse_features]
+
+    def dense_columns(self, features: np.ndarray) -> np.ndarray:
+        """The dense columns (uint32) of the features selected by the bool mask ``features``."""
+        return np.flatnonzero(features[self.dense_features]).astype(np.uint32)
 
     @property
     def arrays(self) -> tuple[np.ndarray, ...]:

@@ -27,6 +27,7 @@ from .grower import TreeGrower
 from .metrics import get_metric
 from .objectives import Objective, make_objective
 from .sampling import SamplingContext, make_sampler, resolve_sampling_params
+from .selection import FeatureSelector, resolve_selection_params
 from .steps import leaf_line_search, line_search
 
 __all__ = ["train"]
@@ -70,6 +71,7 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     if "num_iterations" not in given:
         resolved["num_iterations"] = resolve_params({"num_iterations": num_boost_round})["num_iterations"]
     resolve_sampling_params(resolved, given)
+    resolve_selection_params(resolved, given)
     set_verbosity(resolved["verbosity"])
     with threads(resolved["num_threads"]) as n_threads:
         trainer = _Trainer(resolved, train_set, valid_sets, valid_names, init_model, n_threads)
@@ -170,6 +172,7 @@ class _Trainer:
         self.rows = np.empty(n, INDEX_DTYPE)
         self.out_of_sample = np.empty(n, INDEX_DTYPE)
         self.grower = TreeGrower(train_set.binned, params, n_threads)
+        self.selector = FeatureSelector(params, train_set.binned.usable_features)
         self._check_boosting_params()
         self.unit_hess = np.ones(n) if params["boosting"] == "gradient" else None
         self.sampler = make_sampler(params, n)
@@ -252,7 +255,8 @@ class _Trainer:
             if k:
                 rows[:] = sorted_rows  # the grower partitioned them
             hess = self.hess[k] if self.unit_hess is None else self.unit_hess
-            grown = self.grower.grow(rows, self.grad[k], hess, self.sample_weight, self.params["learning_rate"])
+            grown = self.grower.grow(rows, self.grad[k], hess, self.sample_weight, self.params["learning_rate"],
+                                     self.selector, self.iteration)
             self._apply_step_rule(grown, rows, self.scores[k])
             add_leaf_values(self.scores[k], rows, grown.leaf_start, grown.leaf_end, grown.leaf_values)
             if self.previous_leaf.size:

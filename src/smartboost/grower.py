@@ -29,6 +29,7 @@ from ._kernels.histogram import build_histogram, build_histogram_parallel
 from ._kernels.partition import partition, partition_parallel
 from ._kernels.split import SPLIT_PARAMS_ORDER, find_best_split, leaf_values, subtract_and_find_splits
 from .binning import BinnedData
+from .selection import FeatureSelector
 from .tree import Tree
 
 __all__ = ["TreeGrower", "GrownTree"]
@@ -115,6 +116,9 @@ class TreeGrower:
         self.thread_hists = np.empty((n_threads, self.n_cells, 2), FIXED_DTYPE)
         self._slots: list[np.ndarray] = []
         self._free_slots: list[int] = []
+        self.selector: FeatureSelector | None = None  # the current tree's candidate draws (RGBM)
+        self.iteration = 0
+        self.tree_usable, self.columns = self.usable, self.layout.all_columns
 
     # -- histogram slots -------------------------------------------------------------------
 
@@ -135,11 +139,18 @@ class TreeGrower:
         node.slot = self._take_slot()
         hist = self._slots[node.slot]
         if node.n_rows >= HIST_PARALLEL_MIN_ROWS and self.n_threads > 1:
-            build_histogram_parallel(rows, node.start, node.end, *self.layout.arrays, self.gh, node.g, node.h,
-                                     hist, self.thread_hists)
+            build_histogram_parallel(rows, node.start, node.end, self.columns, *self.layout.arrays, self.gh, node.g,
+                                     node.h, hist, self.thread_hists)
         else:
-            build_histogram(rows, node.start, node.end, *self.layout.arrays, self.gh, node.g, node.h, hist)
+            build_histogram(rows, node.start, node.end, self.columns, *self.layout.arrays, self.gh, node.g, node.h,
+                            hist)
         return hist
+
+    def _features(self, node: _Node) -> np.ndarray:
+        """The features ``node`` may split on (RGBM's per-node draw, or the tree's set)."""
+        if self.selector is not None and self.selector.per_node:
+            return self.selector.draw(self.iteration, node.id)
+        return self.tree_usable
 
     def _partition(self, rows: np.ndarray, node: _Node) -> int:
         feature, bin_threshold, missing_left = node.split[0], node.split[1], node.split[2]
@@ -158,7 +169,7 @@ class TreeGrower:
     # -- growth ----------------------------------------------------------------------------
 
     def grow(self, rows: np.ndarray, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray,
-             learning_rate: float) -> GrownTree:
+             learning_rate: float, selector: FeatureSelector | None = None, iteration: int = 0) -> GrownTree:
         """Grow one tree.
 
         Parameters
@@ -171,11 +182,21 @@ class TreeGrower:
             Per-row weights, indexed by row id.
         learning_rate : float
             Shrinkage applied to the node values.
+        selector : FeatureSelector, optional
+            Draws the candidate features (RGBM); None or an inactive one allows every feature.
+        iteration : int
+            The iteration, keying the selector's draws.
 
         Returns
         -------
         GrownTree
         """
+        self.selector = selector if selector is not None and selector.active else None
+        self.iteration = iteration
+        self.tree_usable, self.columns = self.usable, self.layout.all_columns
+        if self.selector is not None and not self.selector.per_node:
+            self.tree_usable = self.selector.draw(iteration)
+            self.columns = self.layout.dense_columns(self.tree_usable)
         self.g_unit, self.h_unit = fixed_point_units(rows, grad, hess, weight)
         g_root, h_root = to_fixed_point(rows, grad, hess, weight, self.g_unit, self.h_unit, self.gh)
         nodes = [_Node(0, 0, rows.shape[0], 0, g_root, h_root)]
@@ -184,7 +205,7 @@ class TreeGrower:
         root = nodes[0]
         if self._can_split(root) and self.max_leaves > 1:
             hist = self._build_histogram(rows, root)
-            root.split = find_best_split(hist, self.offsets, self.n_bins, self.usable, root.g, root.h,
+            root.split = find_best_split(hist, self.offsets, self.n_bins, self._features(root), root.g, root.h,
                                          root.n_rows, self.g_unit, self.h_unit, self.split_params)
             self._push_or_release(heap, root)
         n_leaves = 1
@@ -226,9 +247,9 @@ class TreeGrower:
         small_hist = self._build_histogram(rows, small)
         large.slot, parent.slot = parent.slot, -1
         small.split, large.split = subtract_and_find_splits(
-            self._slots[large.slot], small_hist, self.offsets, self.n_bins, self.usable, small.g, small.h,
-            small.n_rows, scan_small, large.g, large.h, large.n_rows, scan_large, self.g_unit, self.h_unit,
-            self.split_params)
+            self._slots[large.slot], small_hist, self.offsets, self.n_bins, self._features(small),
+            self._features(large), small.g, small.h, small.n_rows, scan_small, large.g, large.h, large.n_rows,
+            scan_large, self.g_unit, self.h_unit, self.split_params)
         if not scan_small:
             small.split = None
         if not scan_large:

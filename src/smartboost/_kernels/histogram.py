@@ -24,9 +24,10 @@ from ._intrinsics import prefetch
 
 
 @njit(cache=True, nogil=True)
-def _accumulate(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh, hist):
+def _accumulate(rows, start, end, columns, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh, hist):
     """Add rows ``rows[start:end]`` into ``hist`` (no zeroing; sparse defaults left out)."""
     n_dense = dense_bins.shape[1]
+    n_columns = columns.shape[0]
     has_sparse = sparse_indptr.shape[0] > 1
     for i in range(start, end):
         if i + PREFETCH_DISTANCE < end:
@@ -38,7 +39,8 @@ def _accumulate(rows, start, end, dense_bins, dense_offsets, sparse_indptr, spar
         row = rows[i]
         g = np.int64(gh[row, 0])
         h = np.int64(gh[row, 1])
-        for k in range(n_dense):
+        for j in range(n_columns):
+            k = columns[j]
             cell = dense_offsets[k] + dense_bins[row, k]
             hist[cell, 0] += g
             hist[cell, 1] += h
@@ -66,7 +68,7 @@ def _complete_sparse_features(hist, sparse_first, sparse_last, default_cells, g_
 
 
 @njit(cache=True, nogil=True)
-def build_histogram(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, sparse_first,
+def build_histogram(rows, start, end, columns, dense_bins, dense_offsets, sparse_indptr, sparse_cells, sparse_first,
                     sparse_last, default_cells, gh, g_total, h_total, hist):
     """Histogram of rows ``rows[start:end]`` on the calling thread.
 
@@ -76,6 +78,9 @@ def build_histogram(rows, start, end, dense_bins, dense_offsets, sparse_indptr, 
         The tree's row list; the node owns ``rows[start:end]``.
     start, end : int
         The node's slice.
+    columns : ndarray of uint32
+        The dense columns to accumulate (all of them, or the features a tree may split on);
+        the cells of the others stay zero.
     dense_bins : ndarray of uint8, shape (n_rows, n_dense), C order
         Row-major bins of the dense features.
     dense_offsets : ndarray of uint32, shape (n_dense,)
@@ -95,12 +100,12 @@ def build_histogram(rows, start, end, dense_bins, dense_offsets, sparse_indptr, 
         Output, overwritten.
     """
     hist[:] = 0
-    _accumulate(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh, hist)
+    _accumulate(rows, start, end, columns, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh, hist)
     _complete_sparse_features(hist, sparse_first, sparse_last, default_cells, g_total, h_total)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def build_histogram_parallel(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells,
+def build_histogram_parallel(rows, start, end, columns, dense_bins, dense_offsets, sparse_indptr, sparse_cells,
                              sparse_first, sparse_last, default_cells, gh, g_total, h_total, hist, thread_hists):
     """Histogram of ``rows[start:end]`` over row chunks, one private histogram per chunk.
 
@@ -114,8 +119,8 @@ def build_histogram_parallel(rows, start, end, dense_bins, dense_offsets, sparse
         local = thread_hists[k]
         local[:] = 0
         chunk_start = start + k * size
-        _accumulate(rows, chunk_start, min(end, chunk_start + size), dense_bins, dense_offsets, sparse_indptr,
-                    sparse_cells, gh, local)
+        _accumulate(rows, chunk_start, min(end, chunk_start + size), columns, dense_bins, dense_offsets,
+                    sparse_indptr, sparse_cells, gh, local)
     for cell in prange(hist.shape[0]):
         g = 0
         h = 0

@@ -198,8 +198,8 @@ def find_best_split(hist, offsets, n_bins, usable, g_fixed, h_fixed, n_rows, g_u
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def subtract_and_find_splits(parent, small, offsets, n_bins, usable, g_small, h_small, rows_small, scan_small,
-                             g_large, h_large, rows_large, scan_large, g_unit, h_unit, params):
+def subtract_and_find_splits(parent, small, offsets, n_bins, usable_small, usable_large, g_small, h_small, rows_small,
+                             scan_small, g_large, h_large, rows_large, scan_large, g_unit, h_unit, params):
     """Derive the larger child by subtraction and find both children's best splits.
 
     One parallel loop over features does the subtraction and both scans (PERFORMANCE.md 3:
@@ -211,6 +211,8 @@ def subtract_and_find_splits(parent, small, offsets, n_bins, usable, g_small, h_
         The parent's histogram; overwritten with the larger child's.
     small : ndarray of int64, shape (n_cells, 2)
         The smaller child's histogram (built directly).
+    usable_small, usable_large : ndarray of bool, shape (n_features,)
+        Features each child may split on.
     g_small, h_small, rows_small, g_large, h_large, rows_large : int
         Fixed-point sums and row counts of the smaller and the larger child.
     scan_small, scan_large : bool
@@ -232,12 +234,11 @@ def subtract_and_find_splits(parent, small, offsets, n_bins, usable, g_small, h_
         for cell in range(first, first + n_bins[f] + 1):
             parent[cell, 0] -= small[cell, 0]
             parent[cell, 1] -= small[cell, 1]
-        if usable[f]:
-            if scan_small:
-                gains[0, f], bins[0, f], missing_left[0, f], gls[0, f], hls[0, f] = scan_feature(
-                    small, first, n_bins[f], g_small, h_small, rows_small, g_unit, h_unit, params)
-            if scan_large:
-                gains[1, f], bins[1, f], missing_left[1, f], gls[1, f], hls[1, f] = scan_feature(
-                    parent, first, n_bins[f], g_large, h_large, rows_large, g_unit, h_unit, params)
+        if scan_small and usable_small[f]:
+            gains[0, f], bins[0, f], missing_left[0, f], gls[0, f], hls[0, f] = scan_feature(
+                small, first, n_bins[f], g_small, h_small, rows_small, g_unit, h_unit, params)
+        if scan_large and usable_large[f]:
+            gains[1, f], bins[1, f], missing_left[1, f], gls[1, f], hls[1, f] = scan_feature(
+                parent, first, n_bins[f], g_large, h_large, rows_large, g_unit, h_unit, params)
     return (_best_of(gains[0], bins[0], missing_left[0], gls[0], hls[0]),
             _best_of(gains[1], bins[1], missing_left[1], gls[1], hls[1]))
