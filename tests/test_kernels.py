@@ -46,10 +46,10 @@ def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_f
     gh = np.column_stack([g, h]).astype(np.int32)
     totals = (g[rows].sum(), h[rows].sum())
     serial = np.empty((n_cells, 2), np.int64)
-    build_histogram(rows, 0, rows.size, layout.all_columns, *layout.arrays, gh, *totals, serial)
+    build_histogram(rows, 0, rows.size, None, *layout.arrays, gh, *totals, serial)
     np.testing.assert_array_equal(serial, expected)
     parallel = np.empty_like(serial)
-    build_histogram_parallel(rows, 0, rows.size, layout.all_columns, *layout.arrays, gh, *totals, parallel,
+    build_histogram_parallel(rows, 0, rows.size, None, *layout.arrays, gh, *totals, parallel,
                              np.empty((n_chunks, n_cells, 2), np.int64))
     np.testing.assert_array_equal(parallel, expected)
     # only some features (RGBM's feature groups): their cells as before, the other dense ones zero
@@ -61,6 +61,9 @@ def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_f
         cells = slice(offsets[f], offsets[f] + binned.mapper.n_bins[f] + 1)
         kept = chosen[f] or f not in layout.dense_features
         np.testing.assert_array_equal(subset[cells], expected[cells] if kept else 0)
+    build_histogram_parallel(rows, 0, rows.size, layout.dense_columns(chosen), *layout.arrays, gh, *totals,
+                             parallel, np.empty((n_chunks, n_cells, 2), np.int64))
+    np.testing.assert_array_equal(parallel, subset)
 
 
 def test_histogram_subtraction_equals_direct_build():
@@ -141,8 +144,7 @@ def test_split_without_missing_sends_missing_to_heavier_side():
     h = np.ones(100, np.int64)
     offsets = binned.histogram_layout.offsets
     hist = np.zeros((mapper.n_bins[0] + 1, 2), np.int64)
-    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, binned.histogram_layout.all_columns,
-                    *binned.histogram_layout.arrays,
+    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, None, *binned.histogram_layout.arrays,
                     np.column_stack([g, h]).astype(np.int32), g.sum(), h.sum(), hist)
     feature, b, missing_left, *_ = find_best_split(hist, offsets, mapper.n_bins, np.ones(1, np.bool_),
                                                    g.sum(), h.sum(), 100, 1.0, 1.0, np.zeros(5))

@@ -223,7 +223,6 @@ class HistogramLayout:
         dense_features = np.flatnonzero(~sparse)
         sparse_features = np.flatnonzero(sparse)
         self.dense_features = dense_features
-        self.all_columns = np.arange(dense_features.size, dtype=np.uint32)
         self.dense_offsets = self.offsets[dense_features]
         if sparse_features.size == 0:
             self.dense_bins = data.row_major
@@ -242,9 +241,11 @@ class HistogramLayout:
         self.sparse_last = self.sparse_first + n_bins[sparse_features] + 1
         self.default_cells = self.sparse_first + default_bins[sparse_features]
 
-    def dense_columns(self, features: np.ndarray) -> np.ndarray:
-        """The dense columns (uint32) of the features selected by the bool mask ``features``."""
-        return np.flatnonzero(features[self.dense_features]).astype(np.uint32)
+    def dense_columns(self, features: np.ndarray) -> np.ndarray | None:
+        """The dense columns (uint32) of the features selected by the bool mask ``features``;
+        None when that is all of them (the histogram kernels' fast path)."""
+        columns = np.flatnonzero(features[self.dense_features]).astype(np.uint32)
+        return None if columns.size == self.dense_features.size else columns
 
     @property
     def arrays(self) -> tuple[np.ndarray, ...]:

@@ -118,7 +118,7 @@ class TreeGrower:
         self._free_slots: list[int] = []
         self.selector: FeatureSelector | None = None  # the current tree's candidate draws (RGBM)
         self.iteration = 0
-        self.tree_usable, self.columns = self.usable, self.layout.all_columns
+        self.tree_usable, self.columns = self.usable, None
 
     # -- histogram slots -------------------------------------------------------------------
 
@@ -193,7 +193,7 @@ class TreeGrower:
         """
         self.selector = selector if selector is not None and selector.active else None
         self.iteration = iteration
-        self.tree_usable, self.columns = self.usable, self.layout.all_columns
+        self.tree_usable, self.columns = self.usable, None
         if self.selector is not None and not self.selector.per_node:
             self.tree_usable = self.selector.draw(iteration)
             self.columns = self.layout.dense_columns(self.tree_usable)

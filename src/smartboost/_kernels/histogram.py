@@ -25,9 +25,12 @@ from ._intrinsics import prefetch
 
 @njit(cache=True, nogil=True)
 def _accumulate(rows, start, end, columns, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh, hist):
-    """Add rows ``rows[start:end]`` into ``hist`` (no zeroing; sparse defaults left out)."""
+    """Add rows ``rows[start:end]`` into ``hist`` (no zeroing; sparse defaults left out).
+
+    ``columns=None`` reads every dense column; numba compiles that case separately with the
+    test pruned, since reading them through a list made full trees 5-10% slower.
+    """
     n_dense = dense_bins.shape[1]
-    n_columns = columns.shape[0]
     has_sparse = sparse_indptr.shape[0] > 1
     for i in range(start, end):
         if i + PREFETCH_DISTANCE < end:
@@ -39,11 +42,16 @@ def _accumulate(rows, start, end, columns, dense_bins, dense_offsets, sparse_ind
         row = rows[i]
         g = np.int64(gh[row, 0])
         h = np.int64(gh[row, 1])
-        for j in range(n_columns):
-            k = columns[j]
-            cell = dense_offsets[k] + dense_bins[row, k]
-            hist[cell, 0] += g
-            hist[cell, 1] += h
+        if columns is None:
+            for k in range(n_dense):
+                cell = dense_offsets[k] + dense_bins[row, k]
+                hist[cell, 0] += g
+                hist[cell, 1] += h
+        else:
+            for j in range(columns.shape[0]):
+                cell = dense_offsets[columns[j]] + dense_bins[row, columns[j]]
+                hist[cell, 0] += g
+                hist[cell, 1] += h
         if has_sparse:
             for j in range(sparse_indptr[row], sparse_indptr[row + 1]):
                 cell = sparse_cells[j]
@@ -78,9 +86,9 @@ def build_histogram(rows, start, end, columns, dense_bins, dense_offsets, sparse
         The tree's row list; the node owns ``rows[start:end]``.
     start, end : int
         The node's slice.
-    columns : ndarray of uint32
-        The dense columns to accumulate (all of them, or the features a tree may split on);
-        the cells of the others stay zero.
+    columns : ndarray of uint32 or None
+        The dense columns to accumulate (the features a tree may split on; the cells of the
+        others stay zero), or None for all of them.
     dense_bins : ndarray of uint8, shape (n_rows, n_dense), C order
         Row-major bins of the dense features.
     dense_offsets : ndarray of uint32, shape (n_dense,)
@@ -120,7 +128,7 @@ def build_histogram_parallel(rows, start, end, columns, dense_bins, dense_offset
         local[:] = 0
         chunk_start = start + k * size
         _accumulate(rows, chunk_start, min(end, chunk_start + size), columns, dense_bins, dense_offsets,
-                    sparse_indptr, sparse_cells, gh, local)
+                        sparse_indptr, sparse_cells, gh, local)
     for cell in prange(hist.shape[0]):
         g = 0
         h = 0
