@@ -96,6 +96,29 @@ REGISTRY: dict[str, PublicDataset] = {d.name: d for d in (
                     "d38afbdb220220b6cb9dadfb66b8e50fbef21e66ee1cec7074fe3f048c147858",
                     "d99ebec91acd99638f00c727c251c947a1d17ddfcbea27bfef6b0dc5e5fb1db3"),
         "LightGBM's binary example, 7,000 / 500 rows, 28 dense features, labels 0/1"),
+    PublicDataset(
+        "lightgbm-regression", "regression", "tsv", 28,
+        DatasetFile("lightgbm_examples/regression/regression.train.gz",
+                    f"{_LIGHTGBM_EXAMPLES}/regression/regression.train",
+                    "f83cfc97c1f1bf61a958e997957f9565a0538a66cffacdfc2f287f4f7bbc6a7f",
+                    "41c42dc14f86960256bf872fc8ae6286c688b44f43b4057b29428787fc1e0444"),
+        DatasetFile("lightgbm_examples/regression/regression.test.gz",
+                    f"{_LIGHTGBM_EXAMPLES}/regression/regression.test",
+                    "d38afbdb220220b6cb9dadfb66b8e50fbef21e66ee1cec7074fe3f048c147858",
+                    "d99ebec91acd99638f00c727c251c947a1d17ddfcbea27bfef6b0dc5e5fb1db3"),
+        "LightGBM's regression example, 7,000 / 500 rows, 28 dense features (the same file as the binary "
+        "example: targets are 0/1)"),
+    PublicDataset(
+        "lightgbm-multiclass", "multiclass", "tsv", 28,
+        DatasetFile("lightgbm_examples/multiclass_classification/multiclass.train.gz",
+                    f"{_LIGHTGBM_EXAMPLES}/multiclass_classification/multiclass.train",
+                    "e8b14b9ebe27dd7b25f198350eb3245c4913fbc2496d06f2549497e432b209dc",
+                    "3e1e22343b5e8693a67b08767e7ed2503ef9fe7574422e380015bde389a2a4d3"),
+        DatasetFile("lightgbm_examples/multiclass_classification/multiclass.test.gz",
+                    f"{_LIGHTGBM_EXAMPLES}/multiclass_classification/multiclass.test",
+                    "a7d1a1c88b4dc168bc3ade8b3d2431f97152e6f51ebdd12e8a4cf8a6c4e314f5",
+                    "bf807a208c568046f00e8e4811ceb58d67da18f6effa65300b0b075489e7fc75"),
+        "LightGBM's multiclass example, 7,000 / 500 rows, 28 dense features, classes 0-4"),
 )}
 
 
