@@ -106,3 +106,23 @@ def test_datasets_list_and_info():
     info = _run("datasets", "info", "a8a")
     assert info.returncode == 0 and "csie.ntu.edu.tw" in info.stdout
     assert _run("datasets", "info", "nope").returncode == 1
+
+
+def test_train_and_evaluate_a_ranking_file_with_a_query_side_file(tmp_path):
+    import numpy as np
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(5, 20, 40)
+    X = rng.standard_normal((sizes.sum(), 4))
+    y = np.clip(np.round(X[:, 0] + 1), 0, 3)
+    dump_svmlight_file(X, y, str(tmp_path / "rank.train"))
+    np.savetxt(tmp_path / "rank.train.query", sizes, fmt="%d")
+    model = tmp_path / "rank.json"
+    out = _run("train", str(tmp_path / "rank.train"), "--objective", "lambdarank", "--num_iterations", "10",
+               "--min_data_in_leaf", "5", "-o", str(model))
+    assert out.returncode == 0, out.stderr
+    table = _run("evaluate", str(model), str(tmp_path / "rank.train"), "--metric", "ndcg@5")
+    assert table.returncode == 0, table.stderr
+    ndcg = float(next(line for line in table.stdout.splitlines() if line.startswith("| ndcg@5")).split("|")[2])
+    assert 0.7 < ndcg <= 1.0

@@ -143,3 +143,49 @@ def to_vector(values: Any, n_rows: int, name: str, *, nonnegative: bool = False)
             row = int(np.argmax(array < 0))
             raise DataError(f"{name} contains a negative value ({array[row]}) at row {row}")
     return np.ascontiguousarray(array)
+
+
+def to_query_starts(group: Any, qid: Any, n_rows: int) -> np.ndarray | None:
+    """Query boundaries from group sizes or per-row query ids.
+
+    Parameters
+    ----------
+    group : array-like of int, optional
+        Rows per query, in row order (what LETOR tools and LightGBM's ``.query`` files hold).
+    qid : array-like, optional
+        Query id of every row; rows of one query must be contiguous and ids non-decreasing.
+    n_rows : int
+
+    Returns
+    -------
+    ndarray of int64 or None
+        ``starts`` with query ``q`` owning rows ``starts[q]:starts[q + 1]``; None without queries.
+    """
+    if group is not None and qid is not None:
+        raise DataError("give group (query sizes) or qid (a query id per row), not both")
+    if group is not None:
+        sizes = np.asarray(group.to_numpy() if hasattr(group, "to_numpy") else group)
+        if sizes.ndim != 1 or sizes.size == 0 or sizes.dtype.kind not in "iuf" or (sizes != np.round(sizes)).any():
+            raise DataError("group must be a non-empty 1-dimensional array of query sizes (integers)")
+        if (sizes <= 0).any():
+            q = int(np.argmax(sizes <= 0))
+            raise DataError(f"group sizes must be positive; query {q} has {sizes[q]}")
+        if sizes.sum() != n_rows:
+            raise DataError(f"group sizes sum to {int(sizes.sum())} but the data has {n_rows} rows")
+        return np.concatenate([[0], np.cumsum(sizes.astype(np.int64))])
+    if qid is not None:
+        ids = np.asarray(qid.to_numpy() if hasattr(qid, "to_numpy") else qid)
+        if ids.ndim != 1 or ids.shape[0] != n_rows:
+            raise DataError(f"qid must have one entry per row ({n_rows}), got shape {ids.shape}")
+        if n_rows == 0:
+            raise DataError("qid given for empty data")
+        if ids.dtype.kind in "iuf" and (np.diff(ids) < 0).any():
+            row = int(np.argmax(np.diff(ids) < 0)) + 1
+            raise DataError(f"qid must be sorted (rows of a query contiguous, ids non-decreasing); row {row} has "
+                            f"{ids[row]} after {ids[row - 1]}")
+        change = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+        starts = np.concatenate([[0], change, [n_rows]]).astype(np.int64)
+        if np.unique(ids).size != starts.size - 1:
+            raise DataError("qid must keep the rows of each query contiguous; a query id appears in two places")
+        return starts
+    return None

@@ -198,7 +198,8 @@ PARAMS: tuple[Param, ...] = (
           "Loss to minimise: 'regression' (squared error), 'huber', 'binary' (logistic, labels 0/1 or "
           "-1/+1), 'multiclass' (softmax, labels 0..num_class-1), the margin losses 'exponential', "
           "'smart_logistic', 'logistic_log2', 'squared_margin', 'regularized_logistic' (docs: "
-          "objectives/margin.py), or a function fn(label, raw) -> (grad, hess).",
+          "objectives/margin.py), 'lambdarank' and 'rank_pairwise' (queries from the Dataset's group or qid), "
+          "or a function fn(label, raw) -> (grad, hess).",
           ("objective_type", "app", "application", "loss"), "core", "a registered objective name"),
     Param("num_class", 1, _int(1),
           "Number of classes of a multiclass objective (>= 2 there, 1 otherwise); each iteration grows "
@@ -210,6 +211,15 @@ PARAMS: tuple[Param, ...] = (
     Param("logistic_mu", 0.0, _float(0.0),
           "regularized_logistic: the penalty mu F^2 / 2 on the score (RGBM's regularised logistic loss).",
           ("mu",), "core", ">= 0"),
+    Param("sigmoid", 1.0, _float(0.0, low_open=True),
+          "lambdarank, rank_pairwise: sigma of the pairwise logistic rho = 1 / (1 + exp(sigma (s_i - s_j))).",
+          ("lambdarank_sigma",), "core", "> 0"),
+    Param("lambdarank_truncation_level", 30, _int(1),
+          "lambdarank: pairs count when one document ranks in the top this many; also the k of |delta NDCG@k|.",
+          ("truncation_level",), "core", ">= 1"),
+    Param("lambdarank_norm", True, _bool,
+          "lambdarank: scale each query's lambdas by log2(1 + S) / S, S their total (LightGBM's normalisation).",
+          (), "core", "bool"),
     Param("num_iterations", 100, _int(1),
           "Number of boosting iterations (trees per class). The `num_boost_round` argument of `train` is used "
           "unless this is given.",

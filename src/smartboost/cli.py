@@ -155,11 +155,11 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     if data.label is None:
         raise SmartBoostError(f"{args.data} has no label column; training needs labels")
     start = time.perf_counter()
-    train_set = Dataset(data.X, data.label, feature_name=data.feature_names, params=params)
+    train_set = Dataset(data.X, data.label, feature_name=data.feature_names, params=params, qid=data.qid)
     valid_sets, valid_names = [], []
     for path in args.valid or []:
         valid = _read(path, args, n_features=data.X.shape[1])
-        valid_sets.append(Dataset(valid.X, valid.label, reference=train_set))
+        valid_sets.append(Dataset(valid.X, valid.label, reference=train_set, qid=valid.qid))
         valid_names.append(Path(path).name)
     # the checkpoint also writes the final model, and the model so far on Ctrl-C
     callbacks = [checkpoint(args.output, args.checkpoint_period or sys.maxsize)]
@@ -192,6 +192,7 @@ def _predict(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
+    from ._data import to_query_starts
     from .metrics import get_metric
 
     booster = _load_model(args.model)
@@ -202,13 +203,15 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     raw = booster.predict(data.X, raw_score=True)
     raw = raw.T if raw.ndim == 2 else raw  # metrics take class-major multiclass scores
     prediction = booster.objective.transform(raw)
+    queries = to_query_starts(None, data.qid, len(label))
     names = args.metric or [m for m in [booster.objective.default_metric] if m]
     if not names:
         raise SmartBoostError("the model's objective has no default metric; name one with --metric")
     print(f"| metric | {Path(args.data).name} |\n|---|---|")
     for name in names:
         metric = get_metric(name)
-        print(f"| {metric.name} | {metric(label, booster.objective.metric_score(raw), prediction):.6g} |")
+        value = metric(label, booster.objective.metric_score(raw), prediction, None, queries)
+        print(f"| {metric.name} | {value:.6g} |")
     return 0
 
 
@@ -218,7 +221,8 @@ def _datasets(args: argparse.Namespace, extra: list[str]) -> int:
     from . import datasets
 
     if args.action == "list":
-        print(f"cache folder: {datasets.cache_dir()}\n\n| name | task | format | features | cached |\n|---|---|---|---|---|")
+        print(f"cache folder: {datasets.cache_dir()}\n")
+        print("| name | task | format | features | cached |\n|---|---|---|---|---|")
         for name, d in datasets.REGISTRY.items():
             files = [d.train] + ([d.test] if d.test else [])
             cached = all((datasets.cache_dir() / f.path).is_file() for f in files)

@@ -6,6 +6,10 @@ extension are svmlight (LIBSVM's own sets have none: ``a9a``, ``a9a.t``); ``.csv
 are delimited text; ``.parquet`` needs pandas with pyarrow. A trailing ``.gz`` is read through
 gzip. Parsing goes to the well-kept readers (scikit-learn's svmlight loader, numpy's text
 reader, pandas' parquet reader); this module only chooses and checks.
+
+Queries: svmlight ``qid:`` fields, or a LightGBM-style side file next to the data (``<name>.query``,
+one query size per line; ``rank.train.gz`` pairs with ``rank.train.query.gz``), become
+``DataFile.qid``.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ class DataFile:
     label : ndarray of float64 or None
         None when the file has no label column (``label_column=None``).
     qid : ndarray of int64 or None
-        Query id of every row (svmlight ``qid:`` fields), None when the file has none.
+        Query id of every row (svmlight ``qid:`` fields or a ``.query`` side file), None when
+        the file has neither.
     feature_names : list of str or None
         Column names of a CSV/TSV header or a parquet file.
     """
@@ -145,6 +150,25 @@ def read_parquet(path: Path, label_column: int | str | None = 0) -> DataFile:
                     names[:label_index] + names[label_index + 1:])
 
 
+def query_file(path: Path) -> Path | None:
+    """The LightGBM-style ``.query`` side file of a data file, if there is one."""
+    gz = path.name.endswith(".gz")
+    stem = path.name[:-3] if gz else path.name
+    for candidate in (f"{stem}.query.gz", f"{stem}.query"):
+        if (path.parent / candidate).is_file():
+            return path.parent / candidate
+    return None
+
+
+def read_query_sizes(path: str | Path) -> np.ndarray:
+    """Query sizes from a ``.query`` file (one positive integer per line)."""
+    path = Path(path)
+    sizes = np.loadtxt(_open_bytes(path), dtype=np.int64, ndmin=1)
+    if sizes.size == 0 or (sizes <= 0).any():
+        raise DataError(f"{path}: query sizes must be positive integers, one per line")
+    return sizes
+
+
 def read_data(path: str | Path, format: str | None = None, label_column: int | str | None = 0,
               n_features: int | None = None) -> DataFile:
     """Read a data file.
@@ -173,9 +197,17 @@ def read_data(path: str | Path, format: str | None = None, label_column: int | s
         raise DataError(f"unknown data format {format!r}; known: {', '.join(FORMATS)}")
     try:
         if format == "parquet":
-            return read_parquet(path, label_column)
-        if format == "svmlight":
-            return read_svmlight(_open_bytes(path), n_features)
-        return read_delimited(_open_bytes(path), "," if format == "csv" else "\t", label_column)
+            data = read_parquet(path, label_column)
+        elif format == "svmlight":
+            data = read_svmlight(_open_bytes(path), n_features)
+        else:
+            data = read_delimited(_open_bytes(path), "," if format == "csv" else "\t", label_column)
     except DataError as exc:
         raise DataError(f"{path}: {exc}") from None
+    side = query_file(path)
+    if data.qid is None and side is not None:
+        sizes = read_query_sizes(side)
+        if sizes.sum() != data.X.shape[0]:
+            raise DataError(f"{side}: query sizes sum to {sizes.sum()} but {path} has {data.X.shape[0]} rows")
+        data.qid = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+    return data

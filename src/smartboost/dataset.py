@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ._data import to_matrix, to_vector
+from ._data import to_matrix, to_query_starts, to_vector
 from ._params import resolve_params
 from .binning import BinMapper, BinnedData
 from .errors import DataError, ParameterError
@@ -35,6 +35,11 @@ class Dataset:
         part of the model's predictions).
     feature_name : list of str, optional
         Feature names (default: the DataFrame's columns, else ``Column_<i>``).
+    group : array-like of int, optional
+        Ranking: the number of rows of each query, in row order.
+    qid : array-like, optional
+        Ranking: the query id of every row (rows of a query contiguous, ids sorted); an
+        alternative to ``group``.
     reference : Dataset or Booster, optional
         Bin with its edges instead of learning new ones (evaluation sets; continued training).
     params : dict, optional
@@ -44,7 +49,7 @@ class Dataset:
 
     def __init__(self, data: Any, label: Any = None, weight: Any = None, init_score: Any = None,
                  feature_name: list[str] | None = None, reference: Any = None,
-                 params: dict[str, Any] | None = None) -> None:
+                 params: dict[str, Any] | None = None, group: Any = None, qid: Any = None) -> None:
         X, column_names = to_matrix(data, "data")
         n_rows, n_features = X.shape
         binning = resolve_params(params)
@@ -60,6 +65,7 @@ class Dataset:
         self.label = None if label is None else to_vector(label, n_rows, "label")
         self.weight = None if weight is None else to_vector(weight, n_rows, "weight", nonnegative=True)
         self.init_score = None if init_score is None else to_vector(init_score, n_rows, "init_score")
+        self.query_starts = to_query_starts(group, qid, n_rows)
         if self.weight is not None and not self.weight.sum() > 0:
             raise DataError("weight sums to zero: no row carries any weight")
         names = feature_name if feature_name is not None else column_names
@@ -84,6 +90,10 @@ class Dataset:
     def num_feature(self) -> int:
         """Number of features."""
         return self.bin_mapper.n_features
+
+    def num_queries(self) -> int:
+        """Number of queries (0 without query information)."""
+        return 0 if self.query_starts is None else self.query_starts.size - 1
 
     def get_label(self) -> np.ndarray | None:
         """The labels."""

@@ -137,6 +137,7 @@ class _Trainer:
         if train_set.label is None:
             raise DataError("train_set has no label")
         self.label = self.objective.check_label(train_set.label, "label")
+        self.objective.bind_queries(self.label, train_set.query_starts)
         self.train_set = train_set
         init = _load_init_model(init_model, train_set, self.objective)
         if init is not None:
@@ -344,7 +345,7 @@ class _Trainer:
             prediction = self.objective.transform(eval_set.raw)
             for metric in self.metrics:
                 value = metric(eval_set.label, self.objective.metric_score(eval_set.raw), prediction,
-                               eval_set.dataset.weight)
+                               eval_set.dataset.weight, eval_set.dataset.query_starts)
                 results.append(EvalResult(eval_set.name, metric.name, value, metric.higher_is_better,
                                           eval_set.is_training))
         return results

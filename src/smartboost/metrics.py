@@ -3,10 +3,17 @@
 A metric is a function ``fn(label, raw, prediction, weight) -> float`` of the labels, the raw
 scores and the objective's predictions (``transform(raw)``), with a flag saying which direction
 is better. Multiclass metrics take raw scores and probabilities of shape (K, n_rows) (class-major,
-as the multiclass objective keeps them); every other metric takes vectors. Binary metrics read the raw score as a logit, so they never saturate: ``logloss`` is
-``log(1 + e^F) - y F`` evaluated stably, ``auc`` ranks raw scores (no ties from probabilities
+as the multiclass objective keeps them); every other metric takes vectors. Binary metrics read
+the raw score as a logit, so they never saturate: ``logloss`` is ``log(1 + e^F) - y F``
+evaluated stably, ``auc`` ranks raw scores (no ties from probabilities
 rounding to 1.0), ``error`` counts ``F > 0``, i.e. ``p > 0.5``.
 All metrics are weighted means (AUC: weighted pairs) when the data has weights.
+
+Ranking metrics read the data's queries: ``ndcg@k`` (``ndcg`` alone: the whole list) is the
+mean over queries of DCG@k / ideal DCG@k, with gain ``2^rel - 1``, discount
+``1 / log2(2 + position)``, documents ranked by decreasing raw score and ties kept in row
+order; a query without any relevant document (ideal DCG 0) counts as 1 (LightGBM's
+convention). Row weights are not used by ranking metrics.
 """
 
 from __future__ import annotations
@@ -17,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels.metrics import roc_auc
-from .errors import ParameterError
+from ._kernels.metrics import mean_ndcg, roc_auc
+from .errors import DataError, ParameterError
 
 __all__ = ["Metric", "METRICS", "canonical_metric_name", "get_metric"]
 
@@ -41,6 +48,8 @@ class Metric:
     multiclass : bool
         Whether the metric evaluates multiclass scores (shape (K, n_rows)); such metrics go only
         with multiclass objectives, and the others only with single-output objectives.
+    ranking : bool
+        Whether the metric needs the data's queries (``fn(label, raw, queries)``).
     """
 
     name: str
@@ -49,10 +58,15 @@ class Metric:
     aliases: tuple[str, ...] = ()
     doc: str = ""
     multiclass: bool = False
+    ranking: bool = False
 
     def __call__(self, label: np.ndarray, raw: np.ndarray, prediction: np.ndarray,
-                 weight: np.ndarray | None = None) -> float:
-        """Evaluate the metric."""
+                 weight: np.ndarray | None = None, queries: np.ndarray | None = None) -> float:
+        """Evaluate the metric (``queries``: the query starts, for ranking metrics)."""
+        if self.ranking:
+            if queries is None:
+                raise DataError(f"metric '{self.name}' needs queries: build the Dataset with group= or qid=")
+            return float(self.fn(label, raw, queries))
         return float(self.fn(label, raw, prediction, weight))
 
 
@@ -108,8 +122,25 @@ METRICS: tuple[Metric, ...] = (
 _BY_NAME = {n: m for m in METRICS for n in (m.name, *m.aliases)}
 
 
+_DEFAULT_GAINS = 2.0 ** np.arange(32) - 1.0
+
+
+def _ndcg_metric(name: str) -> Metric | None:
+    """``ndcg`` or ``ndcg@k`` (``k >= 1``), else None."""
+    base, _, cut = name.lower().partition("@")
+    if base not in ("ndcg", "lambdarank") or (cut and not cut.isdigit()) or cut == "0":
+        return None
+    k = int(cut) if cut else np.iinfo(np.int64).max
+    return Metric(f"ndcg@{cut}" if cut else "ndcg",
+                  lambda label, raw, queries: mean_ndcg(label, raw, queries, k, _DEFAULT_GAINS), True,
+                  doc="normalised discounted cumulative gain of the top k of each query", ranking=True)
+
+
 def canonical_metric_name(name: str) -> str:
     """Canonical name of a metric or alias; raises ParameterError for unknown names."""
+    ranking = _ndcg_metric(name)
+    if ranking is not None:
+        return ranking.name
     metric = _BY_NAME.get(name.lower())
     if metric is None:
         close = difflib.get_close_matches(name.lower(), list(_BY_NAME), n=3)
@@ -119,5 +150,5 @@ def canonical_metric_name(name: str) -> str:
 
 
 def get_metric(name: str) -> Metric:
-    """The metric registered under ``name`` (canonical or alias)."""
-    return _BY_NAME[canonical_metric_name(name)]
+    """The metric registered under ``name`` (canonical or alias; ``ndcg@k`` for any k)."""
+    return _ndcg_metric(name) or _BY_NAME[canonical_metric_name(name)]

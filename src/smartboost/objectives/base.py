@@ -32,8 +32,11 @@ class Objective:
         Other accepted names (XGBoost's ``family:variant`` names among them).
     default_metric : str or None
         Metric evaluated when the user sets none (None: no metric).
-    task : {'regression', 'binary', 'multiclass'}
-        What the labels are: real numbers, 0/1 classes, or class indices.
+    task : {'regression', 'binary', 'multiclass', 'ranking'}
+        What the labels are: real numbers, 0/1 classes, class indices, or relevance grades.
+    needs_queries : bool
+        The objective reads the training set's queries (:meth:`bind_queries`) before
+        :meth:`grad_hess`.
     sigma_smooth : float or None
         Smoothness constant of ALGORITHMS.md 5 (for RGBM's constant step 1/sigma).
     options : tuple of str
@@ -58,6 +61,7 @@ class Objective:
     options: ClassVar[tuple[str, ...]] = ()
     hessian_exact: ClassVar[bool] = True
     first_order_only: ClassVar[bool] = False
+    needs_queries: ClassVar[bool] = False
     num_outputs: int = 1
 
     def check_label(self, label: np.ndarray, name: str = "label", training: bool = True) -> np.ndarray:
@@ -82,6 +86,9 @@ class Objective:
     def transform(self, raw: np.ndarray) -> np.ndarray:
         """Prediction from raw scores (the inverse link); identity by default."""
         return raw
+
+    def bind_queries(self, label: np.ndarray, query_starts: np.ndarray | None) -> None:
+        """Ranking objectives: remember the training queries (others ignore them)."""
 
     def metric_score(self, raw: np.ndarray) -> np.ndarray:
         """The score binary metrics read: the log-odds of ``y = 1`` (the raw score by default)."""
@@ -108,7 +115,8 @@ def canonical_objective_name(name: str) -> str:
     if cls is None:
         close = difflib.get_close_matches(name.lower(), list(_REGISTRY), n=3)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise ParameterError(f"unknown objective {name!r}{hint} (known: {sorted({c.name for c in _REGISTRY.values()})})")
+        known = sorted({c.name for c in _REGISTRY.values()})
+        raise ParameterError(f"unknown objective {name!r}{hint} (known: {known})")
     return cls.name
 
 

@@ -1,0 +1,143 @@
+"""Learning to rank: LambdaMART (``lambdarank``) and RankNet (``rank_pairwise``) (ALGORITHMS.md 5).
+
+Within each query, for every pair (i, j) with rel_i > rel_j of which at least one document is
+ranked above the truncation level under the current scores:
+
+    rho_ij = 1 / (1 + exp(sigma (s_i - s_j))),  lambda_ij = sigma w_ij rho_ij
+    g_i -= lambda_ij,  g_j += lambda_ij,  h_i, h_j += sigma^2 w_ij rho_ij (1 - rho_ij)
+
+with ``w_ij = |delta NDCG@k|`` when i and j swap places (gain 2^rel - 1, discount
+1 / log2(2 + position), over the query's ideal DCG@k) for ``lambdarank``, and ``w_ij = 1`` for
+``rank_pairwise``. With ``lambdarank_norm`` each query's lambdas and hessians are scaled by
+log2(1 + S) / S, S the sum of 2 |lambda_ij| (LightGBM's normalisation). Queries whose labels are
+all equal contribute nothing. Also as LightGBM does under ``lambdarank_norm``, |delta NDCG| is
+divided by 0.01 + |s_i - s_j| once the query's scores differ. The kernel is parallel over
+queries and sorts each query's scores once per iteration (stable: ties in row order).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .._kernels.metrics import inverse_ideal_dcg, longest_query_discounts
+from ..errors import DataError, ParameterError
+from .base import Objective, register
+
+_GAINS = 2.0 ** np.arange(32) - 1.0  # label gain 2^rel - 1, labels 0..31
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigma, truncation, ndcg_weighted,
+                     normalise, out_grad, out_hess):
+    """LambdaMART / RankNet gradients and hessians of every row (see the module docstring)."""
+    n_queries = query_starts.shape[0] - 1
+    discounts = longest_query_discounts(query_starts)
+    for q in prange(n_queries):
+        start, end = query_starts[q], query_starts[q + 1]
+        n = end - start
+        for i in range(start, end):
+            out_grad[i] = 0.0
+            out_hess[i] = 0.0
+        if ndcg_weighted and inverse_ideal[q] == 0.0:
+            continue
+        order = np.argsort(-score[start:end], kind="mergesort")
+        spread = score[start + order[0]] != score[start + order[n - 1]]
+        total = 0.0
+        for pi in range(min(truncation, n)):
+            a = start + order[pi]
+            for pj in range(pi + 1, n):
+                b = start + order[pj]
+                if label[a] == label[b]:
+                    continue
+                high, low = (a, b) if label[a] > label[b] else (b, a)
+                weight = 1.0
+                if ndcg_weighted:
+                    weight = (abs(gain_table[int(label[a])] - gain_table[int(label[b])])
+                              * abs(discounts[pi] - discounts[pj]) * inverse_ideal[q])
+                    if normalise and spread:  # LightGBM: damp pairs far apart in score
+                        weight /= 0.01 + abs(score[a] - score[b])
+                rho = 1.0 / (1.0 + math.exp(sigma * (score[high] - score[low])))
+                lam = sigma * weight * rho
+                curvature = sigma * sigma * weight * rho * (1.0 - rho)
+                out_grad[high] -= lam
+                out_grad[low] += lam
+                out_hess[high] += curvature
+                out_hess[low] += curvature
+                total += 2.0 * lam
+        if normalise and total > 0.0:
+            factor = math.log2(1.0 + total) / total
+            for i in range(start, end):
+                out_grad[i] *= factor
+                out_hess[i] *= factor
+
+
+class _PairwiseRanking(Objective):
+    """Shared plumbing of the pairwise ranking objectives: queries, labels, options."""
+
+    task = "ranking"
+    needs_queries = True
+    ndcg_weighted: bool
+    options = ("sigmoid", "lambdarank_truncation_level", "lambdarank_norm")
+
+    def __init__(self, sigmoid: float = 1.0, lambdarank_truncation_level: int = 30,
+                 lambdarank_norm: bool = True) -> None:
+        if not sigmoid > 0.0:
+            raise ParameterError(f"sigmoid must be > 0, got {sigmoid}")
+        self.sigmoid = float(sigmoid)
+        self.lambdarank_truncation_level = int(lambdarank_truncation_level)
+        self.lambdarank_norm = bool(lambdarank_norm)
+        self.query_starts: np.ndarray | None = None
+
+    def check_label(self, label, name="label", training=True):
+        """Relevance grades: integers in [0, 31]."""
+        bad = (label != np.floor(label)) | (label < 0) | (label >= _GAINS.size)
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise DataError(f"{name} must be an integer relevance grade in [0, {_GAINS.size - 1}] for a ranking "
+                            f"objective; row {row} has {label[row]}")
+        return label
+
+    def bind_queries(self, label: np.ndarray, query_starts: np.ndarray | None) -> None:
+        """Remember the training queries (and their ideal DCGs) for :meth:`grad_hess`."""
+        if query_starts is None:
+            raise DataError(f"objective '{self.name}' needs queries: build the training Dataset with group= or qid=")
+        self.query_starts = query_starts
+        self._inverse_ideal = inverse_ideal_dcg(label, query_starts, self.lambdarank_truncation_level, _GAINS)
+
+    def init_score(self, label, weight):
+        """0: rankings do not change with a constant."""
+        return 0.0
+
+    def grad_hess(self, label, raw, out_grad, out_hess):
+        """Pairwise lambdas of every query."""
+        pairwise_lambdas(label, raw, self.query_starts, self._inverse_ideal, _GAINS, self.sigmoid,
+                         self.lambdarank_truncation_level, self.ndcg_weighted, self.lambdarank_norm, out_grad,
+                         out_hess)
+
+    def loss(self, label, raw):
+        """No per-row loss: the loss of a ranking couples the documents of a query."""
+        raise ParameterError(f"objective '{self.name}' has no per-row loss (sampling='loss' and line searches "
+                             "need one)")
+
+
+@register
+class LambdaRank(_PairwiseRanking):
+    """LambdaMART: pairwise logistic lambdas weighted by |delta NDCG@k| (k = truncation level)."""
+
+    name = "lambdarank"
+    aliases = ("rank:ndcg", "lambdamart")
+    default_metric = "ndcg@10"
+    ndcg_weighted = True
+
+
+@register
+class RankPairwise(_PairwiseRanking):
+    """RankNet: pairwise logistic lambdas without NDCG weighting (the baseline)."""
+
+    name = "rank_pairwise"
+    aliases = ("rank:pairwise", "ranknet")
+    default_metric = "ndcg@10"
+    ndcg_weighted = False
