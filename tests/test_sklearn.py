@@ -115,3 +115,25 @@ def test_same_random_state_same_model():
     c = SmartBoostClassifier(n_estimators=15, sampling="mvs", sample_rate=0.3, random_state=12).fit(X, y)
     assert a.booster_.model_to_string() == b.booster_.model_to_string()
     assert a.booster_.model_to_string() != c.booster_.model_to_string()
+
+
+def test_ranker_with_qid_in_group_aware_cross_validation():
+    from sklearn.model_selection import GroupKFold
+
+    from smartboost.metrics import get_metric
+    from smartboost.sklearn import SmartBoostRanker
+    from test_ranking import make_ranking
+
+    X, y, sizes = make_ranking(60, seed=4)
+    qid = np.repeat(np.arange(60), sizes)
+    scores = []
+    for train, test in GroupKFold(n_splits=3).split(X, y, qid):
+        model = SmartBoostRanker(n_estimators=20, num_leaves=7).fit(X[train], y[train], qid=qid[train])
+        starts = np.flatnonzero(np.r_[True, qid[test][1:] != qid[test][:-1], True])
+        scores.append(get_metric("ndcg@10")(y[test], model.predict(X[test]), None, None, starts))
+    assert min(scores) > 0.7
+    with pytest.raises(ValueError, match="needs the queries"):
+        SmartBoostRanker().fit(X, y)
+    model = SmartBoostRanker(n_estimators=5, metric="ndcg@5").fit(
+        X, y, group=sizes, eval_set=[(X, y)], eval_group=[sizes], eval_names=["train"])
+    assert len(model.evals_result_["train"]["ndcg@5"]) == 5

@@ -32,7 +32,7 @@ from .callback import TrainingCallback
 from .dataset import Dataset
 from .engine import train
 
-__all__ = ["SmartBoostRegressor", "SmartBoostClassifier"]
+__all__ = ["SmartBoostRegressor", "SmartBoostClassifier", "SmartBoostRanker"]
 
 _CHECK_X = {"accept_sparse": ["csr", "csc"], "dtype": [np.float64, np.float32], "ensure_all_finite": "allow-nan"}
 
@@ -162,17 +162,26 @@ class _SmartBoostModel(BaseEstimator):
         -------
         self
         """
+        return self._fit(X, y, sample_weight, eval_set, eval_names, eval_sample_weight, init_model)
+
+    def _fit(self, X: Any, y: Any, sample_weight: Any, eval_set: list[tuple[Any, Any]] | None,
+             eval_names: list[str] | None, eval_sample_weight: list[Any] | None, init_model: Booster | str | None,
+             queries: dict[str, Any] | None = None, eval_queries: list[dict[str, Any]] | None = None
+             ) -> _SmartBoostModel:
+        """:meth:`fit`, with the rankers' queries (``{"group": ..., "qid": ...}``) of the data and eval sets."""
         X, y = validate_data(self, X, y, **_CHECK_X, y_numeric=not isinstance(self, ClassifierMixin))
         y = self._fit_target(y)
         weight = None if sample_weight is None else _check_sample_weight(sample_weight, X)
         params = self._train_params()
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
-        train_set = Dataset(X, y, weight=weight, feature_name=names, params=params, reference=init_model)
+        train_set = Dataset(X, y, weight=weight, feature_name=names, params=params, reference=init_model,
+                            **(queries or {}))
         valid_sets = []
         for i, (X_valid, y_valid) in enumerate(eval_set or []):
             X_valid = validate_data(self, X_valid, reset=False, **_CHECK_X)
             w = None if eval_sample_weight is None else eval_sample_weight[i]
-            valid_sets.append(Dataset(X_valid, self._encode_target(y_valid), weight=w, reference=train_set))
+            valid_sets.append(Dataset(X_valid, self._encode_target(y_valid), weight=w, reference=train_set,
+                                      **(eval_queries[i] if eval_queries else {})))
         self._Booster = train(params, train_set, self.n_estimators, valid_sets=valid_sets or None,
                               valid_names=eval_names, callbacks=self.callbacks, init_model=init_model)
         return self
@@ -332,6 +341,46 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
         raw = self.decision_function(X)
         index = (raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)
         return self.classes_[index]
+
+
+class SmartBoostRanker(_SmartBoostModel):
+    """Gradient-boosted trees for learning to rank (scikit-learn API; LightGBM's ``LGBMRanker``).
+
+    Takes the parameters of :class:`SmartBoostRegressor`; ``objective`` defaults to
+    ``"lambdarank"`` (LambdaMART; ``"rank_pairwise"`` is RankNet). Queries are given to
+    :meth:`fit` as ``group`` (rows per query) or ``qid`` (a query id per row: it survives
+    slicing, so ``GroupKFold(...).split(X, y, qid)`` splits keep queries whole).
+    """
+
+    def _objective_params(self) -> dict[str, Any]:
+        return {"objective": self.objective or "lambdarank"}
+
+    def fit(self, X: Any, y: Any, *, group: Any = None, qid: Any = None, sample_weight: Any = None,
+            eval_set: list[tuple[Any, Any]] | None = None, eval_group: list[Any] | None = None,
+            eval_qid: list[Any] | None = None, eval_names: list[str] | None = None,
+            init_model: Booster | str | None = None) -> SmartBoostRanker:
+        """Train on ``X, y`` (relevance grades) with the queries of ``group`` or ``qid``.
+
+        ``eval_set`` pairs take their queries from ``eval_group`` or ``eval_qid`` (one entry
+        per pair); the other arguments are those of :meth:`SmartBoostRegressor.fit`.
+        """
+        if group is None and qid is None:
+            raise ValueError("SmartBoostRanker.fit needs the queries: group= (rows per query) or qid= (per row)")
+        eval_queries = None
+        if eval_set:
+            if (eval_group is None) == (eval_qid is None):
+                raise ValueError("give the eval sets' queries as eval_group or eval_qid (one entry per eval set)")
+            given = eval_group if eval_group is not None else eval_qid
+            if len(given) != len(eval_set):
+                raise ValueError(f"{len(given)} query entries for {len(eval_set)} eval sets")
+            key = "group" if eval_group is not None else "qid"
+            eval_queries = [{key: value} for value in given]
+        return self._fit(X, y, sample_weight, eval_set, eval_names, None, init_model, {"group": group, "qid": qid},
+                         eval_queries)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Relevance scores (higher ranks first), shape (n_samples,)."""
+        return self._raw_predict(X, raw_score=True)
 
 
 def _seed(random_state: int | np.random.RandomState | None) -> int:
