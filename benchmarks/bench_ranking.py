@@ -1,0 +1,149 @@
+"""LambdaMART side by side: smartboost ``lambdarank``, LightGBM ``lambdarank``, XGBoost ``rank:ndcg``.
+
+Usage (the public sets are read from ``$SMARTBOOST_DATA``, default ``../shared/data``)::
+
+    python benchmarks/bench_ranking.py --dataset lightgbm-rank
+    python benchmarks/bench_ranking.py --dataset mq2008
+    python benchmarks/bench_ranking.py --dataset mslr-5k
+    python benchmarks/bench_ranking.py --dataset synthetic --queries 10000 --leaves 255
+
+Datasets: LightGBM's ranking example (``.query`` side files), MQ2008 Fold1 (LETOR 4.0, 46
+features), the first 5,000 rows of MSLR-WEB Fold1 train/test (136 features), and a generated
+MSLR-like set (``--queries`` queries of 20-200 documents, 136 features, grades 0-4 from a
+noisy nonlinear function; test: a quarter more queries). Every library: the same arrays,
+``--trees`` trees of ``--leaves`` leaves, learning rate 0.1, 255 bins, min_data_in_leaf 20,
+no L2, 2 threads, NDCG truncation 30. Test NDCG@1/5/10 use smartboost's definition for all
+(docs: ``smartboost.metrics``). "lambda ms" is one call of smartboost's lambda kernel at the
+final scores; training seconds exclude binning for every library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+import smartboost as sb
+from smartboost.datafile import read_data
+from smartboost.metrics import get_metric
+
+THREADS = 2
+DATA = Path(os.environ.get("SMARTBOOST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+_FILES = {"lightgbm-rank": ("lightgbm_examples/lambdarank/rank.train.gz", "lightgbm_examples/lambdarank/rank.test.gz",
+                            300),
+          "mq2008": ("mq2008/Fold1/train.txt.gz", "mq2008/Fold1/test.txt.gz", 46),
+          "mslr-5k": ("mslr_fold1_5k/train.txt.gz", "mslr_fold1_5k/test.txt.gz", 136)}
+
+
+def synthetic(n_queries: int, seed: int):
+    """MSLR-like: queries of 20-200 documents, 136 features, grades 0-4."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(20, 201, n_queries)
+    n = int(sizes.sum())
+    X = rng.standard_normal((n, 136)).astype(np.float32)
+    query_effect = np.repeat(rng.standard_normal(n_queries) * 0.5, sizes)
+    signal = (X[:, 0] + np.sin(2 * X[:, 1]) + X[:, 2] * X[:, 3] + 0.5 * np.abs(X[:, 4]) + query_effect
+              + 0.8 * rng.standard_normal(n))
+    y = np.clip(np.floor(signal + 1.5), 0, 4)
+    return X, y, np.repeat(np.arange(n_queries), sizes)
+
+
+def load(name: str, n_queries: int):
+    """(X, y, qid) for train and test."""
+    if name == "synthetic":
+        return synthetic(n_queries, 0), synthetic(n_queries // 4, 1)
+    train_path, test_path, n_features = _FILES[name]
+    out = []
+    for path in (train_path, test_path):
+        data = read_data(DATA / path, format="svmlight", n_features=n_features)
+        out.append((np.ascontiguousarray(data.X.toarray(), np.float32), data.label, data.qid))
+    return out
+
+
+def starts_of(qid: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True])
+
+
+def run_smartboost(X, y, qid, Xt, trees, leaves):
+    train = sb.Dataset(X, y, qid=qid)
+    params = {"objective": "lambdarank", "num_leaves": leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
+              "lambdarank_truncation_level": 30, "num_threads": THREADS, "verbosity": -1}
+    start = time.perf_counter()
+    booster = sb.train(params, train, trees)
+    seconds = time.perf_counter() - start
+    raw = booster.predict(X, raw_score=True)
+    g, h = np.empty_like(raw), np.empty_like(raw)
+    booster.objective.bind_queries(y, train.query_starts)
+    calls = []
+    for _ in range(5):
+        t = time.perf_counter()
+        booster.objective.grad_hess(y, raw, g, h)
+        calls.append(time.perf_counter() - t)
+    return seconds, booster.predict(Xt, raw_score=True), float(np.median(calls))
+
+
+def run_lightgbm(X, y, qid, Xt, trees, leaves):
+    import lightgbm as lgb
+
+    group = np.diff(starts_of(qid))
+    train = lgb.Dataset(X, y, group=group, params={"max_bin": 255, "verbose": -1}).construct()
+    params = {"objective": "lambdarank", "num_leaves": leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
+              "lambdarank_truncation_level": 30, "num_threads": THREADS, "verbose": -1}
+    start = time.perf_counter()
+    booster = lgb.train(params, train, trees)
+    return time.perf_counter() - start, booster.predict(Xt, num_threads=THREADS), None
+
+
+def run_xgboost(X, y, qid, Xt, trees, leaves):
+    import xgboost as xgb
+
+    train = xgb.DMatrix(X, y, qid=qid, nthread=THREADS)
+    params = {"objective": "rank:ndcg", "tree_method": "hist", "grow_policy": "lossguide", "max_leaves": leaves,
+              "max_depth": 0, "eta": 0.1, "lambda": 0.0, "min_child_weight": 1e-3, "max_bin": 255,
+              "lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 30, "nthread": THREADS}
+    start = time.perf_counter()
+    booster = xgb.train(params, train, trees)
+    return time.perf_counter() - start, booster.predict(xgb.DMatrix(Xt, nthread=THREADS)), None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default="lightgbm-rank", choices=[*_FILES, "synthetic"])
+    parser.add_argument("--queries", type=int, default=10_000, help="synthetic: training queries")
+    parser.add_argument("--trees", type=int, default=100)
+    parser.add_argument("--leaves", type=int, default=31)
+    args = parser.parse_args()
+    (X, y, qid), (Xt, yt, qidt) = load(args.dataset, args.queries)
+    test_starts = starts_of(qidt)
+    sb.compile_kernels()
+    rows = []
+    for name, run in (("smartboost", run_smartboost), ("lightgbm", run_lightgbm), ("xgboost", run_xgboost)):
+        try:
+            seconds, scores, lambda_seconds = run(X, y, qid, Xt, args.trees, args.leaves)
+        except ImportError:
+            continue
+        ndcg = [get_metric(f"ndcg@{k}")(yt, scores, None, None, test_starts) for k in (1, 5, 10)]
+        rows.append((name, seconds, ndcg, lambda_seconds))
+    base = rows[0][1]
+    lines = [f"### Ranking, {args.dataset}: {len(y):,} train rows / {len(starts_of(qid)) - 1:,} queries, "
+             f"{len(yt):,} test rows / {len(test_starts) - 1:,} queries, {X.shape[1]} features; {args.trees} trees "
+             f"x {args.leaves} leaves, {THREADS} threads", "",
+             "| library | NDCG@1 | NDCG@5 | NDCG@10 | training s | s per iteration | time / smartboost's | lambda ms |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, seconds, ndcg, lambda_seconds in rows:
+        lam = f"{lambda_seconds * 1e3:.2f}" if lambda_seconds is not None else "-"
+        lines.append(f"| {name} | {ndcg[0]:.4f} | {ndcg[1]:.4f} | {ndcg[2]:.4f} | {seconds:.2f} | "
+                     f"{seconds / args.trees:.4f} | {seconds / base:.2f} | {lam} |")
+    text = "\n".join(lines)
+    print(text)
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, f"ranking_{args.dataset}_{args.leaves}.md"), "w") as f:
+        f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
