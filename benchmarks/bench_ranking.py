@@ -6,6 +6,13 @@ Usage (the public sets are read from ``$SMARTBOOST_DATA``, default ``../shared/d
     python benchmarks/bench_ranking.py --dataset mq2008
     python benchmarks/bench_ranking.py --dataset mslr-5k
     python benchmarks/bench_ranking.py --dataset synthetic --queries 10000 --leaves 255
+    python benchmarks/bench_ranking.py --dataset synthetic --queries 2000 --smart-table --rates 0.1 0.2
+
+``--smart-table`` (the SMART paper's LambdaMART figures): for smartboost without sampling and
+with each sampler of ``--samplers`` at each of ``--rates`` (twice the trees), and for LightGBM
+without sampling and with GOSS, the training seconds until test NDCG@10 first reaches the
+smartboost no-sampling best minus 0.002, and LightGBM's no-sampling best; ASRI is the mean
+sample rate. Test NDCG@10 is evaluated after every iteration outside the timing.
 
 Datasets: LightGBM's ranking example (``.query`` side files), MQ2008 Fold1 (LETOR 4.0, 46
 features), the first 5,000 rows of MSLR-WEB Fold1 train/test (136 features), and a generated
@@ -110,16 +117,89 @@ def run_xgboost(X, y, qid, Xt, trees, leaves):
     return time.perf_counter() - start, booster.predict(xgb.DMatrix(Xt, nthread=THREADS)), None
 
 
+def _smartboost_curve(params, X, y, qid, Xt, yt, qidt, trees):
+    train = sb.Dataset(X, y, qid=qid)
+    booster = sb.train({**params, "metric": "ndcg@10", "verbosity": -1}, train, trees,
+                       valid_sets=[sb.Dataset(Xt, yt, qid=qidt, reference=train)], valid_names=["test"])
+    stats = booster.iteration_stats
+    return np.cumsum(stats["seconds"]), np.array(booster.evals_result["test"]["ndcg@10"]), np.mean(stats["sample_rate"])
+
+
+def _lightgbm_curve(params, X, y, qid, Xt, yt, qidt, trees):
+    import lightgbm as lgb
+
+    stamps = []
+    train = lgb.Dataset(X, y, group=np.diff(starts_of(qid)), params={"max_bin": 255, "verbose": -1}).construct()
+    start = time.perf_counter()
+    booster = lgb.train({**params, "verbose": -1}, train, trees,
+                        callbacks=[lambda env: stamps.append(time.perf_counter())])
+    seconds = np.array(stamps) - start
+    ndcg, raw, metric, test_starts = [], np.zeros(len(yt)), get_metric("ndcg@10"), starts_of(qidt)
+    for k in range(booster.current_iteration()):
+        raw += booster.predict(Xt, start_iteration=k, num_iteration=1, raw_score=True)
+        ndcg.append(metric(yt, raw, None, None, test_starts))
+    return seconds, np.array(ndcg), None
+
+
+def smart_table(args, X, y, qid, Xt, yt, qidt) -> str:
+    base = {"objective": "lambdarank", "num_leaves": args.leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
+            "lambdarank_truncation_level": 30, "num_threads": THREADS}
+    runs = [("smartboost", "none", _smartboost_curve(base, X, y, qid, Xt, yt, qidt, args.trees))]
+    for rate in args.rates:
+        for sampling in args.samplers:
+            params = {**base, "sampling": sampling, "sample_rate": rate}
+            runs.append(("smartboost", f"{sampling} {rate}",
+                         _smartboost_curve(params, X, y, qid, Xt, yt, qidt, 2 * args.trees)))
+    runs.append(("lightgbm", "none", _lightgbm_curve(base, X, y, qid, Xt, yt, qidt, args.trees)))
+    for rate in args.rates:
+        goss = {**base, "data_sample_strategy": "goss", "top_rate": 2 * rate / 3, "other_rate": rate / 3}
+        runs.append(("lightgbm", f"goss {rate}", _lightgbm_curve(goss, X, y, qid, Xt, yt, qidt, 2 * args.trees)))
+    target = runs[0][2][1].max() - 0.002
+    lightgbm_best = next(curve[1].max() for library, label, curve in runs if (library, label) == ("lightgbm", "none"))
+    lines = [f"### SMART LambdaMART table, {args.dataset}: {len(y):,} rows / {len(starts_of(qid)) - 1:,} queries, "
+             f"{args.leaves} leaves; targets: smartboost no-sampling best NDCG@10 - 0.002 = {target:.4f}, "
+             f"LightGBM no-sampling best = {lightgbm_best:.4f}", "",
+             "| library | run | ASRI | best NDCG@10 | it. to target | s to target | speed-up | s to LightGBM's best |",
+             "|---|---|---|---|---|---|---|---|"]
+    base_seconds = None
+    for library, label, (seconds, ndcg, asri) in runs:
+        hit = np.flatnonzero(ndcg >= target)
+        hit_lgb = np.flatnonzero(ndcg >= lightgbm_best)
+        t = float(seconds[hit[0]]) if hit.size else None
+        if base_seconds is None:
+            base_seconds = t
+        cells = [library, label, _fmt(asri, ".3f"), _fmt(ndcg.max(), ".4f"),
+                 _fmt(hit[0] + 1 if hit.size else None, "d"), _fmt(t, ".2f"),
+                 _fmt(base_seconds / t if t and base_seconds else None, ".2f"),
+                 _fmt(seconds[hit_lgb[0]] if hit_lgb.size else None, ".2f")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _fmt(value, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="lightgbm-rank", choices=[*_FILES, "synthetic"])
     parser.add_argument("--queries", type=int, default=10_000, help="synthetic: training queries")
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--leaves", type=int, default=31)
+    parser.add_argument("--smart-table", action="store_true", help="sampling runs: seconds to a target NDCG@10")
+    parser.add_argument("--rates", type=float, nargs="+", default=[0.1, 0.2])
+    parser.add_argument("--samplers", nargs="+", default=["uniform", "goss", "mvs", "smart1", "smart2"])
     args = parser.parse_args()
     (X, y, qid), (Xt, yt, qidt) = load(args.dataset, args.queries)
     test_starts = starts_of(qidt)
     sb.compile_kernels()
+    if args.smart_table:
+        text = smart_table(args, X, y, qid, Xt, yt, qidt)
+        print(text)
+        os.makedirs(RESULTS, exist_ok=True)
+        with open(os.path.join(RESULTS, f"ranking_smart_table_{args.dataset}_{args.leaves}.md"), "w") as f:
+            f.write(text + "\n")
+        return
     rows = []
     for name, run in (("smartboost", run_smartboost), ("lightgbm", run_lightgbm), ("xgboost", run_xgboost)):
         try:
