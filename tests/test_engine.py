@@ -253,3 +253,33 @@ def test_checkpoint_writes_every_period(tmp_path):
              callbacks=[sb.checkpoint(path, period=3), Watch()])
     assert seen == [0, 0, 3, 3, 3, 6, 6]
     assert sb.Booster(model_file=path).num_trees() == 7
+
+
+def test_progress_bar_shows_iterations_and_the_validation_metric():
+    import io
+
+    X, y = make_binary(n=1000, seed=10)
+    out = io.StringIO()
+    train = sb.Dataset(X, y)
+    sb.train({"objective": "binary", "metric": "auc", "verbosity": -1}, train, 7,
+             valid_sets=[sb.Dataset(X, y, reference=train)], callbacks=[sb.progress_bar(file=out)])
+    text = out.getvalue()
+    assert "7/7" in text and "valid_0's auc:" in text
+
+
+def test_progress_bar_appears_only_on_a_terminal(monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    X, y = make_binary(n=500, seed=11)
+    shown = []
+    for stderr, params in ((Terminal(), {"verbosity": 1}), (io.StringIO(), {"verbosity": 1}),
+                           (Terminal(), {"verbosity": -1}), (Terminal(), {"verbosity": 1, "progress_bar": False})):
+        monkeypatch.setattr(sys, "stderr", stderr)
+        sb.train({"objective": "binary", **params}, sb.Dataset(X, y), 3)
+        shown.append("3/3" in stderr.getvalue())
+    assert shown == [True, False, False, False]

@@ -8,16 +8,16 @@ __version__ = "0.1.0"
 from . import callback
 from ._warmup import compile_kernels
 from .booster import Booster
-from .callback import (Checkpoint, EarlyStopping, LogEvaluation, RecordEvaluation, TrainingCallback, checkpoint,
-                       early_stopping, log_evaluation, record_evaluation)
+from .callback import (Checkpoint, EarlyStopping, LogEvaluation, ProgressBar, RecordEvaluation, TrainingCallback,
+                       checkpoint, early_stopping, log_evaluation, progress_bar, record_evaluation)
 from .dataset import Dataset
 from .engine import train
 from .errors import DataError, ModelFormatError, ParameterError, SmartBoostError
 
 __all__ = [
     "Booster", "Dataset", "train", "callback",
-    "TrainingCallback", "Checkpoint", "EarlyStopping", "LogEvaluation", "RecordEvaluation",
-    "checkpoint", "early_stopping", "log_evaluation", "record_evaluation",
+    "TrainingCallback", "Checkpoint", "EarlyStopping", "LogEvaluation", "ProgressBar", "RecordEvaluation",
+    "checkpoint", "early_stopping", "log_evaluation", "progress_bar", "record_evaluation",
     "SmartBoostError", "ParameterError", "DataError", "ModelFormatError", "compile_kernels",
     "__version__",
 ]

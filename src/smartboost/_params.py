@@ -345,6 +345,10 @@ PARAMS: tuple[Param, ...] = (
           "Rows the line searches minimise over: the tree's sample (with its weights) or every row.",
           (), "boosting", "sample | all"),
     # learning control
+    Param("progress_bar", True, _bool,
+          "Show a tqdm progress bar (iteration, elapsed, ETA, latest validation metric) when verbosity >= 1, "
+          "stderr is a terminal and tqdm is installed.",
+          (), "learning control", "bool"),
     Param("boost_from_average", True, _bool,
           "Start from the loss-minimising constant (mean, log-odds) instead of 0; off when the "
           "training Dataset has an init_score.",

@@ -19,8 +19,8 @@ from .errors import ParameterError
 if TYPE_CHECKING:
     from .booster import Booster
 
-__all__ = ["CallbackEnv", "TrainingCallback", "Checkpoint", "EarlyStopping", "LogEvaluation", "RecordEvaluation",
-           "checkpoint", "early_stopping", "log_evaluation", "record_evaluation"]
+__all__ = ["CallbackEnv", "TrainingCallback", "Checkpoint", "EarlyStopping", "LogEvaluation", "ProgressBar",
+           "RecordEvaluation", "checkpoint", "early_stopping", "log_evaluation", "progress_bar", "record_evaluation"]
 
 
 @dataclass
@@ -243,6 +243,49 @@ class Checkpoint(TrainingCallback):
         if env.interrupted:
             logger.warning("training interrupted: the model of %d iterations is saved in %s; continue with "
                            "train(..., init_model=%r)", env.booster.current_iteration(), self.path, self.path)
+
+
+class ProgressBar(TrainingCallback):
+    """A tqdm progress bar: iterations, elapsed time, ETA and the latest validation metric.
+
+    :func:`smartboost.train` adds one by itself when ``progress_bar`` is on (the default),
+    ``verbosity >= 1``, tqdm is installed and stderr is a terminal, so it stays silent in CI,
+    in pipes and in log files.
+
+    Parameters
+    ----------
+    file : file-like, optional
+        Where to draw (default: stderr).
+    """
+
+    def __init__(self, file: Any = None) -> None:
+        from tqdm.auto import tqdm  # the optional extra: pip install 'smartboost[progress]'
+
+        self._tqdm = tqdm
+        self.file = file
+
+    def before_training(self, env: CallbackEnv) -> None:
+        """Open the bar."""
+        self.bar = self._tqdm(total=env.end_iteration - env.begin_iteration, unit="it", desc="smartboost",
+                              file=self.file, dynamic_ncols=True)
+
+    def after_iteration(self, env: CallbackEnv) -> bool:
+        """Advance, showing the first validation metric."""
+        watched = [e for e in env.evaluation if not e.is_training] or env.evaluation
+        if watched:
+            self.bar.set_postfix_str(f"{watched[0].data_name}'s {watched[0].metric}: {watched[0].value:.6g}",
+                                     refresh=False)
+        self.bar.update(1)
+        return False
+
+    def after_training(self, env: CallbackEnv) -> None:
+        """Close the bar."""
+        self.bar.close()
+
+
+def progress_bar(file: Any = None) -> ProgressBar:
+    """Factory of :class:`ProgressBar`."""
+    return ProgressBar(file)
 
 
 def checkpoint(path: str | os.PathLike, period: int = 10) -> Checkpoint:

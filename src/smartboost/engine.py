@@ -9,7 +9,9 @@ gradients and hessians are then held class-major, shape (n_classes, n_rows).
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import time
 from typing import Any
 
@@ -20,7 +22,7 @@ from ._config import set_verbosity, threads
 from ._kernels.predict import add_leaf_values, add_tree_to_rows, assign_leaves, pack_bin_decisions
 from ._params import explicit_params, resolve_params
 from .booster import Booster
-from .callback import CallbackEnv, EarlyStopping, EvalResult, RecordEvaluation, TrainingCallback
+from .callback import CallbackEnv, EarlyStopping, EvalResult, ProgressBar, RecordEvaluation, TrainingCallback
 from .dataset import Dataset
 from .errors import DataError, ParameterError
 from .grower import TreeGrower
@@ -81,6 +83,8 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
             callbacks.append(EarlyStopping(resolved["early_stopping_round"], resolved["first_metric_only"],
                                            resolved["early_stopping_min_delta"]))
         callbacks.append(RecordEvaluation(booster.evals_result))
+        if _show_progress(resolved) and not any(isinstance(c, ProgressBar) for c in callbacks):
+            callbacks.append(ProgressBar())
         begin = booster.current_iteration()
         env = CallbackEnv(booster, resolved, begin - 1, begin, begin + resolved["num_iterations"])
         for callback in callbacks:
@@ -103,6 +107,12 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     if booster.best_iteration == 0:
         booster.best_iteration = booster.current_iteration()
     return booster
+
+
+def _show_progress(params: dict[str, Any]) -> bool:
+    """A progress bar by default only where someone watches: a terminal, with tqdm installed."""
+    return (params["progress_bar"] and params["verbosity"] >= 1 and sys.stderr.isatty()
+            and importlib.util.find_spec("tqdm") is not None)
 
 
 class _EvalSet:
