@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import Dataset, train
 from ..metrics import get_metric
+from ..plotting import pyplot
 
 __all__ = ["SamplerSpec", "Curve", "run_curve", "smart_table", "mvs_figure", "iteration_cost",
            "markdown_table", "plot_curves", "plot_mvs_figure", "DEFAULT_SAMPLERS"]
@@ -177,19 +178,9 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _pyplot():
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError("plots need matplotlib: pip install 'smartboost[plot]'") from None
-    return plt
-
-
 def plot_curves(curves: Sequence[Curve], path: str, title: str) -> None:
     """Test logloss against iterations and against training seconds, one line per run (PNG)."""
-    plt = _pyplot()
+    plt = pyplot(headless=True)
     fig, (by_iteration, by_time) = plt.subplots(1, 2, figsize=(12, 4.5))
     for curve in curves:
         by_iteration.plot(np.arange(1, curve.logloss.size + 1), curve.logloss, label=curve.label)
@@ -209,7 +200,7 @@ def plot_curves(curves: Sequence[Curve], path: str, title: str) -> None:
 
 def plot_mvs_figure(rows: Sequence[dict[str, Any]], path: str, title: str) -> None:
     """1 - AUC and logloss against sample rate, mean with a +-1 std band per sampler (PNG)."""
-    plt = _pyplot()
+    plt = pyplot(headless=True)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for label in dict.fromkeys(r["sampler"] for r in rows):
         mine = [r for r in rows if r["sampler"] == label]
