@@ -194,6 +194,13 @@ class BinnedData:
         return HistogramLayout(self)
 
 
+def histogram_cells(n_bins: np.ndarray) -> tuple[np.ndarray, int]:
+    """First histogram cell of each feature (uint32) and the number of cells: feature ``f`` owns
+    ``n_bins[f] + 1`` cells, its value bins then its missing-value bin."""
+    offsets = np.concatenate([[0], np.cumsum(n_bins + 1)[:-1]]).astype(np.uint32)
+    return offsets, int((n_bins + 1).sum())
+
+
 class HistogramLayout:
     """How histograms read a binned training set.
 
@@ -214,8 +221,7 @@ class HistogramLayout:
 
     def __init__(self, data: BinnedData) -> None:
         n_bins = data.mapper.n_bins
-        self.offsets = np.concatenate([[0], np.cumsum(n_bins + 1)[:-1]]).astype(np.uint32)
-        self.n_cells = int((n_bins + 1).sum())
+        self.offsets, self.n_cells = histogram_cells(n_bins)
         counts = [np.bincount(column, minlength=int(nb) + 1) for column, nb in zip(data.column_major, n_bins)]
         default_bins = np.array([c.argmax() for c in counts], np.int64)
         default_share = np.array([c.max() for c in counts]) / max(data.n_rows, 1)

@@ -17,10 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ._common import INDEX_DTYPE
 from ._config import set_verbosity, threads
-from ._kernels.predict import add_leaf_values, add_tree_to_rows, assign_leaves, pack_bin_decisions
 from ._params import explicit_params, resolve_params
+from ._rows import TrainingRows
 from .booster import Booster
 from .callback import CallbackEnv, EarlyStopping, EvalResult, ProgressBar, RecordEvaluation, TrainingCallback
 from .dataset import Dataset
@@ -28,9 +27,8 @@ from .errors import DataError, ParameterError
 from .grower import TreeGrower
 from .metrics import get_metric
 from .objectives import Objective, make_objective
-from .sampling import SamplingContext, make_sampler, resolve_sampling_params
+from .sampling import SAMPLERS, resolve_sampling_params
 from .selection import FeatureSelector, resolve_selection_params
-from .steps import leaf_line_search, line_search
 
 __all__ = ["train"]
 
@@ -76,34 +74,40 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     resolve_selection_params(resolved, given)
     set_verbosity(resolved["verbosity"])
     with threads(resolved["num_threads"]) as n_threads:
-        trainer = _Trainer(resolved, train_set, valid_sets, valid_names, init_model, n_threads)
-        booster = trainer.booster
-        callbacks = list(callbacks or [])
-        if resolved["early_stopping_round"] > 0:
-            callbacks.append(EarlyStopping(resolved["early_stopping_round"], resolved["first_metric_only"],
-                                           resolved["early_stopping_min_delta"]))
-        callbacks.append(RecordEvaluation(booster.evals_result))
-        if _show_progress(resolved) and not any(isinstance(c, ProgressBar) for c in callbacks):
-            callbacks.append(ProgressBar())
-        begin = booster.current_iteration()
-        env = CallbackEnv(booster, resolved, begin - 1, begin, begin + resolved["num_iterations"])
-        for callback in callbacks:
-            callback.before_training(env)
-        try:
-            for iteration in range(env.begin_iteration, env.end_iteration):
-                trainer.boost_one_iteration()
-                env.iteration = iteration
-                env.evaluation = trainer.evaluate()
-                if any([callback.after_iteration(env) for callback in callbacks]):
-                    break
-        except KeyboardInterrupt:
-            # the model holds every finished iteration; callbacks (a Checkpoint) see it, then Ctrl-C goes on
-            env.interrupted = True
-            for callback in callbacks:
-                callback.after_training(env)
-            raise
+        trainer = Trainer.local(resolved, train_set, valid_sets, valid_names, init_model, n_threads)
+        return run_training(trainer, callbacks)
+
+
+def run_training(trainer: Trainer, callbacks: list[TrainingCallback] | None) -> Booster:
+    """The boosting loop around a prepared trainer: iterations, evaluation, callbacks."""
+    resolved = trainer.params
+    booster = trainer.booster
+    callbacks = list(callbacks or [])
+    if resolved["early_stopping_round"] > 0:
+        callbacks.append(EarlyStopping(resolved["early_stopping_round"], resolved["first_metric_only"],
+                                       resolved["early_stopping_min_delta"]))
+    callbacks.append(RecordEvaluation(booster.evals_result))
+    if _show_progress(resolved) and not any(isinstance(c, ProgressBar) for c in callbacks):
+        callbacks.append(ProgressBar())
+    begin = booster.current_iteration()
+    env = CallbackEnv(booster, resolved, begin - 1, begin, begin + resolved["num_iterations"])
+    for callback in callbacks:
+        callback.before_training(env)
+    try:
+        for iteration in range(env.begin_iteration, env.end_iteration):
+            trainer.boost_one_iteration()
+            env.iteration = iteration
+            env.evaluation = trainer.evaluate()
+            if any([callback.after_iteration(env) for callback in callbacks]):
+                break
+    except KeyboardInterrupt:
+        # the model holds every finished iteration; callbacks (a Checkpoint) see it, then Ctrl-C goes on
+        env.interrupted = True
         for callback in callbacks:
             callback.after_training(env)
+        raise
+    for callback in callbacks:
+        callback.after_training(env)
     if booster.best_iteration == 0:
         booster.best_iteration = booster.current_iteration()
     return booster
@@ -135,81 +139,60 @@ def _raw(scores: np.ndarray) -> np.ndarray:
     return scores[0] if scores.shape[0] == 1 else scores
 
 
-class _Trainer:
-    """State of one training run: scores, gradients, the tree grower, the model being built."""
+class Trainer:
+    """State of one training run: the model being built, the tree grower, the evaluation sets,
+    and the training rows (:class:`~smartboost._rows.TrainingRows`, or in
+    :mod:`smartboost.dask` a proxy driving every worker's rows through the same calls)."""
 
-    def __init__(self, params: dict[str, Any], train_set: Dataset, valid_sets: list[Dataset] | None,
-                 valid_names: list[str] | None, init_model: Booster | str | os.PathLike | None,
-                 n_threads: int) -> None:
+    def __init__(self, params: dict[str, Any], objective: Objective, booster: Booster, rows: Any,
+                 usable: np.ndarray, valid_sets: list[Dataset] | None, valid_names: list[str] | None,
+                 train_set: Dataset | None = None) -> None:
         self.params = params
-        self.objective = make_objective(params["objective"], params)
-        self.n_outputs = self.objective.num_outputs
-        if train_set.label is None:
-            raise DataError("train_set has no label")
-        self.label = self.objective.check_label(train_set.label, "label")
-        self.objective.bind_queries(self.label, train_set.query_starts)
+        self.objective = objective
+        self.n_outputs = objective.num_outputs
+        self.booster = booster
+        self.rows = rows
         self.train_set = train_set
-        init = _load_init_model(init_model, train_set, self.objective)
-        if init is not None:
-            base_score, trees = init.base_score, list(init.trees)
-        elif params["boost_from_average"] and train_set.init_score is None:
-            base_score, trees = self.objective.init_score(self.label, train_set.weight), []
-        else:
-            base_score, trees = (0.0 if self.n_outputs == 1 else np.zeros(self.n_outputs)), []
-        self.booster = Booster._new(objective=self.objective, bin_mapper=train_set.bin_mapper,
-                                    base_score=base_score, feature_names=train_set.feature_name,
-                                    params=params, trees=trees)
-        self.scores = self._start_scores(train_set)
+        self.grower = TreeGrower(booster.bin_mapper, usable, params)
+        self.selector = FeatureSelector(params, usable)
         self.eval_sets = self._eval_sets(valid_sets, valid_names)
         metric_names = params["metric"]
         if metric_names is None:
-            metric_names = (self.objective.default_metric,) if self.objective.default_metric else ()
+            metric_names = (objective.default_metric,) if objective.default_metric else ()
         self.metrics = [get_metric(m) for m in metric_names]
         for metric in self.metrics:
             if metric.multiclass != (self.n_outputs > 1):
                 kind = "a multiclass" if metric.multiclass else "a single-output"
                 raise ParameterError(f"metric '{metric.name}' is {kind} metric and does not apply to objective "
-                                     f"'{self.objective.name}'")
-        n = train_set.num_data()
-        self.n_rows = n
-        self.grad = np.empty((self.n_outputs, n))
-        self.hess = np.empty((self.n_outputs, n))
-        # what the sampler sees: the gradients, or per-row norms of the per-class gradients
-        if self.n_outputs == 1:
-            self.row_grad, self.row_hess = self.grad[0], self.hess[0]
-        else:
-            self.row_grad, self.row_hess = np.empty(n), np.empty(n)
-        self.weight = np.ones(n) if train_set.weight is None else train_set.weight
-        self.rows = np.empty(n, INDEX_DTYPE)
-        self.out_of_sample = np.empty(n, INDEX_DTYPE)
-        self.grower = TreeGrower(train_set.binned, params, n_threads)
-        self.selector = FeatureSelector(params, train_set.binned.usable_features)
-        self._check_boosting_params()
-        self.unit_hess = np.ones(n) if params["boosting"] == "gradient" else None
-        self.sampler = make_sampler(params, n)
-        if self.n_outputs > 1 and not self.sampler.supports_multiclass:
-            raise ParameterError(f"sampling='{self.sampler.name}' does not support multiclass objectives")
-        self.sample: tuple[np.ndarray, np.ndarray] | None = None   # (rows, rest), kept when sampling_freq > 1
-        self.sample_weight = self.weight
-        self.previous_leaf = np.zeros(n, np.int32) if self.sampler.needs_previous_leaves else np.zeros(0, np.int32)
+                                     f"'{objective.name}'")
         self.previous_leaf_values = self._last_leaf_values()
-        self.iteration = self.booster.current_iteration()  # continued training counts on
-        self.booster.iteration_stats.update(seconds=[], sample_size=[], sample_rate=[])
+        self.iteration = booster.current_iteration()  # continued training counts on
+        booster.iteration_stats.update(seconds=[], sample_size=[], sample_rate=[])
 
-    def _check_boosting_params(self) -> None:
-        objective, rule = self.objective, self.params["step_rule"]
-        if objective.first_order_only and self.params["boosting"] == "newton":
-            raise ParameterError(f"objective '{objective.name}' has no usable second derivative; train it with "
-                                 "boosting='gradient'")
-        if rule == "smooth" and self.params["boosting"] != "gradient":
-            raise ParameterError("step_rule='smooth' (1/sigma) is the step of first-order boosting; use it with "
-                                 "boosting='gradient' (Newton steps are already scaled by the hessian)")
-        if rule == "smooth" and objective.sigma_smooth is None:
-            raise ParameterError(f"step_rule='smooth' needs a smooth loss; objective '{objective.name}' has no "
-                                 "smoothness constant")
-        if rule in ("line", "leaf_line") and (self.n_outputs > 1 or objective.name == "custom"):
-            raise ParameterError(f"step_rule='{rule}' needs a single-output built-in objective, not "
-                                 f"'{objective.name}'")
+    @classmethod
+    def local(cls, params: dict[str, Any], train_set: Dataset, valid_sets: list[Dataset] | None,
+              valid_names: list[str] | None, init_model: Booster | str | os.PathLike | None,
+              n_threads: int) -> Trainer:
+        """The trainer of a run on one machine, over the rows of ``train_set``."""
+        objective = make_objective(params["objective"], params)
+        check_training_params(params, objective)
+        if train_set.label is None:
+            raise DataError("train_set has no label")
+        label = objective.check_label(train_set.label, "label")
+        objective.bind_queries(label, train_set.query_starts)
+        init = _load_init_model(init_model, train_set, objective)
+        if init is not None:
+            base_score, trees = init.base_score, list(init.trees)
+        elif params["boost_from_average"] and train_set.init_score is None:
+            base_score, trees = objective.init_score(label, train_set.weight), []
+        else:
+            base_score, trees = (0.0 if objective.num_outputs == 1 else np.zeros(objective.num_outputs)), []
+        booster = Booster._new(objective=objective, bin_mapper=train_set.bin_mapper, base_score=base_score,
+                               feature_names=train_set.feature_name, params=params, trees=trees)
+        scores = start_scores(booster, train_set.binned, train_set.init_score)
+        rows = TrainingRows(train_set.binned, label, train_set.weight, scores, objective, params, n_threads)
+        return cls(params, objective, booster, rows, train_set.binned.usable_features, valid_sets, valid_names,
+                   train_set)
 
     def _last_leaf_values(self) -> np.ndarray | None:
         """Leaf values (Newton steps, without shrinkage) of the last iteration's trees, as the
@@ -218,17 +201,6 @@ class _Trainer:
             return None
         last = self.booster.trees[-self.n_outputs:]
         return np.concatenate([tree.value[tree.left < 0] for tree in last]) / self.params["learning_rate"]
-
-    def _start_scores(self, dataset: Dataset) -> np.ndarray:
-        scores = self.booster._start_scores(dataset.num_data())
-        if dataset.init_score is not None:
-            if self.n_outputs > 1:
-                raise DataError("init_score is not supported with multiclass objectives yet")
-            scores[0] += dataset.init_score
-        if self.booster.num_trees():
-            for k in range(self.n_outputs):
-                self.booster.predict_binned(dataset.binned, scores[k], k, None, self.n_outputs)
-        return scores
 
     def _eval_sets(self, valid_sets: list[Dataset] | None, valid_names: list[str] | None) -> list[_EvalSet]:
         valid_sets = list(valid_sets or [])
@@ -242,38 +214,29 @@ class _Trainer:
                 raise ParameterError(f"valid_sets[{i}] must be a smartboost.Dataset, got {type(dataset).__name__}")
             if dataset is self.train_set:
                 name = valid_names[i] if valid_names else "training"
-                out.append(_EvalSet(name, dataset, self.label, self.scores, True))
+                out.append(_EvalSet(name, dataset, self.rows.label, self.rows.scores, True))
                 continue
             name = valid_names[i] if valid_names else f"valid_{i}"
             if dataset.label is None:
                 raise DataError(f"valid set '{name}' has no label")
-            if not dataset.bin_mapper.same_edges(self.train_set.bin_mapper):
+            if not dataset.bin_mapper.same_edges(self.booster.bin_mapper):
                 raise DataError(f"valid set '{name}' is binned differently from the training set; build it "
                                 "with Dataset(X, y, reference=train_set)")
             label = self.objective.check_label(dataset.label, f"label of valid set '{name}'", training=False)
-            out.append(_EvalSet(name, dataset, label, self._start_scores(dataset), False))
+            out.append(_EvalSet(name, dataset, label, start_scores(self.booster, dataset.binned, dataset.init_score),
+                                    False))
         return out
 
     def boost_one_iteration(self) -> None:
         """Sample rows, grow one tree per output on them, and update every score."""
         start = time.perf_counter()
-        self.objective.grad_hess(self.label, _raw(self.scores), _raw(self.grad), _raw(self.hess))
-        n = self._draw_sample()
-        rows = self.rows[:n]
-        sorted_rows = rows.copy() if self.n_outputs > 1 else rows
+        n = self.rows.draw_sample(self.iteration, self.previous_leaf_values)
         leaf_values = []
         for k in range(self.n_outputs):
-            if k:
-                rows[:] = sorted_rows  # the grower partitioned them
-            hess = self.hess[k] if self.unit_hess is None else self.unit_hess
-            grown = self.grower.grow(rows, self.grad[k], hess, self.sample_weight, self.params["learning_rate"],
-                                     self.selector, self.iteration)
-            self._apply_step_rule(grown, rows, self.scores[k])
-            add_leaf_values(self.scores[k], rows, grown.leaf_start, grown.leaf_end, grown.leaf_values)
-            if self.previous_leaf.size:
-                assign_leaves(rows, grown.leaf_start, grown.leaf_end, self.previous_leaf)
-            if n < self.n_rows:
-                self._update_out_of_sample(grown, self.n_rows - n, self.scores[k])
+            grown = self.grower.grow(self.rows.tree_rows(k), self.params["learning_rate"], self.selector,
+                                     self.iteration)
+            self._apply_step_rule(grown, k)
+            self.rows.add_tree(k, grown)
             leaf_values.append(grown.leaf_values)
             self.booster.add_tree(grown.tree)
         self.previous_leaf_values = np.concatenate(leaf_values) / self.params["learning_rate"]
@@ -281,72 +244,23 @@ class _Trainer:
         stats = self.booster.iteration_stats
         stats["seconds"].append(time.perf_counter() - start)
         stats["sample_size"].append(n)
-        stats["sample_rate"].append(n / self.n_rows)
+        stats["sample_rate"].append(n / self.rows.n_rows)
         first = self.booster.num_trees() - self.n_outputs
         for eval_set in self.eval_sets:
             if not eval_set.is_training:
                 for k in range(self.n_outputs):
                     self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores[k], first + k, first + k + 1)
 
-    def _apply_step_rule(self, grown, rows: np.ndarray, scores: np.ndarray) -> None:
+    def _apply_step_rule(self, grown, k: int) -> None:
         """Rescale the new tree's values by the step rule (see :mod:`smartboost.steps`)."""
         rule = self.params["step_rule"]
-        if rule == "shrinkage":
-            return
         value = grown.tree.value
         if rule == "smooth":
             value *= 1.0 / self.objective.sigma_smooth
-            return
-        learning_rate = self.params["learning_rate"]
-        fitted = grown.leaf_values / learning_rate
-        if rule == "leaf_line":  # over the tree's own rows, leaf by leaf
-            for j, (start, end) in enumerate(zip(grown.leaf_start, grown.leaf_end)):
-                leaf_rows = rows[start:end]
-                gamma = leaf_line_search(self.objective, self.label[leaf_rows], scores[leaf_rows],
-                                         self.sample_weight[leaf_rows], fitted[j])
-                value[grown.leaf_nodes[j]] = learning_rate * gamma
-            return
-        direction = np.zeros(self.n_rows)
-        add_leaf_values(direction, rows, grown.leaf_start, grown.leaf_end, fitted)
-        if self.params["line_search_rows"] == "sample":
-            on, weight = rows, self.sample_weight[rows]
-        else:
-            on, weight = slice(None), self.weight
-            n_out = self.n_rows - rows.shape[0]
-            if n_out:
-                self._update_out_of_sample(grown, n_out, direction, record_leaves=False)
-                direction[self.out_of_sample[:n_out]] /= learning_rate
-        value *= line_search(self.objective, self.label[on], scores[on], direction[on], weight)
-
-    def _draw_sample(self) -> int:
-        """This iteration's rows (sorted) in ``self.rows[:n]``, their weights in ``self.sample_weight``."""
-        if self.n_outputs > 1:
-            np.sqrt(np.einsum("ki,ki->i", self.grad, self.grad), out=self.row_grad)
-            np.sqrt(np.einsum("ki,ki->i", self.hess, self.hess), out=self.row_hess)
-        ctx = SamplingContext(self.iteration, self.row_grad, self.row_hess, self.weight, self.label,
-                              _raw(self.scores), self.objective,
-                              self.previous_leaf if self.previous_leaf.size else None, self.previous_leaf_values)
-        freq = self.params["sampling_freq"]
-        if self.sample is None or freq <= 1 or self.iteration % freq == 0:
-            n, self.sample_weight = self.sampler.sample(ctx, self.rows, self.out_of_sample)
-            if freq > 1:
-                self.sample = (self.rows[:n].copy(), self.out_of_sample[:self.n_rows - n].copy())
-        else:
-            n = self.sample[0].shape[0]
-            self.rows[:n] = self.sample[0]
-            self.out_of_sample[:self.n_rows - n] = self.sample[1]
-        self.sampler.correct_gradients(ctx, self.rows[:n])
-        return n
-
-    def _update_out_of_sample(self, grown, n_out: int, scores: np.ndarray, record_leaves: bool = True) -> None:
-        """Add the new tree to the ``scores`` of the rows it was not grown on (walking it on their bins)."""
-        tree = grown.tree
-        leaf_of_node = np.full(tree.n_nodes, -1, np.int32)
-        leaf_of_node[grown.leaf_nodes] = np.arange(grown.leaf_nodes.size, dtype=np.int32)
-        decisions = pack_bin_decisions(tree.feature, tree.bin_threshold, tree.missing_left,
-                                       self.train_set.bin_mapper.n_bins, tree.left)
-        add_tree_to_rows(self.train_set.binned.row_major, self.out_of_sample[:n_out], decisions, tree.value,
-                         leaf_of_node, scores, self.previous_leaf if record_leaves else self.previous_leaf[:0])
+        elif rule == "leaf_line":
+            value[grown.leaf_nodes] = self.params["learning_rate"] * self.rows.leaf_line_steps(k, grown)
+        elif rule == "line":
+            value *= self.rows.line_step(k, grown)
 
     def evaluate(self) -> list[EvalResult]:
         """Every metric on every evaluation set at the current scores."""
@@ -359,6 +273,40 @@ class _Trainer:
                 results.append(EvalResult(eval_set.name, metric.name, value, metric.higher_is_better,
                                           eval_set.is_training))
         return results
+
+
+def check_training_params(params: dict[str, Any], objective: Objective) -> None:
+    """Checks of the parameters that need the objective (``boosting``, ``step_rule``, sampling)."""
+    rule = params["step_rule"]
+    if objective.first_order_only and params["boosting"] == "newton":
+        raise ParameterError(f"objective '{objective.name}' has no usable second derivative; train it with "
+                             "boosting='gradient'")
+    if rule == "smooth" and params["boosting"] != "gradient":
+        raise ParameterError("step_rule='smooth' (1/sigma) is the step of first-order boosting; use it with "
+                             "boosting='gradient' (Newton steps are already scaled by the hessian)")
+    if rule == "smooth" and objective.sigma_smooth is None:
+        raise ParameterError(f"step_rule='smooth' needs a smooth loss; objective '{objective.name}' has no "
+                             "smoothness constant")
+    if rule in ("line", "leaf_line") and (objective.num_outputs > 1 or objective.name == "custom"):
+        raise ParameterError(f"step_rule='{rule}' needs a single-output built-in objective, not "
+                             f"'{objective.name}'")
+    if objective.num_outputs > 1 and not SAMPLERS[params["sampling"]].supports_multiclass:
+        raise ParameterError(f"sampling='{params['sampling']}' does not support multiclass objectives")
+
+
+def start_scores(booster: Booster, binned, init_score: np.ndarray | None) -> np.ndarray:
+    """Raw scores, shape (n_outputs, n_rows), that boosting starts from on ``binned`` rows: the
+    model's base score, plus ``init_score``, plus the trees it already has."""
+    n_outputs = booster.num_model_per_iteration()
+    scores = booster._start_scores(binned.n_rows)
+    if init_score is not None:
+        if n_outputs > 1:
+            raise DataError("init_score is not supported with multiclass objectives yet")
+        scores[0] += init_score
+    if booster.num_trees():
+        for k in range(n_outputs):
+            booster.predict_binned(binned, scores[k], k, None, n_outputs)
+    return scores
 
 
 def _load_init_model(init_model: Booster | str | os.PathLike | None, train_set: Dataset,

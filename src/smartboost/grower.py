@@ -1,10 +1,23 @@
 """Tree growth: the Python orchestration of the histogram, split and partition kernels.
 
-One :class:`TreeGrower` serves a whole training run: it owns the buffers (histogram slots,
-per-thread histograms, partition scratch, fixed-point gradients), allocated when first needed
-and reused by every tree. Each call to :meth:`TreeGrower.grow` builds one tree on a list of row
-ids, which it partitions in place so that every leaf ends up owning a contiguous segment; the
-caller updates training scores through those segments.
+Growth is split in two, so that the rows of a tree may live on one machine or on many:
+
+- :class:`TreeGrower` makes every decision: which leaf to split next, the best split of a node
+  from its histogram, the leaf values. It owns the histograms of the open leaves and never reads
+  a row.
+- A *row source* owns the rows: the tree's fixed-point gradients, the partition of its row list
+  into nodes, and the histograms built from them. :class:`NodeRows` is the source of one
+  machine; :mod:`smartboost.dask` drives one per worker and sums their histograms, which is
+  exact (integer cells), so both grow the same trees.
+
+A row source answers three calls (the protocol :class:`RowSource`):
+
+- ``begin_tree(features)``: fix the tree's fixed-point units, return them and the root's sums;
+- ``root_histogram(g, h, out)``: the root's histogram;
+- ``split(node, left, right, feature, bin, missing_left, left_sums, right_sums, out)``: send the
+  node's rows to its children and, when ``out`` is given, write one child's histogram into it;
+  return both children's row counts and which child that was. The grower derives the other child
+  as parent minus it (ALGORITHMS.md 2), fused with both children's split scans.
 
 Growth policies share one loop over a priority queue of splittable leaves:
 
@@ -12,14 +25,13 @@ Growth policies share one loop over a priority queue of splittable leaves:
 - ``depthwise`` (XGBoost): shallower leaves first, by gain within a level.
 
 Both stop at ``num_leaves`` leaves (0: no limit) and never split below ``max_depth``.
-For each split the smaller child's histogram is built from its rows and the larger child's is
-the parent's minus it (ALGORITHMS.md 2), in place in the parent's slot.
 """
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -28,47 +40,176 @@ from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.histogram import build_histogram, build_histogram_parallel
 from ._kernels.partition import partition, partition_parallel
 from ._kernels.split import SPLIT_PARAMS_ORDER, find_best_split, leaf_values, subtract_and_find_splits
-from .binning import BinnedData
+from .binning import BinMapper, BinnedData, histogram_cells
 from .selection import FeatureSelector
 from .tree import Tree
 
-__all__ = ["TreeGrower", "GrownTree"]
+__all__ = ["GrownTree", "NodeRows", "RowSource", "TreeGrower"]
 
 
 @dataclass
 class GrownTree:
-    """A tree and where its leaves' rows sit in the row list it was grown on.
+    """A tree and the node ids of its leaves.
 
     Attributes
     ----------
     tree : Tree
-    leaf_start, leaf_end : ndarray of int64
-        Segment of the row list held by each leaf (in ``leaf_nodes`` order).
     leaf_nodes : ndarray of int64
-        Node id of each leaf.
+        Node id of each leaf, in the order of the row source's leaf segments.
     """
 
     tree: Tree
-    leaf_start: np.ndarray
-    leaf_end: np.ndarray
     leaf_nodes: np.ndarray
 
     @property
     def leaf_values(self) -> np.ndarray:
-        """Output value of each leaf, in segment order."""
+        """Output value of each leaf, in ``leaf_nodes`` order."""
         return self.tree.value[self.leaf_nodes]
+
+
+class RowSource(Protocol):
+    """The rows a tree is grown on, as :class:`TreeGrower` sees them (see the module docstring)."""
+
+    def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
+        """Start a tree whose histograms need only the ``features`` (bool mask; None: all).
+
+        Returns ``(g_unit, h_unit, g_root, h_root, n_root)``: the fixed-point units and the
+        root's fixed-point sums and row count.
+        """
+
+    def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
+        """Write the root's histogram (its sums are ``g``, ``h``) into ``out``."""
+
+    def split(self, node: int, left: int, right: int, feature: int, bin_threshold: int, missing_left: bool,
+              left_sums: tuple[int, int], right_sums: tuple[int, int],
+              out: np.ndarray | None) -> tuple[int, int, int]:
+        """Split ``node`` into ``left`` and ``right``; returns ``(n_left, n_right, built)``, where
+        ``built`` is the child whose histogram was written into ``out`` (-1 when ``out`` is None)."""
+
+
+class NodeRows:
+    """The rows of the tree being grown on one machine: a row list partitioned node by node.
+
+    The tree's rows are given by :meth:`set_rows`; :meth:`split` partitions a node's segment of
+    the row list in place (stable), so that every leaf ends up owning a contiguous segment
+    (:meth:`segments`), through which the caller updates the training scores. Buffers
+    (fixed-point gradients, partition scratch, per-thread histograms) are allocated once.
+
+    Parameters
+    ----------
+    data : BinnedData
+        The training data.
+    n_threads : int
+        Threads of the parallel kernels (results do not depend on it).
+    """
+
+    def __init__(self, data: BinnedData, n_threads: int) -> None:
+        self.data = data
+        self.n_bins = data.mapper.n_bins
+        self.layout = data.histogram_layout
+        self.n_threads = n_threads
+        n = data.n_rows
+        self.gh = np.zeros((n, 2), ROW_FIXED_DTYPE)
+        self.scratch = np.empty(n, INDEX_DTYPE)
+        self.thread_hists = np.empty((n_threads, self.layout.n_cells, 2), FIXED_DTYPE)
+        self.columns: np.ndarray | None = None
+        self._start: list[int] = []
+        self._end: list[int] = []
+
+    def set_rows(self, rows: np.ndarray, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray) -> None:
+        """The next tree's rows and their values.
+
+        Parameters
+        ----------
+        rows : ndarray of uint32
+            Ids of the rows (sorted); partitioned in place, node by node.
+        grad, hess, weight : ndarray of float64, shape (n_rows_total,)
+            Per-row gradients, hessians and weights, indexed by row id.
+        """
+        self.rows, self.grad, self.hess, self.weight = rows, grad, hess, weight
+        self._start, self._end = [0], [rows.shape[0]]
+
+    # -- the steps a row source is made of (also called one by one by smartboost.dask) ------
+
+    def units(self) -> tuple[float, float]:
+        """The fixed-point units these rows need on their own (see ``_kernels.gradients``).
+
+        Units are powers of two increasing with the largest value, so the units of several
+        machines' rows together are the largest of their own units.
+        """
+        return fixed_point_units(self.rows, self.grad, self.hess, self.weight)
+
+    def to_fixed_point(self, g_unit: float, h_unit: float) -> tuple[int, int, int]:
+        """Convert the rows' weighted gradients to fixed point; return the root's ``(g, h, n)``."""
+        g, h = to_fixed_point(self.rows, self.grad, self.hess, self.weight, g_unit, h_unit, self.gh)
+        return g, h, self.rows.shape[0]
+
+    def histogram(self, node: int, g: int, h: int, out: np.ndarray) -> None:
+        """Write the histogram of ``node`` (fixed-point sums ``g``, ``h``) into ``out``."""
+        start, end = self._start[node], self._end[node]
+        if end - start >= HIST_PARALLEL_MIN_ROWS and self.n_threads > 1:
+            build_histogram_parallel(self.rows, start, end, self.columns, *self.layout.arrays, self.gh, g, h, out,
+                                     self.thread_hists)
+        else:
+            build_histogram(self.rows, start, end, self.columns, *self.layout.arrays, self.gh, g, h, out)
+
+    def partition(self, node: int, left: int, right: int, feature: int, bin_threshold: int,
+                  missing_left: bool) -> tuple[int, int]:
+        """Send the rows of ``node`` to ``left`` (bins <= ``bin_threshold``, or missing when
+        ``missing_left``) and ``right``; return their row counts."""
+        start, end = self._start[node], self._end[node]
+        column = self.data.column_major[feature]
+        missing_bin = self.n_bins[feature]
+        if end - start >= PARTITION_PARALLEL_MIN_ROWS and self.n_threads > 1:
+            n_left = partition_parallel(self.rows, start, end, column, bin_threshold, missing_left, missing_bin,
+                                        self.scratch, self.n_threads)
+        else:
+            n_left = partition(self.rows, start, end, column, bin_threshold, missing_left, missing_bin, self.scratch)
+        for child in (left, right):
+            if child >= len(self._start):
+                grow = child + 1 - len(self._start)
+                self._start += [0] * grow
+                self._end += [0] * grow
+        self._start[left], self._end[left] = start, start + n_left
+        self._start[right], self._end[right] = start + n_left, end
+        return n_left, end - start - n_left
+
+    def segments(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end (in the row list) of each of ``nodes``, as int64 arrays."""
+        start = np.array([self._start[k] for k in nodes], np.int64)
+        end = np.array([self._end[k] for k in nodes], np.int64)
+        return start, end
+
+    # -- RowSource ----------------------------------------------------------------------------
+
+    def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
+        """See :class:`RowSource`."""
+        self.columns = None if features is None else self.layout.dense_columns(features)
+        g_unit, h_unit = self.units()
+        return (g_unit, h_unit, *self.to_fixed_point(g_unit, h_unit))
+
+    def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
+        """See :class:`RowSource`."""
+        self.histogram(0, g, h, out)
+
+    def split(self, node, left, right, feature, bin_threshold, missing_left, left_sums, right_sums, out):
+        """See :class:`RowSource`; builds the child with fewer rows."""
+        n_left, n_right = self.partition(node, left, right, feature, bin_threshold, missing_left)
+        if out is None:
+            return n_left, n_right, -1
+        built, sums = (left, left_sums) if n_left <= n_right else (right, right_sums)
+        self.histogram(built, *sums, out)
+        return n_left, n_right, built
 
 
 class _Node:
     """Growth state of one node (Python side only)."""
 
-    __slots__ = ("id", "start", "end", "n_rows", "depth", "g", "h", "slot", "split")
+    __slots__ = ("id", "n_rows", "depth", "g", "h", "slot", "split")
 
-    def __init__(self, node_id: int, start: int, end: int, depth: int, g: int, h: int) -> None:
+    def __init__(self, node_id: int, n_rows: int, depth: int, g: int, h: int) -> None:
         self.id = node_id
-        self.start = start
-        self.end = end
-        self.n_rows = end - start
+        self.n_rows = n_rows
         self.depth = depth
         self.g = g
         self.h = h
@@ -77,27 +218,23 @@ class _Node:
 
 
 class TreeGrower:
-    """Grows trees on one binned training set.
+    """Grows trees from the histograms of a row source.
 
     Parameters
     ----------
-    data : BinnedData
-        The training data.
+    mapper : BinMapper
+        The training data's bin edges.
+    usable : ndarray of bool, shape (n_features,)
+        Features a split may use at all.
     params : dict
         Resolved parameters (``num_leaves``, ``max_depth``, ``grow_policy``, ``min_data_in_leaf``,
         ``min_sum_hessian_in_leaf``, ``lambda_l1``, ``lambda_l2``, ``min_gain_to_split``).
-    n_threads : int
-        Threads of the parallel kernels (results do not depend on it).
     """
 
-    def __init__(self, data: BinnedData, params: dict, n_threads: int) -> None:
-        self.data = data
-        mapper = data.mapper
+    def __init__(self, mapper: BinMapper, usable: np.ndarray, params: dict) -> None:
         self.n_bins = mapper.n_bins
-        self.layout = data.histogram_layout
-        self.offsets = self.layout.offsets
-        self.n_cells = self.layout.n_cells
-        self.usable = data.usable_features
+        self.offsets, self.n_cells = histogram_cells(self.n_bins)
+        self.usable = usable
         self.thresholds = [mapper.thresholds(f) for f in range(mapper.n_features)]
         self.split_params = np.array([params[name] for name in SPLIT_PARAMS_ORDER], np.float64)
         self.lambda_l1 = params["lambda_l1"]
@@ -109,20 +246,20 @@ class TreeGrower:
         leaves = params["num_leaves"]
         self.max_leaves = leaves if leaves > 0 else np.iinfo(np.int64).max
         self.depthwise = params["grow_policy"] == "depthwise"
-        self.n_threads = n_threads
-        n = data.n_rows
-        self.gh = np.zeros((n, 2), ROW_FIXED_DTYPE)
-        self.scratch = np.empty(n, INDEX_DTYPE)
-        self.thread_hists = np.empty((n_threads, self.n_cells, 2), FIXED_DTYPE)
         self._slots: list[np.ndarray] = []
         self._free_slots: list[int] = []
         self.selector: FeatureSelector | None = None  # the current tree's candidate draws (RGBM)
         self.iteration = 0
-        self.tree_usable, self.columns = self.usable, None
+        self.tree_usable = usable
+
+    @classmethod
+    def for_data(cls, data: BinnedData, params: dict) -> TreeGrower:
+        """The grower of a binned training set."""
+        return cls(data.mapper, data.usable_features, params)
 
     # -- histogram slots -------------------------------------------------------------------
 
-    def _take_slot(self) -> int:
+    def _new_slot(self) -> int:
         if self._free_slots:
             return self._free_slots.pop()
         self._slots.append(np.empty((self.n_cells, 2), FIXED_DTYPE))
@@ -133,34 +270,11 @@ class TreeGrower:
             self._free_slots.append(node.slot)
             node.slot = -1
 
-    # -- kernels ---------------------------------------------------------------------------
-
-    def _build_histogram(self, rows: np.ndarray, node: _Node) -> np.ndarray:
-        node.slot = self._take_slot()
-        hist = self._slots[node.slot]
-        if node.n_rows >= HIST_PARALLEL_MIN_ROWS and self.n_threads > 1:
-            build_histogram_parallel(rows, node.start, node.end, self.columns, *self.layout.arrays, self.gh, node.g,
-                                     node.h, hist, self.thread_hists)
-        else:
-            build_histogram(rows, node.start, node.end, self.columns, *self.layout.arrays, self.gh, node.g, node.h,
-                            hist)
-        return hist
-
     def _features(self, node: _Node) -> np.ndarray:
         """The features ``node`` may split on (RGBM's per-node draw, or the tree's set)."""
         if self.selector is not None and self.selector.per_node:
             return self.selector.draw(self.iteration, node.id)
         return self.tree_usable
-
-    def _partition(self, rows: np.ndarray, node: _Node) -> int:
-        feature, bin_threshold, missing_left = node.split[0], node.split[1], node.split[2]
-        column = self.data.column_major[feature]
-        missing_bin = self.n_bins[feature]
-        if node.n_rows >= PARTITION_PARALLEL_MIN_ROWS and self.n_threads > 1:
-            return partition_parallel(rows, node.start, node.end, column, bin_threshold, missing_left,
-                                      missing_bin, self.scratch, self.n_threads)
-        return partition(rows, node.start, node.end, column, bin_threshold, missing_left, missing_bin,
-                         self.scratch)
 
     def _can_split(self, node: _Node) -> bool:
         return (node.depth < self.max_depth and node.n_rows >= self.min_rows_to_split
@@ -168,18 +282,14 @@ class TreeGrower:
 
     # -- growth ----------------------------------------------------------------------------
 
-    def grow(self, rows: np.ndarray, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray,
-             learning_rate: float, selector: FeatureSelector | None = None, iteration: int = 0) -> GrownTree:
-        """Grow one tree.
+    def grow(self, source: RowSource, learning_rate: float, selector: FeatureSelector | None = None,
+             iteration: int = 0) -> GrownTree:
+        """Grow one tree on the rows of ``source``.
 
         Parameters
         ----------
-        rows : ndarray of uint32
-            Ids of the rows to grow on (sorted); partitioned in place, leaf by leaf.
-        grad, hess : ndarray of float64, shape (n_rows_total,)
-            Per-row gradients and hessians, indexed by row id.
-        weight : ndarray of float64, shape (n_rows_total,)
-            Per-row weights, indexed by row id.
+        source : RowSource
+            The rows (a :class:`NodeRows` after ``set_rows``, or smartboost.dask's workers).
         learning_rate : float
             Shrinkage applied to the node values.
         selector : FeatureSelector, optional
@@ -193,33 +303,28 @@ class TreeGrower:
         """
         self.selector = selector if selector is not None and selector.active else None
         self.iteration = iteration
-        self.tree_usable, self.columns = self.usable, None
+        self.tree_usable, histogram_features = self.usable, None
         if self.selector is not None and not self.selector.per_node:
-            self.tree_usable = self.selector.draw(iteration)
-            self.columns = self.layout.dense_columns(self.tree_usable)
-        self.g_unit, self.h_unit = fixed_point_units(rows, grad, hess, weight)
-        g_root, h_root = to_fixed_point(rows, grad, hess, weight, self.g_unit, self.h_unit, self.gh)
-        nodes = [_Node(0, 0, rows.shape[0], 0, g_root, h_root)]
+            self.tree_usable = histogram_features = self.selector.draw(iteration)
+        self.g_unit, self.h_unit, g_root, h_root, n_root = source.begin_tree(histogram_features)
+        nodes = [_Node(0, n_root, 0, g_root, h_root)]
         split_of: dict[int, tuple] = {}   # node id -> (feature, bin, missing_left, gain, left id)
         heap: list[tuple] = []
         root = nodes[0]
         if self._can_split(root) and self.max_leaves > 1:
-            hist = self._build_histogram(rows, root)
+            root.slot = self._new_slot()
+            hist = self._slots[root.slot]
+            source.root_histogram(root.g, root.h, hist)
             root.split = find_best_split(hist, self.offsets, self.n_bins, self._features(root), root.g, root.h,
                                          root.n_rows, self.g_unit, self.h_unit, self.split_params)
             self._push_or_release(heap, root)
         n_leaves = 1
         while heap and n_leaves < self.max_leaves:
             node = heapq.heappop(heap)[-1]
-            feature, bin_threshold, missing_left, gain, gl, hl = node.split
-            n_left = self._partition(rows, node)
-            left = _Node(len(nodes), node.start, node.start + n_left, node.depth + 1, gl, hl)
-            right = _Node(len(nodes) + 1, node.start + n_left, node.end, node.depth + 1,
-                          node.g - gl, node.h - hl)
-            nodes += [left, right]
-            split_of[node.id] = (feature, bin_threshold, missing_left, gain, left.id)
             n_leaves += 1
-            self._find_children_splits(rows, node, left, right, room=n_leaves < self.max_leaves)
+            left, right = self._split(source, node, len(nodes), room=n_leaves < self.max_leaves)
+            nodes += [left, right]
+            split_of[node.id] = (*node.split[:4], left.id)
             self._push_or_release(heap, left)
             self._push_or_release(heap, right)
         for entry in heap:
@@ -235,25 +340,34 @@ class TreeGrower:
         key = (node.depth, -gain, node.id) if self.depthwise else (-gain, node.id)
         heapq.heappush(heap, (*key, node))
 
-    def _find_children_splits(self, rows: np.ndarray, parent: _Node, left: _Node, right: _Node,
-                              room: bool) -> None:
-        """Histograms (build smaller, subtract for larger) and best splits of the two children."""
-        small, large = (left, right) if left.n_rows <= right.n_rows else (right, left)
-        scan_small = room and self._can_split(small)
-        scan_large = room and self._can_split(large)
-        if not (scan_small or scan_large):
+    def _split(self, source: RowSource, parent: _Node, left_id: int, room: bool) -> tuple[_Node, _Node]:
+        """Split ``parent`` into two new nodes and find their best splits: the source builds one
+        child's histogram, the other is the parent's minus it, in the parent's slot."""
+        feature, bin_threshold, missing_left, _, gl, hl = parent.split
+        gr, hr = parent.g - gl, parent.h - hl
+        # ask for a histogram unless no child can be split, whatever the row counts turn out to be
+        wanted = room and parent.depth + 1 < self.max_depth and max(hl, hr) * self.h_unit >= self.min_hess_to_split
+        slot = self._new_slot() if wanted else -1
+        n_left, n_right, built = source.split(parent.id, left_id, left_id + 1, feature, bin_threshold, missing_left,
+                                              (gl, hl), (gr, hr), self._slots[slot] if wanted else None)
+        left = _Node(left_id, n_left, parent.depth + 1, gl, hl)
+        right = _Node(left_id + 1, n_right, parent.depth + 1, gr, hr)
+        if not wanted:
             self._release(parent)
-            return
-        small_hist = self._build_histogram(rows, small)
-        large.slot, parent.slot = parent.slot, -1
+            return left, right
+        small, large = (left, right) if built == left.id else (right, left)
+        small.slot, large.slot, parent.slot = slot, parent.slot, -1
+        scan_small = self._can_split(small)
+        scan_large = self._can_split(large)
         small.split, large.split = subtract_and_find_splits(
-            self._slots[large.slot], small_hist, self.offsets, self.n_bins, self._features(small),
+            self._slots[large.slot], self._slots[small.slot], self.offsets, self.n_bins, self._features(small),
             self._features(large), small.g, small.h, small.n_rows, scan_small, large.g, large.h, large.n_rows,
             scan_large, self.g_unit, self.h_unit, self.split_params)
         if not scan_small:
             small.split = None
         if not scan_large:
             large.split = None
+        return left, right
 
     def _pack(self, nodes: list[_Node], split_of: dict[int, tuple], learning_rate: float) -> GrownTree:
         n = len(nodes)
@@ -276,7 +390,4 @@ class TreeGrower:
         tree = Tree(feature=feature, threshold=threshold, bin_threshold=bin_threshold,
                     missing_left=missing_left, left=left, right=right, value=value, gain=gain,
                     hessian=h_sum * self.h_unit, count=np.array([node.n_rows for node in nodes], np.int64))
-        leaves = [node for node in nodes if node.id not in split_of]
-        return GrownTree(tree, np.array([node.start for node in leaves], np.int64),
-                         np.array([node.end for node in leaves], np.int64),
-                         np.array([node.id for node in leaves], np.int64))
+        return GrownTree(tree, np.array([node.id for node in nodes if node.id not in split_of], np.int64))

@@ -68,13 +68,14 @@ def compact(keep, rows, rest):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def draw_bernoulli(key, rate, rows, rest, keep):
+def draw_bernoulli(key, rate, rows, rest, keep, offset):
     """Keep each row independently with probability ``rate``; returns the count kept.
 
-    ``keep`` (uint8, one per row) is scratch.
+    ``keep`` (uint8, one per row) is scratch; row ``i`` draws the number of row ``offset + i``
+    of the stream (its id among every machine's rows).
     """
     for i in prange(keep.shape[0]):
-        keep[i] = uniform(key, i) < rate
+        keep[i] = uniform(key, offset + i) < rate
     return compact(keep, rows, rest)
 
 
@@ -98,16 +99,16 @@ def draw_exact(key, k, rows, rest):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def draw_proportional(key, importance, scale, weight, rows, rest, sample_weight, keep):
+def draw_proportional(key, importance, scale, weight, rows, rest, sample_weight, keep, offset):
     """Keep row ``i`` with probability ``p_i = min(1, scale * importance[i])``.
 
     Writes ``sample_weight[i] = weight[i] / p_i`` (inverse-probability weights; read only for
-    kept rows). Rows of zero importance are never kept. ``keep`` (uint8) is scratch. Returns
-    the count kept.
+    kept rows). Rows of zero importance are never kept. ``keep`` (uint8) is scratch; row ``i``
+    draws the number of row ``offset + i`` of the stream. Returns the count kept.
     """
     for i in prange(importance.shape[0]):
         p = min(1.0, scale * importance[i]) if importance[i] > 0.0 else 0.0
-        keep[i] = uniform(key, i) < p
+        keep[i] = uniform(key, offset + i) < p
         sample_weight[i] = weight[i] / p
     return compact(keep, rows, rest)
 

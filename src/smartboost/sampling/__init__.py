@@ -94,6 +94,9 @@ def _resolve_goss(params: dict[str, Any], given: dict[str, Any]) -> None:
     params["goss_top_rate"] = top
 
 
-def make_sampler(params: dict[str, Any], n_rows: int) -> Sampler:
-    """The sampler selected by resolved (and :func:`resolve_sampling_params`-checked) parameters."""
-    return SAMPLERS[params["sampling"]](params, n_rows)
+def make_sampler(params: dict[str, Any], n_rows: int, row_offset: int = 0) -> Sampler:
+    """The sampler selected by resolved (and :func:`resolve_sampling_params`-checked) parameters,
+    for ``n_rows`` rows whose first has id ``row_offset`` among every machine's rows."""
+    sampler = SAMPLERS[params["sampling"]](params, n_rows)
+    sampler.row_offset = row_offset
+    return sampler

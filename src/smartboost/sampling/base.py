@@ -87,6 +87,9 @@ class Sampler:
     supports_multiclass : bool
         Whether the sampler works for multiclass objectives, where it sees each row's gradient
         and hessian as the L2 norms of their per-class vectors (CatBoost's rule for MVS).
+    row_offset : int
+        Id of the sampler's first row among every machine's rows (0 on one machine): a row's
+        random number depends on that id only, not on how rows are spread over machines.
     """
 
     name: ClassVar[str]
@@ -100,6 +103,7 @@ class Sampler:
         self.sample_weight = np.zeros(n_rows)
         self.keep = np.zeros(n_rows, np.uint8)  # scratch of the parallel draws
         self._stream = _hash(params["seed"], _SAMPLING_STREAM)
+        self.row_offset = 0
 
     def key(self, iteration: int, purpose: int = 0) -> np.uint64:
         """Random stream key of one iteration (``purpose`` separates draws within it)."""

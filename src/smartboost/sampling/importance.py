@@ -41,9 +41,15 @@ class ProportionalSampler(Sampler):
     def sample(self, ctx, rows, rest):
         """Bernoulli draw with the solved probabilities."""
         importance = self.importance(ctx)
-        self.scale = self._scale(importance, ctx.iteration)
-        n = draw_proportional(self.key(ctx.iteration), importance, self.scale, ctx.weight, rows, rest,
-                              self.sample_weight, self.keep)
+        return self.draw(ctx, importance, self._scale(importance, ctx.iteration), rows, rest)
+
+    def draw(self, ctx: SamplingContext, importance: np.ndarray, scale: float, rows: np.ndarray,
+             rest: np.ndarray) -> tuple[int, np.ndarray]:
+        """Keep row ``i`` with probability ``min(1, scale * importance[i])`` (the second half of
+        :meth:`sample`, for a ``scale`` solved elsewhere: over every machine's rows)."""
+        self.scale = scale
+        n = draw_proportional(self.key(ctx.iteration), importance, scale, ctx.weight, rows, rest,
+                              self.sample_weight, self.keep, self.row_offset)
         return n, self.sample_weight
 
 

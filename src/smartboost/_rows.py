@@ -1,0 +1,195 @@
+"""The row side of a training run: everything that is stored or computed per training row.
+
+:class:`TrainingRows` holds one machine's training rows (labels, weights, raw scores, gradients,
+the iteration's row sample, every row's leaf in the last tree) and does the per-row work of an
+iteration (ALGORITHMS.md 1): gradients, the row sample, the rows a tree is grown on, and the
+update of the scores by the new tree. The boosting loop (:mod:`smartboost.engine`) makes the
+decisions and holds the model; it drives one :class:`TrainingRows` in a single process, and
+:mod:`smartboost.dask` drives one per worker through the same calls.
+
+Raw scores, gradients and hessians are held class-major, shape ``(n_outputs, n_rows)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._common import INDEX_DTYPE
+from ._kernels.predict import add_leaf_values, add_tree_to_rows, assign_leaves, pack_bin_decisions
+from .binning import BinnedData
+from .grower import GrownTree, NodeRows
+from .objectives import Objective
+from .sampling import Sampler, SamplingContext, make_sampler
+from .steps import leaf_line_search, line_search
+
+__all__ = ["TrainingRows"]
+
+
+class TrainingRows:
+    """The training rows of one machine and their per-row state.
+
+    Parameters
+    ----------
+    data : BinnedData
+        The rows' bins.
+    label : ndarray of float64, shape (n_rows,)
+        Checked labels (the objective has bound its queries, if any).
+    weight : ndarray of float64 or None
+        Row weights (None: ones).
+    scores : ndarray of float64, shape (n_outputs, n_rows)
+        Starting raw scores; updated in place by every tree.
+    objective : Objective
+    params : dict
+        Resolved parameters (sampling, ``boosting``, ``learning_rate``, ``line_search_rows``).
+    n_threads : int
+        Threads of the kernels.
+    row_offset : int
+        Id of the first row among all machines' rows, so that the random draws of a row do not
+        depend on how rows are spread over machines.
+    """
+
+    def __init__(self, data: BinnedData, label: np.ndarray, weight: np.ndarray | None, scores: np.ndarray,
+                 objective: Objective, params: dict[str, Any], n_threads: int, row_offset: int = 0) -> None:
+        n = data.n_rows
+        self.data = data
+        self.n_rows = n
+        self.label = label
+        self.weight = np.ones(n) if weight is None else weight
+        self.scores = scores
+        self.objective = objective
+        self.params = params
+        self.n_outputs = scores.shape[0]
+        self.grad = np.empty((self.n_outputs, n))
+        self.hess = np.empty((self.n_outputs, n))
+        # what the sampler sees: the gradients, or per-row norms of the per-class gradients
+        if self.n_outputs == 1:
+            self.row_grad, self.row_hess = self.grad[0], self.hess[0]
+        else:
+            self.row_grad, self.row_hess = np.empty(n), np.empty(n)
+        self.unit_hess = np.ones(n) if params["boosting"] == "gradient" else None
+        self.rows = np.empty(n, INDEX_DTYPE)
+        self.out_of_sample = np.empty(n, INDEX_DTYPE)
+        self.n_sampled = n
+        self.sampler: Sampler = make_sampler(params, n, row_offset)
+        self.sample: tuple[np.ndarray, np.ndarray] | None = None   # (rows, rest), kept when sampling_freq > 1
+        self.sample_weight = self.weight
+        self.previous_leaf = np.zeros(n, np.int32) if self.sampler.needs_previous_leaves else np.zeros(0, np.int32)
+        self.node_rows = NodeRows(data, n_threads)
+        self._sorted_rows: np.ndarray | None = None
+
+    @property
+    def raw(self) -> np.ndarray:
+        """Raw scores as objectives take them: a vector for single-output objectives."""
+        return self.scores[0] if self.n_outputs == 1 else self.scores
+
+    # -- one iteration ------------------------------------------------------------------------
+
+    def compute_gradients(self) -> None:
+        """Gradients and hessians of every row at the current scores (and their per-row norms
+        for a multiclass objective, what the samplers see)."""
+        squeeze = self.n_outputs == 1
+        self.objective.grad_hess(self.label, self.raw, self.grad[0] if squeeze else self.grad,
+                                 self.hess[0] if squeeze else self.hess)
+        if not squeeze:
+            np.sqrt(np.einsum("ki,ki->i", self.grad, self.grad), out=self.row_grad)
+            np.sqrt(np.einsum("ki,ki->i", self.hess, self.hess), out=self.row_hess)
+
+    def sampling_context(self, iteration: int, previous_leaf_values: np.ndarray | None) -> SamplingContext:
+        """What the sampler may read at ``iteration`` (after :meth:`compute_gradients`)."""
+        return SamplingContext(iteration, self.row_grad, self.row_hess, self.weight, self.label, self.raw,
+                               self.objective, self.previous_leaf if self.previous_leaf.size else None,
+                               previous_leaf_values)
+
+    def resample_due(self, iteration: int) -> bool:
+        """Whether ``iteration`` draws a new sample (``sampling_freq`` keeps one for k iterations)."""
+        freq = self.params["sampling_freq"]
+        return self.sample is None or freq <= 1 or iteration % freq == 0
+
+    def draw_sample(self, iteration: int, previous_leaf_values: np.ndarray | None) -> int:
+        """Gradients, then this iteration's rows (sorted) and their weights; returns the sample size."""
+        self.compute_gradients()
+        ctx = self.sampling_context(iteration, previous_leaf_values)
+        if self.resample_due(iteration):
+            n, weight = self.sampler.sample(ctx, self.rows, self.out_of_sample)
+            self.keep_sample(n, weight)
+        else:
+            self.reuse_sample()
+        self.sampler.correct_gradients(ctx, self.rows[:self.n_sampled])
+        return self.n_sampled
+
+    def keep_sample(self, n: int, weight: np.ndarray) -> None:
+        """Record a freshly drawn sample of ``n`` rows (in ``rows``/``out_of_sample``)."""
+        self.n_sampled, self.sample_weight = n, weight
+        if self.params["sampling_freq"] > 1:
+            self.sample = (self.rows[:n].copy(), self.out_of_sample[:self.n_rows - n].copy())
+        self._sorted_rows = self.rows[:n].copy() if self.n_outputs > 1 else None
+
+    def reuse_sample(self) -> None:
+        """Put the kept sample back in place (the grower partitioned the row list)."""
+        n = self.sample[0].shape[0]
+        self.n_sampled = n
+        self.rows[:n] = self.sample[0]
+        self.out_of_sample[:self.n_rows - n] = self.sample[1]
+        self._sorted_rows = self.rows[:n].copy() if self.n_outputs > 1 else None
+
+    def tree_rows(self, k: int) -> NodeRows:
+        """The rows the tree of output ``k`` is grown on, ready for ``TreeGrower.grow``."""
+        rows = self.rows[:self.n_sampled]
+        if k:
+            rows[:] = self._sorted_rows  # the previous class's tree partitioned them
+        hess = self.hess[k] if self.unit_hess is None else self.unit_hess
+        self.node_rows.set_rows(rows, self.grad[k], hess, self.sample_weight)
+        return self.node_rows
+
+    def add_tree(self, k: int, grown: GrownTree) -> None:
+        """Add the new tree of output ``k`` to every row's score; record each row's leaf."""
+        rows = self.rows[:self.n_sampled]
+        start, end = self.node_rows.segments(grown.leaf_nodes)
+        add_leaf_values(self.scores[k], rows, start, end, grown.leaf_values)
+        if self.previous_leaf.size:
+            assign_leaves(rows, start, end, self.previous_leaf)
+        if self.n_sampled < self.n_rows:
+            self._walk_out_of_sample(grown, self.scores[k], self.previous_leaf)
+
+    def _walk_out_of_sample(self, grown: GrownTree, scores: np.ndarray, leaves_out: np.ndarray) -> None:
+        """Add the tree to ``scores`` of the rows it was not grown on (walking it on their bins)."""
+        tree = grown.tree
+        leaf_of_node = np.full(tree.n_nodes, -1, np.int32)
+        leaf_of_node[grown.leaf_nodes] = np.arange(grown.leaf_nodes.size, dtype=np.int32)
+        decisions = pack_bin_decisions(tree.feature, tree.bin_threshold, tree.missing_left,
+                                       self.data.mapper.n_bins, tree.left)
+        add_tree_to_rows(self.data.row_major, self.out_of_sample[:self.n_rows - self.n_sampled], decisions,
+                         tree.value, leaf_of_node, scores, leaves_out)
+
+    # -- step rules that read the rows (smartboost.steps) ---------------------------------------
+
+    def line_step(self, k: int, grown: GrownTree) -> float:
+        """``rho`` of the ``line`` rule for the new tree of output ``k`` (its fitted values are
+        the tree's values divided by the learning rate)."""
+        learning_rate = self.params["learning_rate"]
+        rows = self.rows[:self.n_sampled]
+        fitted = grown.leaf_values / learning_rate
+        direction = np.zeros(self.n_rows)
+        start, end = self.node_rows.segments(grown.leaf_nodes)
+        add_leaf_values(direction, rows, start, end, fitted)
+        if self.params["line_search_rows"] == "sample":
+            on, weight = rows, self.sample_weight[rows]
+        else:
+            on, weight = slice(None), self.weight
+            if self.n_sampled < self.n_rows:
+                self._walk_out_of_sample(grown, direction, self.previous_leaf[:0])
+                direction[self.out_of_sample[:self.n_rows - self.n_sampled]] /= learning_rate
+        return line_search(self.objective, self.label[on], self.scores[k][on], direction[on], weight)
+
+    def leaf_line_steps(self, k: int, grown: GrownTree) -> np.ndarray:
+        """The ``leaf_line`` rule: each leaf's own step over its rows of the sample (Friedman's
+        TreeBoost), starting from its fitted value."""
+        rows = self.rows[:self.n_sampled]
+        fitted = grown.leaf_values / self.params["learning_rate"]
+        start, end = self.node_rows.segments(grown.leaf_nodes)
+        scores = self.scores[k]
+        return np.array([leaf_line_search(self.objective, self.label[rows[s:e]], scores[rows[s:e]],
+                                          self.sample_weight[rows[s:e]], fitted[j])
+                         for j, (s, e) in enumerate(zip(start, end))])
