@@ -45,13 +45,14 @@ class TrainingRows:
         Resolved parameters (sampling, ``boosting``, ``learning_rate``, ``line_search_rows``).
     n_threads : int
         Threads of the kernels.
-    row_offset : int
-        Id of the first row among all machines' rows, so that the random draws of a row do not
-        depend on how rows are spread over machines.
+    row_ids : ndarray of int64, optional
+        Id of each row among every machine's rows (None: 0 .. n_rows - 1), so that the random
+        draws of a row do not depend on how rows are spread over machines.
     """
 
     def __init__(self, data: BinnedData, label: np.ndarray, weight: np.ndarray | None, scores: np.ndarray,
-                 objective: Objective, params: dict[str, Any], n_threads: int, row_offset: int = 0) -> None:
+                 objective: Objective, params: dict[str, Any], n_threads: int,
+                 row_ids: np.ndarray | None = None) -> None:
         n = data.n_rows
         self.data = data
         self.n_rows = n
@@ -72,7 +73,7 @@ class TrainingRows:
         self.rows = np.empty(n, INDEX_DTYPE)
         self.out_of_sample = np.empty(n, INDEX_DTYPE)
         self.n_sampled = n
-        self.sampler: Sampler = make_sampler(params, n, row_offset)
+        self.sampler: Sampler = make_sampler(params, n, row_ids)
         self.sample: tuple[np.ndarray, np.ndarray] | None = None   # (rows, rest), kept when sampling_freq > 1
         self.sample_weight = self.weight
         self.previous_leaf = np.zeros(n, np.int32) if self.sampler.needs_previous_leaves else np.zeros(0, np.int32)
@@ -96,11 +97,12 @@ class TrainingRows:
             np.sqrt(np.einsum("ki,ki->i", self.grad, self.grad), out=self.row_grad)
             np.sqrt(np.einsum("ki,ki->i", self.hess, self.hess), out=self.row_hess)
 
-    def sampling_context(self, iteration: int, previous_leaf_values: np.ndarray | None) -> SamplingContext:
+    def sampling_context(self, iteration: int, previous_leaf_values: np.ndarray | None,
+                         mean_abs_grad: float | None = None) -> SamplingContext:
         """What the sampler may read at ``iteration`` (after :meth:`compute_gradients`)."""
         return SamplingContext(iteration, self.row_grad, self.row_hess, self.weight, self.label, self.raw,
                                self.objective, self.previous_leaf if self.previous_leaf.size else None,
-                               previous_leaf_values)
+                               previous_leaf_values, mean_abs_grad)
 
     def resample_due(self, iteration: int) -> bool:
         """Whether ``iteration`` draws a new sample (``sampling_freq`` keeps one for k iterations)."""
@@ -110,9 +112,25 @@ class TrainingRows:
     def draw_sample(self, iteration: int, previous_leaf_values: np.ndarray | None) -> int:
         """Gradients, then this iteration's rows (sorted) and their weights; returns the sample size."""
         self.compute_gradients()
-        ctx = self.sampling_context(iteration, previous_leaf_values)
-        if self.resample_due(iteration):
-            n, weight = self.sampler.sample(ctx, self.rows, self.out_of_sample)
+        return self.sample_rows(self.sampling_context(iteration, previous_leaf_values))
+
+    def importance(self, ctx: SamplingContext) -> None:
+        """The rows' importances for a proportional sampler whose scale is solved over every
+        machine's rows (:mod:`smartboost.sampling.distributed`); kept for :meth:`sample_rows`."""
+        self._importance = self.sampler.importance(ctx)
+
+    def sample_rows(self, ctx: SamplingContext, scale: float | None = None) -> int:
+        """Draw (or keep) the sample of ``ctx.iteration``, then let the sampler correct the
+        gradients; returns the sample size.
+
+        ``scale``: a proportional sampler's ``c``, solved over every machine's rows from the
+        importances of :meth:`importance` (None: the sampler solves it on these rows).
+        """
+        if self.resample_due(ctx.iteration):
+            if scale is None:
+                n, weight = self.sampler.sample(ctx, self.rows, self.out_of_sample)
+            else:
+                n, weight = self.sampler.draw(ctx, self._importance, scale, self.rows, self.out_of_sample)
             self.keep_sample(n, weight)
         else:
             self.reuse_sample()

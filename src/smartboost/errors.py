@@ -26,3 +26,7 @@ class ModelFormatError(SmartBoostError, ValueError):
 
 class DatasetNotFoundError(SmartBoostError, FileNotFoundError):
     """A named public dataset is neither in the local cache nor downloadable."""
+
+
+class DistributedError(SmartBoostError, RuntimeError):
+    """Distributed training lost a worker, or a step took longer than its timeout."""

@@ -131,6 +131,10 @@ class NodeRows:
 
     # -- the steps a row source is made of (also called one by one by smartboost.dask) ------
 
+    def use_features(self, features: np.ndarray | None) -> None:
+        """Build histograms of the ``features`` only (bool mask; None: all) in this tree."""
+        self.columns = None if features is None else self.layout.dense_columns(features)
+
     def units(self) -> tuple[float, float]:
         """The fixed-point units these rows need on their own (see ``_kernels.gradients``).
 
@@ -184,7 +188,7 @@ class NodeRows:
 
     def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
         """See :class:`RowSource`."""
-        self.columns = None if features is None else self.layout.dense_columns(features)
+        self.use_features(features)
         g_unit, h_unit = self.units()
         return (g_unit, h_unit, *self.to_fixed_point(g_unit, h_unit))
 

@@ -68,14 +68,14 @@ def compact(keep, rows, rest):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def draw_bernoulli(key, rate, rows, rest, keep, offset):
+def draw_bernoulli(key, rate, rows, rest, keep, row_ids):
     """Keep each row independently with probability ``rate``; returns the count kept.
 
-    ``keep`` (uint8, one per row) is scratch; row ``i`` draws the number of row ``offset + i``
-    of the stream (its id among every machine's rows).
+    ``keep`` (uint8, one per row) is scratch. Row ``i`` draws the number ``row_ids[i]`` of the
+    stream (its id among every machine's rows), or ``i`` when ``row_ids`` is None.
     """
     for i in prange(keep.shape[0]):
-        keep[i] = uniform(key, offset + i) < rate
+        keep[i] = uniform(key, i if row_ids is None else row_ids[i]) < rate
     return compact(keep, rows, rest)
 
 
@@ -99,18 +99,41 @@ def draw_exact(key, k, rows, rest):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def draw_proportional(key, importance, scale, weight, rows, rest, sample_weight, keep, offset):
+def draw_proportional(key, importance, scale, weight, rows, rest, sample_weight, keep, row_ids):
     """Keep row ``i`` with probability ``p_i = min(1, scale * importance[i])``.
 
     Writes ``sample_weight[i] = weight[i] / p_i`` (inverse-probability weights; read only for
     kept rows). Rows of zero importance are never kept. ``keep`` (uint8) is scratch; row ``i``
-    draws the number of row ``offset + i`` of the stream. Returns the count kept.
+    draws the number ``row_ids[i]`` of the stream (``i`` when None). Returns the count kept.
     """
     for i in prange(importance.shape[0]):
         p = min(1.0, scale * importance[i]) if importance[i] > 0.0 else 0.0
-        keep[i] = uniform(key, offset + i) < p
+        keep[i] = uniform(key, i if row_ids is None else row_ids[i]) < p
         sample_weight[i] = weight[i] / p
     return compact(keep, rows, rest)
+
+
+@njit(cache=True, nogil=True)
+def radix_buckets(values, prefix, prefix_shift, shift, counts, sums):
+    """Count and sum the positive ``values`` by the bits of their float64 pattern.
+
+    For non-negative floats the bit pattern orders like the value, so bucketing by bits is
+    bucketing by value ranges. Only values whose pattern shifted right by ``prefix_shift``
+    equals ``prefix`` are counted (``prefix_shift >= 64``: all), into bucket
+    ``(bits >> shift) & (n_buckets - 1)`` of ``counts`` and ``sums`` (length ``n_buckets``, a
+    power of two; added to, not zeroed).
+    """
+    bits = values.view(np.uint64)
+    mask = np.uint64(counts.shape[0] - 1)
+    select = prefix_shift < 64
+    wanted = np.uint64(prefix)
+    p_shift = np.uint64(prefix_shift if select else 0)
+    b_shift = np.uint64(shift)
+    for i in range(values.shape[0]):
+        if values[i] > 0.0 and (not select or (bits[i] >> p_shift) == wanted):
+            b = (bits[i] >> b_shift) & mask
+            counts[b] += 1
+            sums[b] += values[i]
 
 
 @njit(cache=True, nogil=True)
@@ -136,9 +159,10 @@ def _partition_around(values, lo, hi, pivot):
 
 
 @njit(cache=True, nogil=True)
-def _quickselect_scale(values, target, sure_above, sum_below, key):
+def quickselect_scale(values, target, sure_above, sum_below, key):
     """Scale ``c`` for candidate ``values`` (all > 0, reordered in place) given the rows
-    already known to be sure (``sure_above``) and the sum of those known to be below."""
+    already known to be sure (``sure_above``) and the sum of those known to be below; the
+    candidates must hold the threshold ``mu = 1 / c`` (or none may be needed)."""
     lo = 0
     hi = values.shape[0]
     draw = 0
@@ -272,8 +296,8 @@ def solve_scale(importance, target, key):
             # the answer lies in [mu_lo, mu_hi) when the expected counts there straddle the target
             if (sure + (sum_lo + sum_mid) / mu_hi <= target
                     and sure + n_mid + sum_lo / mu_lo >= target):
-                return _quickselect_scale(middle[:n_mid], target, sure, sum_lo, key)
-    return _quickselect_scale(importance[importance > 0.0].copy(), target, 0, 0.0, key)
+                return quickselect_scale(middle[:n_mid], target, sure, sum_lo, key)
+    return quickselect_scale(importance[importance > 0.0].copy(), target, 0, 0.0, key)
 
 
 def solve_scale_sorted(importance, target):

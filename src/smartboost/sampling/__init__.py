@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import ParameterError
 from .base import NoSampling, Sampler, SamplingContext
 from .goss import GOSSSampler
@@ -94,9 +96,9 @@ def _resolve_goss(params: dict[str, Any], given: dict[str, Any]) -> None:
     params["goss_top_rate"] = top
 
 
-def make_sampler(params: dict[str, Any], n_rows: int, row_offset: int = 0) -> Sampler:
+def make_sampler(params: dict[str, Any], n_rows: int, row_ids: np.ndarray | None = None) -> Sampler:
     """The sampler selected by resolved (and :func:`resolve_sampling_params`-checked) parameters,
-    for ``n_rows`` rows whose first has id ``row_offset`` among every machine's rows."""
+    for ``n_rows`` rows with ids ``row_ids`` among every machine's rows (None: 0 .. n_rows - 1)."""
     sampler = SAMPLERS[params["sampling"]](params, n_rows)
-    sampler.row_offset = row_offset
+    sampler.row_ids = row_ids
     return sampler

@@ -54,6 +54,8 @@ class SamplingContext:
         previous tree; None before the first tree or when the sampler does not ask for it.
     previous_leaf_values : ndarray of float64 or None
         The previous tree's leaf values without shrinkage (Newton steps ``-G/(H+lambda)``).
+    mean_abs_grad : float or None
+        Mean ``|g|`` over every machine's rows (distributed training); None: over ``grad``.
     """
 
     iteration: int
@@ -65,6 +67,7 @@ class SamplingContext:
     objective: Objective
     previous_leaf: np.ndarray | None = None
     previous_leaf_values: np.ndarray | None = None
+    mean_abs_grad: float | None = None
 
 
 class Sampler:
@@ -87,9 +90,9 @@ class Sampler:
     supports_multiclass : bool
         Whether the sampler works for multiclass objectives, where it sees each row's gradient
         and hessian as the L2 norms of their per-class vectors (CatBoost's rule for MVS).
-    row_offset : int
-        Id of the sampler's first row among every machine's rows (0 on one machine): a row's
-        random number depends on that id only, not on how rows are spread over machines.
+    row_ids : ndarray of int64 or None
+        Id of each row among every machine's rows (None on one machine: the row's index): a
+        row's random number depends on that id only, not on how rows are spread over machines.
     """
 
     name: ClassVar[str]
@@ -103,7 +106,7 @@ class Sampler:
         self.sample_weight = np.zeros(n_rows)
         self.keep = np.zeros(n_rows, np.uint8)  # scratch of the parallel draws
         self._stream = _hash(params["seed"], _SAMPLING_STREAM)
-        self.row_offset = 0
+        self.row_ids: np.ndarray | None = None
 
     def key(self, iteration: int, purpose: int = 0) -> np.uint64:
         """Random stream key of one iteration (``purpose`` separates draws within it)."""

@@ -49,7 +49,7 @@ class ProportionalSampler(Sampler):
         :meth:`sample`, for a ``scale`` solved elsewhere: over every machine's rows)."""
         self.scale = scale
         n = draw_proportional(self.key(ctx.iteration), importance, scale, ctx.weight, rows, rest,
-                              self.sample_weight, self.keep, self.row_offset)
+                              self.sample_weight, self.keep, self.row_ids)
         return n, self.sample_weight
 
 
@@ -126,7 +126,10 @@ class MVSSampler(ProportionalSampler):
         """``w sqrt(g^2 + lambda h^2)``."""
         if self.adaptive:
             values = ctx.previous_leaf_values
-            mean = np.mean(np.abs(values)) if values is not None and values.size else np.mean(np.abs(ctx.grad))
+            if values is not None and values.size:
+                mean = np.mean(np.abs(values))
+            else:
+                mean = ctx.mean_abs_grad if ctx.mean_abs_grad is not None else np.mean(np.abs(ctx.grad))
             self.lam = float(mean) ** 2
         mvs_importance(ctx.grad, ctx.hess, ctx.weight, self.lam, self.importance_buffer)
         return self.importance_buffer

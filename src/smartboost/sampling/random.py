@@ -40,5 +40,5 @@ class BernoulliSampler(_ConstantRateSampler):
 
     def sample(self, ctx, rows, rest):
         """One coin per row."""
-        n = draw_bernoulli(self.key(ctx.iteration), self.sample_rate, rows, rest, self.keep, self.row_offset)
+        n = draw_bernoulli(self.key(ctx.iteration), self.sample_rate, rows, rest, self.keep, self.row_ids)
         return n, self._weights(ctx)

@@ -1,0 +1,731 @@
+"""Distributed training on Dask: every worker keeps its partitions; histograms travel.
+
+Design (``docs/dask.md`` gives the reasoning and the costs):
+
+- Dask places the data. The partitions of ``X`` and ``y`` (with weights, query ids and initial
+  scores) are computed where Dask puts them; each worker that holds some starts one long-lived
+  :class:`_Shard` (a Dask actor) that concatenates its partitions and keeps them.
+- Bin edges are global: each shard sends a random sample of its rows, in proportion to its
+  size, and the driver fits the edges on the union (``bin_construct_sample_cnt`` rows in all),
+  then every shard bins its rows with them.
+- The driver (the process calling :func:`train`) runs the boosting loop of
+  :func:`smartboost.train` unchanged (``engine.Trainer``), with the training rows replaced by
+  :class:`_DaskRows`, which forwards each step to every shard's ``TrainingRows`` and adds up what
+  they return. Per iteration: gradients and the row sample on each shard (the scale of the
+  importance samplers solved from per-shard bucket sums, :mod:`smartboost.sampling.distributed`);
+  per tree: the fixed-point units (a max), the root histogram (a sum); per split: each shard
+  partitions its rows and returns the histogram of its rows in the left child, built for its
+  smaller child and derived by subtraction from its own parent histogram, the driver sums them,
+  derives the right child from its parent and scans both. Histogram cells are integers, so the
+  sums are exact and the trees equal those of one machine on the same rows and bin edges.
+- Steps go over one direct connection per shard (``multiprocessing.connection``, authenticated
+  with a random key per run): a Dask actor call costs milliseconds, a split must cost much less.
+  Every step waits at most ``timeout`` seconds for every shard; a lost worker or a timeout stops
+  training with :class:`~smartboost.errors.DistributedError`.
+
+Ranking keeps every query inside one partition (checked, with a clear error naming the query).
+Not supported here yet: ``step_rule`` line searches, the samplers uniform (exact count), goss and
+trimming (their global top-k draws), and a training set listed among the evaluation sets.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import traceback
+from collections.abc import Sequence
+from multiprocessing.connection import Client as _connect
+from multiprocessing.connection import Listener
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+try:
+    import cloudpickle
+    import dask
+    import dask.array as da
+    import dask.dataframe as dd
+    import distributed
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("smartboost.dask needs dask[distributed]: pip install 'smartboost[dask]'") from exc
+
+from ._common import FIXED_DTYPE
+from ._config import set_verbosity
+from ._data import to_matrix, to_query_starts, to_vector
+from ._kernels.sampling import radix_buckets
+from ._params import explicit_params, resolve_params
+from ._rows import TrainingRows
+from .binning import BinMapper, BinnedData
+from .booster import Booster
+from .callback import Checkpoint, TrainingCallback
+from .dataset import Dataset
+from .engine import Trainer, check_training_params, run_training, start_scores
+from .errors import DataError, DistributedError, ParameterError
+from .grower import GrownTree
+from .objectives import make_objective
+from .sampling import SAMPLERS, make_sampler, resolve_sampling_params
+from .sampling.distributed import solve_scale_by_radix
+from .sampling.importance import ProportionalSampler
+from .selection import resolve_selection_params
+
+__all__ = ["train", "predict"]
+
+_UNSUPPORTED_SAMPLERS = {
+    "uniform": "its exact sample size is one draw over all rows; use sampling='bernoulli'",
+    "goss": "its top rows are a global top-k; use sampling='mvs' (importance sampling by |g| and h)",
+    "trimming": "its kept rows are a global top-k",
+}
+
+_BINNING_STREAM = 0x42494E5348  # the shards' binning samples: their own random stream
+
+
+# -- the worker side ------------------------------------------------------------------------
+
+
+class _Shard:
+    """The training rows of one worker, served over a direct connection.
+
+    Created on its worker as a Dask actor; ``parts`` are the worker's partitions, each a tuple
+    ``(X, y, weight, qid, init_score)`` (None for what is not given), in partition order. After
+    :meth:`address`, the driver connects once and sends ``(step, args)`` messages; each step is
+    an ``op_<step>`` method, run in the shard's serving thread.
+
+    Parameters
+    ----------
+    parts : list of tuple
+    authkey : bytes
+        The run's key; connections without it are refused.
+    """
+
+    def __init__(self, parts: list[tuple], authkey: bytes) -> None:
+        self.X = _concat([p[0] for p in parts], "X")
+        self.y = _concat([p[1] for p in parts], "y")
+        self.weight = _concat([p[2] for p in parts], "sample_weight")
+        self.qid = _concat([p[3] for p in parts], "qid")
+        self.init_score = _concat([p[4] for p in parts], "init_score")
+        self.part_rows = [p[0].shape[0] for p in parts]
+        worker = distributed.get_worker()
+        self.name = worker.address
+        self.n_threads = worker.state.nthreads
+        self.listener = Listener((urlparse(worker.address).hostname or "127.0.0.1", 0), authkey=authkey)
+        self._hists: dict[int, np.ndarray] = {}   # this worker's histogram of each open node
+        self._sums: dict[int, tuple[int, int]] = {}
+        self._free: list[np.ndarray] = []
+        threading.Thread(target=self._serve, name="smartboost-shard", daemon=True).start()
+
+    def address(self) -> tuple[str, int]:
+        """Where the driver connects."""
+        return self.listener.address
+
+    def _serve(self) -> None:
+        import numba
+        numba.set_num_threads(max(1, min(self.n_threads, numba.config.NUMBA_NUM_THREADS)))
+        try:
+            conn = self.listener.accept()
+        finally:
+            self.listener.close()
+        with conn:
+            while True:
+                try:
+                    name, args = cloudpickle.loads(conn.recv_bytes())
+                except (EOFError, OSError):
+                    return
+                try:
+                    reply = ("ok", getattr(self, "op_" + name)(*args))
+                except Exception as exc:  # sent back to the driver, which raises it
+                    reply = ("error", _portable(exc), traceback.format_exc())
+                conn.send_bytes(cloudpickle.dumps(reply, protocol=5))
+                if name == "close":
+                    return
+
+    # -- setup ------------------------------------------------------------------------------
+
+    def op_describe(self) -> dict[str, Any]:
+        """Rows, features, and the first and last query id of each partition."""
+        qids = []
+        start = 0
+        for n in self.part_rows:
+            if self.qid is not None and n:
+                qids.append((self.qid[start], self.qid[start + n - 1]))
+            start += n
+        return {"n_rows": self.X.shape[0], "n_features": self.X.shape[1], "part_rows": self.part_rows,
+                "part_qids": qids}
+
+    def op_bin_sample(self, n_sample: int, seed: int) -> np.ndarray:
+        """``n_sample`` of this worker's rows, drawn without replacement (all when fewer)."""
+        n = self.X.shape[0]
+        if n_sample >= n:
+            return np.asarray(self.X, dtype=np.float64)
+        rng = np.random.default_rng([seed, _BINNING_STREAM])
+        return np.asarray(self.X[np.sort(rng.choice(n, n_sample, replace=False))], dtype=np.float64)
+
+    def op_bin(self, mapper: BinMapper) -> np.ndarray:
+        """Bin the rows with the global edges (the raw values are dropped); their missing counts."""
+        self.binned: BinnedData = mapper.transform(self.X)
+        self.X = None
+        return self.binned.missing_count
+
+    def op_labels(self, params: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """Check the labels (and bind the queries) for the objective; the distinct labels and
+        their summed weights, from which the driver finds the start score."""
+        self.objective = make_objective(params["objective"], params)
+        self.label = self.objective.check_label(self.y, "label")
+        self.objective.bind_queries(self.label, to_query_starts(None, self.qid, self.label.shape[0]))
+        values, inverse = np.unique(self.label, return_inverse=True)
+        weight = np.ones_like(self.label) if self.weight is None else self.weight
+        return values, np.bincount(inverse, weights=weight, minlength=values.size)
+
+    def op_start(self, params: dict[str, Any], booster: Booster, part_offsets: list[int]) -> None:
+        """Starting scores and the rows' training state; ``part_offsets`` are the global ids of
+        the first rows of this worker's partitions."""
+        scores = start_scores(booster, self.binned, self.init_score)
+        row_ids = np.concatenate([np.arange(o, o + n, dtype=np.int64) for o, n in zip(part_offsets, self.part_rows)])
+        self.rows = TrainingRows(self.binned, self.label, self.weight, scores, self.objective, params,
+                                 self.n_threads, row_ids)
+
+    # -- one iteration ------------------------------------------------------------------------
+
+    def op_gradients(self) -> float:
+        """Gradients at the current scores; the sum of |g| (MVS-adaptive's first lambda)."""
+        self.rows.compute_gradients()
+        return float(np.abs(self.rows.row_grad).sum())
+
+    def op_importance(self, iteration: int, previous_leaf_values: np.ndarray | None,
+                      mean_abs_grad: float) -> None:
+        """Importances of the rows for a proportional sampler."""
+        self.ctx = self.rows.sampling_context(iteration, previous_leaf_values, mean_abs_grad)
+        self.rows.importance(self.ctx)
+
+    def op_buckets(self, prefix: int, prefix_shift: int, shift: int, n_buckets: int) -> tuple[np.ndarray, np.ndarray]:
+        """Radix bucket counts and sums of the importances (``sampling.distributed``)."""
+        counts = np.zeros(n_buckets, np.int64)
+        sums = np.zeros(n_buckets)
+        radix_buckets(self.rows._importance, prefix, prefix_shift, shift, counts, sums)
+        return counts, sums
+
+    def op_members(self, prefix: int, prefix_shift: int) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct importances with a bit prefix, and how many rows have each."""
+        a = self.rows._importance
+        chosen = a[(a > 0.0) & ((a.view(np.uint64) >> np.uint64(prefix_shift)) == np.uint64(prefix))]
+        return np.unique(chosen, return_counts=True)
+
+    def op_sample(self, iteration: int, previous_leaf_values: np.ndarray | None, scale: float | None) -> int:
+        """Draw (or keep) the iteration's sample; its size."""
+        if scale is None:
+            self.ctx = self.rows.sampling_context(iteration, previous_leaf_values)
+        return self.rows.sample_rows(self.ctx, scale)
+
+    def op_units(self, k: int, features: np.ndarray | None) -> tuple[float, float]:
+        """Start the tree of output ``k``: the fixed-point units these rows need."""
+        self.node_rows = self.rows.tree_rows(k)
+        self.node_rows.use_features(features)
+        return self.node_rows.units()
+
+    def op_fixed_point(self, g_unit: float, h_unit: float) -> tuple[int, int, int]:
+        """Fixed-point gradients in the tree's units; the root's sums and rows here."""
+        self._free += self._hists.values()
+        self._hists.clear()
+        g, h, n = self.node_rows.to_fixed_point(g_unit, h_unit)
+        self._sums = {0: (g, h)}
+        return g, h, n
+
+    def op_root_histogram(self) -> np.ndarray:
+        """Histogram of this worker's rows of the root."""
+        return self._build(0)
+
+    def op_split(self, node: int, left: int, right: int, feature: int, bin_threshold: int, missing_left: bool,
+                 want_histogram: bool) -> tuple[int, int, np.ndarray | None]:
+        """Partition the node; with ``want_histogram``, the histogram of this worker's rows in
+        ``left`` (built for the smaller child here, the other one by subtraction)."""
+        parent = self._hists.pop(node)
+        g, h = self._sums.pop(node)
+        offset = int(self.binned.histogram_layout.offsets[feature])
+        left_cells = parent[offset:offset + bin_threshold + 1].sum(axis=0)
+        if missing_left:
+            left_cells = left_cells + parent[offset + int(self.binned.mapper.n_bins[feature])]
+        gl, hl = int(left_cells[0]), int(left_cells[1])
+        self._sums[left], self._sums[right] = (gl, hl), (g - gl, h - hl)
+        n_left, n_right = self.node_rows.partition(node, left, right, feature, bin_threshold, missing_left)
+        if not want_histogram:
+            self._free.append(parent)
+            return n_left, n_right, None
+        small, large = (left, right) if n_left <= n_right else (right, left)
+        built = self._build(small)
+        np.subtract(parent, built, out=parent)
+        self._hists[large] = parent
+        return n_left, n_right, self._hists[left]
+
+    def _build(self, node: int) -> np.ndarray:
+        hist = self._free.pop() if self._free else np.empty((self.binned.histogram_layout.n_cells, 2), FIXED_DTYPE)
+        self.node_rows.histogram(node, *self._sums[node], hist)
+        self._hists[node] = hist
+        return hist
+
+    def op_add_tree(self, k: int, grown: GrownTree) -> None:
+        """Add the new tree of output ``k`` to the rows' scores."""
+        self.rows.add_tree(k, grown)
+
+    def op_close(self) -> None:
+        """End of training: drop the rows."""
+        self.rows = self.binned = self.node_rows = None
+
+
+def _concat(parts: list[Any], name: str) -> np.ndarray | None:
+    """One array from a worker's partitions of ``name`` (None when it was not given)."""
+    if parts[0] is None:
+        return None
+    if name == "X":
+        return np.concatenate([to_matrix(p, name)[0] for p in parts]) if len(parts) > 1 else to_matrix(parts[0])[0]
+    if name == "qid":
+        return np.concatenate([np.asarray(p).ravel() for p in parts])
+    return np.concatenate([to_vector(p, len(p), name) for p in parts])
+
+
+def _portable(exc: Exception) -> Exception:
+    """``exc`` if it survives pickling, else a RuntimeError with its text."""
+    try:
+        cloudpickle.loads(cloudpickle.dumps(exc))
+        return exc
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
+# -- the driver side ------------------------------------------------------------------------
+
+
+class _Workers:
+    """The driver's connections to the shards; every step is sent to all, then answered by all.
+
+    Parameters
+    ----------
+    addresses : list of (host, port)
+    names : list of str
+        Worker addresses, for messages.
+    authkey : bytes
+    timeout : float
+        Seconds to wait for each shard's answer to each step.
+    """
+
+    def __init__(self, addresses: list[tuple[str, int]], names: list[str], authkey: bytes, timeout: float) -> None:
+        self.names = names
+        self.timeout = timeout
+        self.conns = [_connect(address, authkey=authkey) for address in addresses]
+        self.bytes_received = 0
+        self.bytes_sent = 0
+
+    def __len__(self) -> int:
+        return len(self.conns)
+
+    def call(self, step: str, *args: Any) -> list[Any]:
+        """Run ``step(*args)`` on every shard; their answers in shard order."""
+        message = cloudpickle.dumps((step, args), protocol=5)
+        for i, conn in enumerate(self.conns):
+            self._send(i, step, conn, message)
+        return [self._receive(i, step) for i in range(len(self.conns))]
+
+    def call_each(self, step: str, args: Sequence[tuple]) -> list[Any]:
+        """Run ``step(*args[i])`` on shard ``i``; their answers in shard order."""
+        for i, conn in enumerate(self.conns):
+            self._send(i, step, conn, cloudpickle.dumps((step, args[i]), protocol=5))
+        return [self._receive(i, step) for i in range(len(self.conns))]
+
+    def _send(self, i: int, step: str, conn: Any, message: bytes) -> None:
+        try:
+            conn.send_bytes(message)
+        except OSError as exc:
+            raise DistributedError(f"lost the connection to worker {self.names[i]} sending step '{step}': the "
+                                   "worker died or was closed") from exc
+        self.bytes_sent += len(message)
+
+    def _receive(self, i: int, step: str) -> Any:
+        conn = self.conns[i]
+        try:
+            if not conn.poll(self.timeout):
+                raise DistributedError(f"worker {self.names[i]} did not answer step '{step}' within {self.timeout:g} s "
+                                       "(smartboost.dask.train's timeout)")
+            message = conn.recv_bytes()
+        except (EOFError, OSError) as exc:
+            raise DistributedError(f"lost the connection to worker {self.names[i]} during step '{step}': the worker "
+                                   "died or was closed") from exc
+        self.bytes_received += len(message)
+        status, *payload = cloudpickle.loads(message)
+        if status == "error":
+            exc, remote_traceback = payload
+            exc.add_note(f"(raised on worker {self.names[i]} in step '{step}')")
+            raise exc
+        return payload[0]
+
+    def close(self) -> None:
+        """Tell the shards to drop their rows, and close the connections (errors ignored)."""
+        for conn in self.conns:
+            try:
+                conn.send_bytes(cloudpickle.dumps(("close", ()), protocol=5))
+                if conn.poll(self.timeout):
+                    conn.recv_bytes()
+            except (EOFError, OSError):
+                pass
+            conn.close()
+
+
+class _DaskRows:
+    """Every shard's training rows driven as one: the rows of ``engine.Trainer`` and the row
+    source of ``grower.TreeGrower`` (see the module docstring for the steps).
+
+    Parameters
+    ----------
+    workers : _Workers
+    n_rows : int
+        Rows of every shard together.
+    params : dict
+        Resolved parameters.
+    """
+
+    def __init__(self, workers: _Workers, n_rows: int, params: dict[str, Any]) -> None:
+        self.workers = workers
+        self.n_rows = n_rows
+        self.params = params
+        self.sampler = make_sampler(params, 0)  # the driver's copy: random keys and parameters only
+        self.proportional = isinstance(self.sampler, ProportionalSampler)
+        self._sampled = False
+        self._k = 0
+
+    def _resample_due(self, iteration: int) -> bool:
+        freq = self.params["sampling_freq"]
+        return not self._sampled or freq <= 1 or iteration % freq == 0
+
+    def draw_sample(self, iteration: int, previous_leaf_values: np.ndarray | None) -> int:
+        """Gradients and the iteration's sample on every shard; the total sample size."""
+        abs_sums = self.workers.call("gradients")
+        scale = None
+        if self.proportional and self._resample_due(iteration):
+            self.workers.call("importance", iteration, previous_leaf_values, sum(abs_sums) / self.n_rows)
+            rho = self.params.get("smart_rho")
+            scale = rho if rho is not None else solve_scale_by_radix(
+                self._bucket_sums, self._members, self.sampler.sample_rate * self.n_rows,
+                self.sampler.key(iteration, 1))
+        self._sampled = True
+        return sum(self.workers.call("sample", iteration, previous_leaf_values, scale))
+
+    def _bucket_sums(self, prefix: int, prefix_shift: int, shift: int, n_buckets: int):
+        answers = self.workers.call("buckets", prefix, prefix_shift, shift, n_buckets)
+        return sum(a[0] for a in answers), sum(a[1] for a in answers)
+
+    def _members(self, prefix: int, prefix_shift: int) -> np.ndarray:
+        answers = self.workers.call("members", prefix, prefix_shift)
+        return np.concatenate([np.repeat(values, counts) for values, counts in answers])
+
+    def tree_rows(self, k: int) -> _DaskRows:
+        """The row source of the tree of output ``k``."""
+        self._k = k
+        return self
+
+    def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
+        """See ``grower.RowSource``: units are the largest any shard needs; sums add up."""
+        units = self.workers.call("units", self._k, features)
+        g_unit = max(u[0] for u in units)
+        h_unit = max(u[1] for u in units)
+        sums = self.workers.call("fixed_point", g_unit, h_unit)
+        return (g_unit, h_unit, *(sum(s[j] for s in sums) for j in range(3)))
+
+    def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
+        """See ``grower.RowSource``."""
+        _add_up(self.workers.call("root_histogram"), out)
+
+    def split(self, node, left, right, feature, bin_threshold, missing_left, left_sums, right_sums, out):
+        """See ``grower.RowSource``: the histogram written is always the left child's."""
+        answers = self.workers.call("split", node, left, right, feature, bin_threshold, missing_left,
+                                    out is not None)
+        n_left = sum(a[0] for a in answers)
+        n_right = sum(a[1] for a in answers)
+        if out is None:
+            return n_left, n_right, -1
+        _add_up([a[2] for a in answers], out)
+        return n_left, n_right, left
+
+    def add_tree(self, k: int, grown: GrownTree) -> None:
+        """Add the new tree to every shard's scores."""
+        self.workers.call("add_tree", k, grown)
+
+
+def _add_up(hists: list[np.ndarray], out: np.ndarray) -> None:
+    np.copyto(out, hists[0])
+    for hist in hists[1:]:
+        out += hist
+
+
+# -- data placement -------------------------------------------------------------------------
+
+
+def _partitions(collection: Any, name: str, n_parts: int | None) -> list[Any] | None:
+    """The delayed row blocks of a dask collection (None stays None)."""
+    if collection is None:
+        return None
+    if isinstance(collection, da.Array):
+        if collection.ndim == 2 and len(collection.chunks[1]) > 1:
+            collection = collection.rechunk({1: collection.shape[1]})
+        blocks = list(collection.to_delayed().ravel())
+    elif isinstance(collection, (dd.DataFrame, dd.Series)):
+        blocks = list(collection.to_delayed())
+    else:
+        raise DataError(f"{name} must be a dask array or a dask DataFrame/Series, got {type(collection).__name__}")
+    if n_parts is not None and len(blocks) != n_parts:
+        raise DataError(f"{name} has {len(blocks)} partitions but X has {n_parts}; partition them alike")
+    return blocks
+
+
+def _check_aligned(X: Any, others: dict[str, Any]) -> None:
+    """Arrays must have X's row chunks (dask checks DataFrames' divisions itself)."""
+    if not isinstance(X, da.Array):
+        return
+    for name, array in others.items():
+        if isinstance(array, da.Array) and array.chunks[0] != X.chunks[0]:
+            raise DataError(f"{name} has row chunks {array.chunks[0]} but X has {X.chunks[0]}; rechunk it like X")
+
+
+def _start_shards(client: distributed.Client, parts: list[Any],
+                  authkey: bytes) -> tuple[list, list[str], list[list[int]], list]:
+    """Compute the partitions where Dask puts them and start one shard per worker that holds any.
+
+    Returns the actors, their workers' addresses, the indices of the partitions each holds (in
+    order), and the actor futures (kept alive by the caller).
+    """
+    futures = client.compute(parts)
+    distributed.wait(futures)
+    for future in futures:
+        if future.status == "error":
+            future.result()  # raises the partition's error
+    owner = {key: sorted(workers)[0] for key, workers in client.who_has(futures).items() if workers}
+    by_worker: dict[str, list[int]] = {}
+    for i, future in enumerate(futures):
+        by_worker.setdefault(owner[future.key], []).append(i)
+    names = list(by_worker)
+    actor_futures = [client.submit(_Shard, [futures[i] for i in by_worker[w]], authkey, workers=[w],
+                                   allow_other_workers=False, actor=True, pure=False) for w in names]
+    actors = [f.result() for f in actor_futures]
+    return actors, names, [by_worker[w] for w in names], actor_futures
+
+
+# -- public API -----------------------------------------------------------------------------
+
+
+def train(client: distributed.Client | None, params: dict[str, Any] | None, X: Any, y: Any, *,
+          sample_weight: Any = None, qid: Any = None, init_score: Any = None, num_boost_round: int = 100,
+          eval_set: list[tuple[Any, Any]] | None = None, eval_names: list[str] | None = None,
+          eval_sample_weight: list[Any] | None = None, eval_qid: list[Any] | None = None,
+          feature_name: list[str] | None = None, callbacks: list[TrainingCallback] | None = None,
+          init_model: Booster | str | None = None, reference: Any = None, timeout: float = 300.0) -> Booster:
+    """Train on data spread over a Dask cluster; the same model as :func:`smartboost.train`.
+
+    Parameters
+    ----------
+    client : distributed.Client or None
+        The cluster (None: Dask's default client).
+    params : dict
+        Training parameters, as for :func:`smartboost.train`.
+    X : dask array or dask DataFrame, shape (n_rows, n_features)
+        Features, partitioned by rows.
+    y : dask array or dask Series
+        Labels, partitioned like ``X``.
+    sample_weight, init_score : dask array or Series, optional
+        Row weights and initial raw scores, partitioned like ``X``.
+    qid : dask array or Series, optional
+        Ranking: the query id of every row; a query must lie inside one partition, ids sorted.
+    num_boost_round : int
+        Iterations, unless ``params`` sets ``num_iterations``.
+    eval_set : list of (X, y), optional
+        Evaluation sets (numpy or dask); they are gathered and evaluated on the driver.
+    eval_names, eval_sample_weight, eval_qid : list, optional
+        Their names, weights and query ids.
+    feature_name : list of str, optional
+        Feature names (default: the DataFrame's columns).
+    callbacks : list of TrainingCallback, optional
+        Run on the driver, as in :func:`smartboost.train`.
+    init_model : Booster or path, optional
+        Continue training this model (its bin edges are used).
+    reference : Dataset or Booster, optional
+        Use its bin edges instead of learning them from the data.
+    timeout : float
+        Seconds every distributed step may take before training stops with an error.
+
+    Returns
+    -------
+    Booster
+    """
+    if client is None:
+        client = distributed.default_client()
+    given = explicit_params(params)
+    resolved = resolve_params(given)
+    if "num_iterations" not in given:
+        resolved["num_iterations"] = resolve_params({"num_iterations": num_boost_round})["num_iterations"]
+    resolve_sampling_params(resolved, given)
+    resolve_selection_params(resolved, given)
+    _check_distributed_params(resolved)
+    set_verbosity(resolved["verbosity"])
+    objective = make_objective(resolved["objective"], resolved)
+    check_training_params(resolved, objective)
+    if not timeout > 0:
+        raise ParameterError(f"timeout must be positive, got {timeout}")
+    init = _as_booster(init_model)
+
+    _check_aligned(X, {"y": y, "sample_weight": sample_weight, "qid": qid, "init_score": init_score})
+    x_parts = _partitions(X, "X", None)
+    columns = [_partitions(c, name, len(x_parts)) for name, c in
+               (("y", y), ("sample_weight", sample_weight), ("qid", qid), ("init_score", init_score))]
+    if columns[0] is None:
+        raise DataError("y is None")
+    parts = [dask.delayed(tuple)([x_parts[i]] + [None if c is None else c[i] for c in columns])
+             for i in range(len(x_parts))]
+    names_from_frame = [str(c) for c in X.columns] if isinstance(X, dd.DataFrame) else None
+
+    authkey = secrets.token_bytes(32)
+    actors, worker_names, part_index, actor_futures = _start_shards(client, parts, authkey)
+    workers = _Workers([a.address().result() for a in actors], worker_names, authkey, timeout)
+    try:
+        described = workers.call("describe")
+        n_rows = sum(d["n_rows"] for d in described)
+        n_features = described[0]["n_features"]
+        if n_rows == 0:
+            raise DataError("X has no rows")
+        part_rows = np.zeros(len(parts), np.int64)
+        part_qids: list[Any] = [None] * len(parts)
+        for d, indices in zip(described, part_index):
+            part_rows[indices] = d["part_rows"]
+            for i, q in zip(indices, d["part_qids"]):
+                part_qids[i] = q
+        if qid is not None:
+            _check_queries_in_partitions([q for q in part_qids if q is not None])
+        mapper = _bin_edges(workers, described, resolved, init if init is not None else reference, n_features)
+        missing = sum(workers.call("bin", mapper))
+        usable = (mapper.n_bins > 1) | (missing > 0)
+        label_values, label_weights = _merge_labels(workers.call("labels", resolved))
+        if init is not None:
+            base_score, trees = init.base_score, list(init.trees)
+        elif resolved["boost_from_average"] and init_score is None:
+            base_score, trees = objective.init_score(label_values, label_weights), []
+        else:
+            base_score, trees = (0.0 if objective.num_outputs == 1 else np.zeros(objective.num_outputs)), []
+        names = feature_name or names_from_frame or [f"Column_{i}" for i in range(n_features)]
+        booster = Booster._new(objective=objective, bin_mapper=mapper, base_score=base_score, feature_names=names,
+                               params=resolved, trees=trees)
+        part_offsets = np.concatenate([[0], np.cumsum(part_rows)[:-1]])
+        workers.call_each("start", [(resolved, booster, part_offsets[indices].tolist()) for indices in part_index])
+        valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
+        trainer = Trainer(resolved, objective, booster, _DaskRows(workers, n_rows, resolved), usable, valid,
+                          eval_names)
+        try:
+            booster = run_training(trainer, callbacks)
+        except DistributedError as exc:
+            for callback in callbacks or []:
+                if isinstance(callback, Checkpoint) and os.path.exists(callback.path):
+                    exc.add_note(f"the last checkpoint is {callback.path}: continue from it with "
+                                 f"init_model='{callback.path}'")
+            raise
+        booster.iteration_stats["bytes_received"] = workers.bytes_received
+        booster.iteration_stats["bytes_sent"] = workers.bytes_sent
+        return booster
+    finally:
+        workers.close()
+        del actors
+        client.cancel(actor_futures)
+
+
+def _check_distributed_params(params: dict[str, Any]) -> None:
+    sampling = params["sampling"]
+    if sampling in _UNSUPPORTED_SAMPLERS:
+        raise ParameterError(f"sampling='{sampling}' is not supported by smartboost.dask: "
+                             f"{_UNSUPPORTED_SAMPLERS[sampling]}")
+    if params["step_rule"] in ("line", "leaf_line"):
+        raise ParameterError(f"step_rule='{params['step_rule']}' is not supported by smartboost.dask yet; use "
+                             "'shrinkage' or 'smooth'")
+
+
+def _as_booster(model: Booster | str | None) -> Booster | None:
+    if model is None or isinstance(model, Booster):
+        return model
+    return Booster(model_file=model)
+
+
+def _check_queries_in_partitions(part_qids: list[tuple[Any, Any]]) -> None:
+    """Each partition's (first, last) query id; a query spanning two partitions is an error."""
+    for i in range(1, len(part_qids)):
+        if part_qids[i][0] == part_qids[i - 1][1]:
+            raise DataError(f"query {part_qids[i][0]!r} spans two partitions; repartition so that every query lies "
+                            "in one partition (e.g. set the index of a DataFrame to the query id)")
+
+
+def _bin_edges(workers: _Workers, described: list[dict], params: dict[str, Any], reference: Any,
+               n_features: int) -> BinMapper:
+    """Bin edges learned from a sample of every shard's rows (or the reference's edges)."""
+    if reference is not None:
+        mapper = getattr(reference, "bin_mapper", None)
+        if not isinstance(mapper, BinMapper):
+            raise DataError(f"reference must be a Dataset or a Booster, got {type(reference).__name__}")
+        if mapper.n_features != n_features:
+            raise DataError(f"X has {n_features} features but the reference has {mapper.n_features}")
+        return mapper
+    n_rows = sum(d["n_rows"] for d in described)
+    wanted = params["bin_construct_sample_cnt"]
+    quota = [d["n_rows"] if n_rows <= wanted else int(round(wanted * d["n_rows"] / n_rows)) for d in described]
+    samples = workers.call_each("bin_sample", [(q, params["seed"]) for q in quota])
+    mapper = BinMapper(params["max_bin"], wanted, params["seed"])
+    return mapper.fit(np.concatenate(samples))
+
+
+def _merge_labels(answers: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct labels of every shard with their summed weights."""
+    values, inverse = np.unique(np.concatenate([a[0] for a in answers]), return_inverse=True)
+    return values, np.bincount(inverse, weights=np.concatenate([a[1] for a in answers]), minlength=values.size)
+
+
+def _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster: Booster) -> list[Dataset]:
+    """Evaluation sets, gathered to the driver and binned with the training edges."""
+    out = []
+    for i, (X, y) in enumerate(eval_set or []):
+        weight = eval_sample_weight[i] if eval_sample_weight else None
+        qid = eval_qid[i] if eval_qid else None
+        X, y, weight, qid = dask.compute(X, y, weight, qid)
+        out.append(Dataset(X, y, weight=weight, qid=qid, reference=booster))
+    return out
+
+
+def predict(booster: Booster, X: Any, raw_score: bool = False, num_iteration: int | None = None) -> Any:
+    """Predict a dask collection block by block, where its partitions live.
+
+    Parameters
+    ----------
+    booster : Booster
+    X : dask array or dask DataFrame
+    raw_score, num_iteration
+        As for :meth:`Booster.predict`.
+
+    Returns
+    -------
+    dask array (from an array) or dask Series/DataFrame (from a DataFrame): one value per row,
+    or one column per class for a multiclass model.
+    """
+    n_classes = booster.num_model_per_iteration()
+    if isinstance(X, da.Array):
+        if len(X.chunks[1]) > 1:
+            X = X.rechunk({1: X.shape[1]})
+        if n_classes == 1:
+            return X.map_blocks(_predict_block, booster, raw_score, num_iteration, drop_axis=1, dtype=np.float64)
+        return X.map_blocks(_predict_block, booster, raw_score, num_iteration, chunks=(X.chunks[0], (n_classes,)),
+                            dtype=np.float64)
+    if isinstance(X, dd.DataFrame):
+        import pandas as pd
+        meta = pd.Series(dtype=np.float64) if n_classes == 1 else pd.DataFrame(
+            {k: pd.Series(dtype=np.float64) for k in range(n_classes)})
+        return X.map_partitions(_predict_frame, booster, raw_score, num_iteration, meta=meta)
+    raise DataError(f"X must be a dask array or a dask DataFrame, got {type(X).__name__}")
+
+
+def _predict_block(block: np.ndarray, booster: Booster, raw_score: bool, num_iteration: int | None) -> np.ndarray:
+    return booster.predict(block, raw_score=raw_score, num_iteration=num_iteration)
+
+
+def _predict_frame(frame: Any, booster: Booster, raw_score: bool, num_iteration: int | None) -> Any:
+    import pandas as pd
+    out = booster.predict(frame, raw_score=raw_score, num_iteration=num_iteration)
+    return pd.Series(out, index=frame.index) if out.ndim == 1 else pd.DataFrame(out, index=frame.index)
