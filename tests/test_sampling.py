@@ -208,7 +208,7 @@ def test_smart2_with_eta_zero_is_the_uncorrected_sampler(binary_data, monkeypatc
     eta_zero = sb.train({**params, "smart_eta": 0.0}, train, 10)
     corrected = sb.train({**params, "smart_eta": 0.5}, train, 10)
     from smartboost.sampling.importance import Smart2Sampler
-    monkeypatch.setattr(Smart2Sampler, "correct_gradients", lambda self, ctx, rows: None)
+    monkeypatch.setattr(Smart2Sampler, "correct_gradients", lambda self, ctx, rows, totals=None: None)
     uncorrected = sb.train({**params, "smart_eta": 0.5}, train, 10)
     assert _trees(eta_zero) == _trees(uncorrected)
     # the correction needs two iterations of history: the first two trees agree, later ones not

@@ -110,9 +110,13 @@ class TrainingRows:
         return self.sample is None or freq <= 1 or iteration % freq == 0
 
     def draw_sample(self, iteration: int, previous_leaf_values: np.ndarray | None) -> int:
-        """Gradients, then this iteration's rows (sorted) and their weights; returns the sample size."""
+        """Gradients, then this iteration's rows (sorted) and their weights, and the sampler's
+        correction of their gradients; returns the sample size."""
         self.compute_gradients()
-        return self.sample_rows(self.sampling_context(iteration, previous_leaf_values))
+        ctx = self.sampling_context(iteration, previous_leaf_values)
+        n = self.sample_rows(ctx)
+        self.correct_gradients(ctx)
+        return n
 
     def importance(self, ctx: SamplingContext) -> None:
         """The rows' importances for a proportional sampler whose scale is solved over every
@@ -120,8 +124,7 @@ class TrainingRows:
         self._importance = self.sampler.importance(ctx)
 
     def sample_rows(self, ctx: SamplingContext, scale: float | None = None) -> int:
-        """Draw (or keep) the sample of ``ctx.iteration``, then let the sampler correct the
-        gradients; returns the sample size.
+        """Draw (or keep) the sample of ``ctx.iteration``; returns the sample size.
 
         ``scale``: a proportional sampler's ``c``, solved over every machine's rows from the
         importances of :meth:`importance` (None: the sampler solves it on these rows).
@@ -134,8 +137,12 @@ class TrainingRows:
             self.keep_sample(n, weight)
         else:
             self.reuse_sample()
-        self.sampler.correct_gradients(ctx, self.rows[:self.n_sampled])
         return self.n_sampled
+
+    def correct_gradients(self, ctx: SamplingContext, totals: np.ndarray | None = None) -> None:
+        """The sampler's correction of the sampled rows' gradients (smart2), with its per-leaf
+        ``totals`` over every machine's rows (None: over these rows)."""
+        self.sampler.correct_gradients(ctx, self.rows[:self.n_sampled], totals)
 
     def keep_sample(self, n: int, weight: np.ndarray) -> None:
         """Record a freshly drawn sample of ``n`` rows (in ``rows``/``out_of_sample``)."""

@@ -69,8 +69,9 @@ from .sampling import SAMPLERS, make_sampler, resolve_sampling_params
 from .sampling.distributed import solve_scale_by_radix
 from .sampling.importance import ProportionalSampler
 from .selection import resolve_selection_params
+from .sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _SmartBoostModel
 
-__all__ = ["train", "predict"]
+__all__ = ["train", "predict", "DaskSmartBoostClassifier", "DaskSmartBoostRegressor", "DaskSmartBoostRanker"]
 
 _UNSUPPORTED_SAMPLERS = {
     "uniform": "its exact sample size is one draw over all rows; use sampling='bernoulli'",
@@ -88,23 +89,23 @@ class _Shard:
     """The training rows of one worker, served over a direct connection.
 
     Created on its worker as a Dask actor; ``parts`` are the worker's partitions, each a tuple
-    ``(X, y, weight, qid, init_score)`` (None for what is not given), in partition order. After
+    ``(X, y, weight, qid, init_score)`` (None for what is not given), in partition order, and
+    ``part_index`` their positions among all partitions (for error messages). After
     :meth:`address`, the driver connects once and sends ``(step, args)`` messages; each step is
     an ``op_<step>`` method, run in the shard's serving thread.
 
     Parameters
     ----------
     parts : list of tuple
+    part_index : list of int
     authkey : bytes
         The run's key; connections without it are refused.
     """
 
-    def __init__(self, parts: list[tuple], authkey: bytes) -> None:
-        self.X = _concat([p[0] for p in parts], "X")
-        self.y = _concat([p[1] for p in parts], "y")
-        self.weight = _concat([p[2] for p in parts], "sample_weight")
-        self.qid = _concat([p[3] for p in parts], "qid")
-        self.init_score = _concat([p[4] for p in parts], "init_score")
+    def __init__(self, parts: list[tuple], part_index: list[int], authkey: bytes) -> None:
+        self.X, self.y, self.weight, self.qid, self.init_score = (
+            _concat([p[j] for p in parts], part_index, name)
+            for j, name in enumerate(("X", "y", "sample_weight", "qid", "init_score")))
         self.part_rows = [p[0].shape[0] for p in parts]
         worker = distributed.get_worker()
         self.name = worker.address
@@ -136,7 +137,10 @@ class _Shard:
                     reply = ("ok", getattr(self, "op_" + name)(*args))
                 except Exception as exc:  # sent back to the driver, which raises it
                     reply = ("error", _portable(exc), traceback.format_exc())
-                conn.send_bytes(cloudpickle.dumps(reply, protocol=5))
+                try:
+                    conn.send_bytes(cloudpickle.dumps(reply, protocol=5))
+                except OSError:  # the driver is gone (it gave up on a timeout, or was stopped)
+                    return
                 if name == "close":
                     return
 
@@ -217,6 +221,14 @@ class _Shard:
             self.ctx = self.rows.sampling_context(iteration, previous_leaf_values)
         return self.rows.sample_rows(self.ctx, scale)
 
+    def op_correction_totals(self) -> np.ndarray | None:
+        """The sampler's per-leaf totals over these rows, for its gradient correction."""
+        return self.rows.sampler.correction_totals(self.ctx)
+
+    def op_correct(self, totals: np.ndarray | None) -> None:
+        """The sampler's gradient correction, with the totals over every shard's rows."""
+        self.rows.correct_gradients(self.ctx, totals)
+
     def op_units(self, k: int, features: np.ndarray | None) -> tuple[float, float]:
         """Start the tree of output ``k``: the fixed-point units these rows need."""
         self.node_rows = self.rows.tree_rows(k)
@@ -272,15 +284,23 @@ class _Shard:
         self.rows = self.binned = self.node_rows = None
 
 
-def _concat(parts: list[Any], name: str) -> np.ndarray | None:
-    """One array from a worker's partitions of ``name`` (None when it was not given)."""
+def _concat(parts: list[Any], part_index: list[int], name: str) -> np.ndarray | None:
+    """One array from a worker's partitions of ``name`` (None when it was not given); errors
+    name the partition."""
     if parts[0] is None:
         return None
-    if name == "X":
-        return np.concatenate([to_matrix(p, name)[0] for p in parts]) if len(parts) > 1 else to_matrix(parts[0])[0]
-    if name == "qid":
-        return np.concatenate([np.asarray(p).ravel() for p in parts])
-    return np.concatenate([to_vector(p, len(p), name) for p in parts])
+    arrays = []
+    for part, index in zip(parts, part_index):
+        try:
+            if name == "X":
+                arrays.append(to_matrix(part, name)[0])
+            elif name == "qid":
+                arrays.append(np.asarray(part).ravel())
+            else:
+                arrays.append(to_vector(part, len(part), name))
+        except DataError as exc:
+            raise DataError(f"partition {index}: {exc}") from None
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 def _portable(exc: Exception) -> Exception:
@@ -406,7 +426,13 @@ class _DaskRows:
                 self._bucket_sums, self._members, self.sampler.sample_rate * self.n_rows,
                 self.sampler.key(iteration, 1))
         self._sampled = True
-        return sum(self.workers.call("sample", iteration, previous_leaf_values, scale))
+        n = sum(self.workers.call("sample", iteration, previous_leaf_values, scale))
+        totals = None
+        if self.sampler.needs_previous_leaves:  # smart2: leaf means of old gradients over every row
+            parts = [t for t in self.workers.call("correction_totals") if t is not None]
+            totals = sum(parts) if parts else None
+        self.workers.call("correct", totals)
+        return n
 
     def _bucket_sums(self, prefix: int, prefix_shift: int, shift: int, n_buckets: int):
         answers = self.workers.call("buckets", prefix, prefix_shift, shift, n_buckets)
@@ -501,7 +527,7 @@ def _start_shards(client: distributed.Client, parts: list[Any],
     for i, future in enumerate(futures):
         by_worker.setdefault(owner[future.key], []).append(i)
     names = list(by_worker)
-    actor_futures = [client.submit(_Shard, [futures[i] for i in by_worker[w]], authkey, workers=[w],
+    actor_futures = [client.submit(_Shard, [futures[i] for i in by_worker[w]], by_worker[w], authkey, workers=[w],
                                    allow_other_workers=False, actor=True, pure=False) for w in names]
     actors = [f.result() for f in actor_futures]
     return actors, names, [by_worker[w] for w in names], actor_futures
@@ -729,3 +755,160 @@ def _predict_frame(frame: Any, booster: Booster, raw_score: bool, num_iteration:
     import pandas as pd
     out = booster.predict(frame, raw_score=raw_score, num_iteration=num_iteration)
     return pd.Series(out, index=frame.index) if out.ndim == 1 else pd.DataFrame(out, index=frame.index)
+
+
+# -- scikit-learn estimators ----------------------------------------------------------------
+
+
+class _DaskModel:
+    """Dask variants of the scikit-learn estimators: ``fit`` trains with :func:`train` on dask
+    collections, ``predict`` returns dask collections (as LightGBM's ``DaskLGBM*``).
+
+    Extra parameters: ``client`` (None: Dask's default client when fitting) and ``timeout``
+    (seconds per distributed step). Every other parameter is that of the scikit-learn estimator.
+    """
+
+    _NOT_TRAINING_PARAMS = _SmartBoostModel._NOT_TRAINING_PARAMS | {"client", "timeout"}
+
+    def __init__(self, *, client: distributed.Client | None = None, timeout: float = 300.0, **kwargs: Any) -> None:
+        self.client = client
+        self.timeout = timeout
+        super().__init__(**kwargs)
+
+    @classmethod
+    def _named_params(cls) -> list[str]:
+        return _SmartBoostModel._named_params() + ["client", "timeout"]
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        return sorted(cls._named_params())
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["client"] = None  # a client does not travel; fitted models do
+        return state
+
+    def _dask_target(self, y: Any) -> Any:
+        """The training labels as :func:`train` takes them (classifiers: learn ``classes_``)."""
+        return y
+
+    def _fit_dask(self, X: Any, y: Any, sample_weight: Any, eval_set: list[tuple[Any, Any]] | None,
+                  eval_names: list[str] | None, eval_sample_weight: list[Any] | None, init_model: Any,
+                  qid: Any = None, eval_qid: list[Any] | None = None) -> _DaskModel:
+        y = self._dask_target(y)
+        eval_set = [(X_valid, self._dask_eval_target(y_valid)) for X_valid, y_valid in eval_set or []]
+        self._Booster = train(self.client, self._train_params(), X, y, sample_weight=sample_weight, qid=qid,
+                              num_boost_round=self.n_estimators, eval_set=eval_set or None, eval_names=eval_names,
+                              eval_sample_weight=eval_sample_weight, eval_qid=eval_qid, callbacks=self.callbacks,
+                              init_model=init_model, timeout=self.timeout)
+        self.n_features_in_ = X.shape[1]
+        if isinstance(X, dd.DataFrame):
+            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        return self
+
+    def _dask_eval_target(self, y: Any) -> Any:
+        return y
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, *, eval_set: list[tuple[Any, Any]] | None = None,
+            eval_names: list[str] | None = None, eval_sample_weight: list[Any] | None = None,
+            init_model: Booster | str | None = None) -> _DaskModel:
+        """Train on the dask collections ``X, y`` (partitioned alike); see :func:`train`."""
+        return self._fit_dask(X, y, sample_weight, eval_set, eval_names, eval_sample_weight, init_model)
+
+    def _raw_predict(self, X: Any, raw_score: bool) -> Any:
+        return predict(self.booster_, X, raw_score=raw_score)
+
+    def to_local(self) -> _SmartBoostModel:
+        """The same fitted model as the plain scikit-learn estimator (numpy in, numpy out)."""
+        local = self._local_class()(**{k: v for k, v in self.get_params().items() if k not in ("client", "timeout")})
+        local.__dict__.update({k: v for k, v in self.__dict__.items() if k.endswith("_") or k == "_Booster"})
+        return local
+
+
+class DaskSmartBoostRegressor(_DaskModel, SmartBoostRegressor):
+    """:class:`~smartboost.sklearn.SmartBoostRegressor` on Dask; see :class:`_DaskModel`."""
+
+    @staticmethod
+    def _local_class() -> type:
+        return SmartBoostRegressor
+
+    def predict(self, X: Any) -> Any:
+        """Predicted values, a dask collection partitioned like ``X``."""
+        return self._raw_predict(X, raw_score=False)
+
+
+class DaskSmartBoostClassifier(_DaskModel, SmartBoostClassifier):
+    """:class:`~smartboost.sklearn.SmartBoostClassifier` on Dask; see :class:`_DaskModel`."""
+
+    @staticmethod
+    def _local_class() -> type:
+        return SmartBoostClassifier
+
+    def _dask_target(self, y: Any) -> Any:
+        classes = np.unique(np.asarray(y.unique().compute() if isinstance(y, dd.Series) else da.unique(y).compute()))
+        if classes.size < 2:
+            raise DataError(f"y has one class ({classes[0]!r}); a classifier needs two" if classes.size else "y is empty")
+        self.classes_, self.n_classes_ = classes, classes.size
+        return self._dask_eval_target(y)
+
+    def _dask_eval_target(self, y: Any) -> Any:
+        if isinstance(y, dd.Series):
+            return y.map_partitions(self._encode_target, meta=(y.name, np.float64))
+        if isinstance(y, da.Array):
+            return y.map_blocks(self._encode_target, dtype=np.float64)
+        return self._encode_target(y)
+
+    def predict_proba(self, X: Any) -> Any:
+        """Class probabilities, a dask collection with one column per class of ``classes_``."""
+        p = self._raw_predict(X, raw_score=False)
+        if self.n_classes_ > 2:
+            return p
+        if isinstance(p, da.Array):
+            return da.stack([1.0 - p, p], axis=1)
+        return p.map_partitions(_two_class_frame, meta={0: np.float64, 1: np.float64})
+
+    def predict(self, X: Any) -> Any:
+        """Predicted class labels, a dask collection partitioned like ``X``."""
+        raw = self._raw_predict(X, raw_score=True)
+        if isinstance(raw, da.Array):
+            return raw.map_blocks(_class_labels, self.classes_, drop_axis=1 if raw.ndim == 2 else None,
+                                  dtype=self.classes_.dtype)
+        return raw.map_partitions(_class_label_series, self.classes_, meta=(None, self.classes_.dtype))
+
+
+def _class_labels(raw: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Labels from raw scores: log-odds of ``classes[1]`` (1-D), or one column per class."""
+    return classes[(raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)]
+
+
+def _class_label_series(raw: Any, classes: np.ndarray) -> Any:
+    import pandas as pd
+    return pd.Series(_class_labels(raw.to_numpy(), classes), index=raw.index)
+
+
+def _two_class_frame(p: Any) -> Any:
+    import pandas as pd
+    return pd.DataFrame({0: 1.0 - p, 1: p}, index=p.index)
+
+
+class DaskSmartBoostRanker(_DaskModel, SmartBoostRanker):
+    """:class:`~smartboost.sklearn.SmartBoostRanker` on Dask; queries are given per row as
+    ``qid`` (every query inside one partition). See :class:`_DaskModel`."""
+
+    @staticmethod
+    def _local_class() -> type:
+        return SmartBoostRanker
+
+    def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None,
+            eval_set: list[tuple[Any, Any]] | None = None, eval_qid: list[Any] | None = None,
+            eval_names: list[str] | None = None, init_model: Booster | str | None = None) -> DaskSmartBoostRanker:
+        """Train on ``X, y`` (relevance grades) with the query id of every row, ``qid``."""
+        if qid is None:
+            raise ValueError("DaskSmartBoostRanker.fit needs qid= (a query id per row, partitioned like X)")
+        if eval_set and (eval_qid is None or len(eval_qid) != len(eval_set)):
+            raise ValueError("give the eval sets' queries as eval_qid (one entry per eval set)")
+        return self._fit_dask(X, y, sample_weight, eval_set, eval_names, None, init_model, qid, eval_qid)
+
+    def predict(self, X: Any) -> Any:
+        """Relevance scores (higher ranks first), a dask collection partitioned like ``X``."""
+        return self._raw_predict(X, raw_score=True)

@@ -80,6 +80,10 @@ class _SmartBoostModel(BaseEstimator):
 
     # -- parameters ------------------------------------------------------------------------
 
+    _NOT_TRAINING_PARAMS = frozenset({"n_estimators", "callbacks", "importance_type", "random_state", "n_jobs",
+                                      "early_stopping_rounds"})
+    """Named parameters that are not entries of :func:`train`'s ``params``."""
+
     @classmethod
     def _named_params(cls) -> list[str]:
         return [name for name, p in inspect.signature(_SmartBoostModel.__init__).parameters.items()
@@ -107,7 +111,7 @@ class _SmartBoostModel(BaseEstimator):
         training parameter (``lambda_l2=1`` beats the default ``reg_lambda=0``); set both
         explicitly to different values and :func:`train` reports the conflict.
         """
-        skip = {"n_estimators", "callbacks", "importance_type", "random_state", "n_jobs", "early_stopping_rounds"}
+        skip = self._NOT_TRAINING_PARAMS
         defaults = {name: p.default for name, p in inspect.signature(_SmartBoostModel.__init__).parameters.items()}
         params = {name: getattr(self, name) for name in self._named_params() if name not in skip}
         params.update(self._objective_params())

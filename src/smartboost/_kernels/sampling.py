@@ -458,16 +458,14 @@ def mvs_importance(grad, hess, weight, lam, out):
 
 
 @njit(cache=True, nogil=True)
-def leaf_means(leaf, values, n_leaves):
-    """Mean of ``values`` over the rows of each leaf (``leaf[i]`` in ``0 .. n_leaves - 1``)."""
-    sums = np.zeros(n_leaves)
-    counts = np.zeros(n_leaves)
+def leaf_sums(leaf, values, n_leaves):
+    """Sums of ``values`` and row counts over the rows of each leaf (``leaf[i]`` in
+    ``0 .. n_leaves - 1``), as an array of shape (2, n_leaves)."""
+    out = np.zeros((2, n_leaves))
     for i in range(leaf.shape[0]):
-        sums[leaf[i]] += values[i]
-        counts[leaf[i]] += 1.0
-    for j in range(n_leaves):
-        sums[j] = sums[j] / counts[j] if counts[j] > 0 else 0.0
-    return sums
+        out[0, leaf[i]] += values[i]
+        out[1, leaf[i]] += 1.0
+    return out
 
 
 @njit(cache=True, nogil=True)

@@ -136,8 +136,14 @@ class Sampler:
         """
         raise NotImplementedError
 
-    def correct_gradients(self, ctx: SamplingContext, rows: np.ndarray) -> None:
-        """Adjust the gradients of the sampled ``rows`` in ``ctx.grad`` (default: nothing)."""
+    def correction_totals(self, ctx: SamplingContext) -> np.ndarray | None:
+        """Per-leaf totals over these rows that :meth:`correct_gradients` needs (summed over
+        every machine's rows in distributed training), or None (the default: no correction)."""
+        return None
+
+    def correct_gradients(self, ctx: SamplingContext, rows: np.ndarray, totals: np.ndarray | None = None) -> None:
+        """Adjust the gradients of the sampled ``rows`` in ``ctx.grad`` (default: nothing);
+        ``totals`` are :meth:`correction_totals` over every machine's rows (None: these rows)."""
 
 
 class NoSampling(Sampler):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import (draw_proportional, leaf_means, mvs_importance, smart2_correct, solve_scale,
+from .._kernels.sampling import (draw_proportional, leaf_sums, mvs_importance, smart2_correct, solve_scale,
                                  weighted_abs)
 from .base import Sampler, SamplingContext
 
@@ -95,11 +95,20 @@ class Smart2Sampler(Smart1Sampler):
         weighted_abs(ctx.hess, ctx.weight, self.importance_buffer)
         return self.importance_buffer
 
-    def correct_gradients(self, ctx, rows):
-        """The improved diagonal approximation; also keeps the two-iteration score history."""
-        if self.eta > 0.0 and self._history >= 2 and ctx.previous_leaf is not None:
-            ctx.objective.grad_hess(ctx.label, self._scores_2, self._old_grad, self._old_hess)
-            means = leaf_means(ctx.previous_leaf, self._old_grad, ctx.previous_leaf_values.shape[0])
+    def correction_totals(self, ctx):
+        """Per-leaf sums and counts of ``l'(y~)`` over these rows, shape (2, n_leaves), or None
+        when no correction applies at this iteration."""
+        if not (self.eta > 0.0 and self._history >= 2 and ctx.previous_leaf is not None):
+            return None
+        ctx.objective.grad_hess(ctx.label, self._scores_2, self._old_grad, self._old_hess)
+        return leaf_sums(ctx.previous_leaf, self._old_grad, ctx.previous_leaf_values.shape[0])
+
+    def correct_gradients(self, ctx, rows, totals=None):
+        """The improved diagonal approximation (leaf means from ``totals``, or from these rows);
+        also keeps the two-iteration score history."""
+        totals = self.correction_totals(ctx) if totals is None else totals
+        if totals is not None:
+            means = np.divide(totals[0], totals[1], out=np.zeros(totals.shape[1]), where=totals[1] > 0)
             smart2_correct(rows, ctx.grad, self._old_grad, ctx.previous_leaf, means, self.eta)
         if self.eta > 0.0:
             self._scores_1, self._scores_2 = self._scores_2, self._scores_1

@@ -1,0 +1,251 @@
+"""smartboost.dask: distributed training equals one machine, errors, faults, estimators.
+
+Most tests run on a module-scoped in-process LocalCluster of 2 workers with 1 thread each (the
+shards still talk to the driver over their own connections); the lost-worker test starts a
+cluster of worker processes and kills one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+
+import smartboost as sb  # noqa: E402
+import smartboost.dask as sbd  # noqa: E402
+from smartboost._kernels.sampling import radix_buckets, solve_scale_sorted  # noqa: E402
+from smartboost.errors import DataError, DistributedError, ParameterError  # noqa: E402
+from smartboost.sampling.distributed import solve_scale_by_radix  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cl:
+        with distributed.Client(cl) as c:
+            yield c
+
+
+def _data(n=3000, n_features=6, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    logit = X[:, 0] - 0.5 * np.nan_to_num(X[:, 1]) ** 2 + np.sin(3 * np.nan_to_num(X[:, 2]))
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(np.float64)
+    return X, y
+
+
+def _assert_same_model(distributed_model: sb.Booster, local_model: sb.Booster) -> None:
+    assert distributed_model.num_trees() == local_model.num_trees()
+    for a, b in zip(distributed_model.trees, local_model.trees):
+        for name in ("feature", "bin_threshold", "missing_left", "left", "count", "value"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_allclose(distributed_model.base_score, local_model.base_score, rtol=1e-14)
+
+
+# -- the scale of the importance samplers from per-machine bucket sums ------------------------
+
+
+def _spread(values: np.ndarray, n_machines: int) -> tuple:
+    parts = np.array_split(values, n_machines)
+
+    def bucket_sums(prefix, prefix_shift, shift, n_buckets):
+        counts, sums = np.zeros(n_buckets, np.int64), np.zeros(n_buckets)
+        for part in parts:
+            radix_buckets(part, prefix, prefix_shift, shift, counts, sums)
+        return counts, sums
+
+    def members(prefix, prefix_shift):
+        return np.concatenate([p[(p > 0) & ((p.view(np.uint64) >> np.uint64(prefix_shift)) == np.uint64(prefix))]
+                               for p in parts])
+    return bucket_sums, members
+
+
+@pytest.mark.parametrize("case", ["random", "heavy", "ties", "zeros", "all_equal", "tiny", "few"])
+@pytest.mark.parametrize("rate", [0.01, 0.2, 0.9])
+def test_radix_scale_equals_the_sort_reference(case, rate):
+    rng = np.random.default_rng(7)
+    n = 20_000
+    values = {"random": rng.random(n), "heavy": rng.pareto(1.0, n), "ties": rng.integers(0, 4, n) * 0.5,
+              "zeros": np.where(rng.random(n) < 0.7, 0.0, rng.random(n)), "all_equal": np.full(n, 0.3),
+              "tiny": rng.random(n) * 1e-300, "few": np.r_[np.zeros(n - 5), rng.random(5)]}[case]
+    target = rate * n
+    bucket_sums, members = _spread(values, 3)
+    got = solve_scale_by_radix(bucket_sums, members, target, np.uint64(1))
+    want = solve_scale_sorted(values, target)
+    if np.isinf(want):
+        assert np.isinf(got)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-9)
+        np.testing.assert_allclose(np.minimum(1.0, got * values).sum(), target, rtol=1e-9)
+
+
+# -- equal to one machine -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sampling", ["none", "bernoulli", "mvs", "smart1", "smart2", "loss"])
+def test_trees_equal_single_machine(client, sampling):
+    X, y = _data()
+    weight = np.random.default_rng(1).uniform(0.5, 2.0, y.size)
+    params = {"objective": "binary", "num_leaves": 15, "min_data_in_leaf": 5, "verbosity": -1, "seed": 4,
+              "sampling": sampling}
+    if sampling != "none":
+        params["sample_rate"] = 0.3
+    chunks = (800, 700, 900, 600)
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(y, chunks=(chunks,)),
+                      sample_weight=da.from_array(weight, chunks=(chunks,)), num_boost_round=8)
+    local = sb.train(params, sb.Dataset(X, y, weight=weight), 8)
+    _assert_same_model(model, local)
+    assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"]
+
+
+def test_dataframe_regression_and_multiclass_equal_single_machine(client):
+    X, y = _data(seed=2)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    ddf = dd.from_pandas(frame, npartitions=3)
+    target = pd.Series(y + np.nan_to_num(X[:, 0]), name="y")
+    params = {"objective": "regression", "num_leaves": 7, "verbosity": -1}
+    model = sbd.train(client, params, ddf, dd.from_pandas(target, npartitions=3), num_boost_round=5)
+    _assert_same_model(model, sb.train(params, sb.Dataset(frame, target), 5))
+    assert model.feature_name() == list(frame.columns)
+    classes = np.digitize(np.nan_to_num(X[:, 0]), [-0.5, 0.5]).astype(np.float64)
+    params = {"objective": "multiclass", "num_class": 3, "num_leaves": 7, "verbosity": -1}
+    model = sbd.train(client, params, da.from_array(X, chunks=(1000, 6)), da.from_array(classes, chunks=1000),
+                      num_boost_round=3)
+    _assert_same_model(model, sb.train(params, sb.Dataset(X, classes), 3))
+
+
+def test_ranking_equals_single_machine_and_queries_must_stay_in_partitions(client):
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(5, 30, 60)
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    X = rng.normal(size=(qid.size, 5))
+    y = np.clip(np.round(X[:, 0] + rng.normal(scale=0.5, size=qid.size) + 1), 0, 3)
+    cut = np.flatnonzero(np.diff(qid)) + 1
+    chunks = tuple(np.diff(np.r_[0, cut[[20, 40]], qid.size]))  # partitions end where queries do
+    params = {"objective": "lambdarank", "num_leaves": 7, "verbosity": -1, "metric": "ndcg@5"}
+    dX, dy, dq = (da.from_array(a, chunks=(chunks,) + a.shape[1:]) for a in (X, y, qid))
+    model = sbd.train(client, params, dX, dy, qid=dq, num_boost_round=4)
+    _assert_same_model(model, sb.train(params, sb.Dataset(X, y, qid=qid), 4))
+    bad = (qid.size // 2, qid.size - qid.size // 2)
+    assert qid[bad[0] - 1] == qid[bad[0]]  # this cut splits a query
+    with pytest.raises(DataError, match="spans two partitions"):
+        sbd.train(client, params, *(da.from_array(a, chunks=(bad,) + a.shape[1:]) for a in (X, y)),
+                  qid=da.from_array(qid, chunks=(bad,)), num_boost_round=1)
+
+
+def test_eval_set_early_stopping_and_predict(client):
+    X, y = _data()
+    Xv, yv = _data(seed=9)
+    dX, dy = da.from_array(X, chunks=1000), da.from_array(y, chunks=1000)
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1, "metric": "auc", "early_stopping_round": 3,
+              "learning_rate": 0.5}
+    model = sbd.train(client, params, dX, dy, eval_set=[(da.from_array(Xv, chunks=1000), yv)], num_boost_round=200)
+    train_set = sb.Dataset(X, y)
+    local = sb.train(params, train_set, 200, valid_sets=[sb.Dataset(Xv, yv, reference=train_set)])
+    assert model.best_iteration == local.best_iteration < 200
+    assert model.evals_result["valid_0"]["auc"] == local.evals_result["valid_0"]["auc"]
+    out = sbd.predict(model, da.from_array(Xv, chunks=700))
+    assert isinstance(out, da.Array)
+    np.testing.assert_array_equal(out.compute(), model.predict(Xv))
+    assert model.iteration_stats["bytes_received"] > 0
+
+
+# -- bad input and faults -------------------------------------------------------------------------
+
+
+def test_unsupported_options_and_misaligned_data_are_refused(client):
+    X, y = _data(n=400)
+    dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
+    with pytest.raises(ParameterError, match="goss.*not supported by smartboost.dask"):
+        sbd.train(client, {"objective": "binary", "sampling": "goss", "sample_rate": 0.5}, dX, dy)
+    with pytest.raises(ParameterError, match="step_rule='line'"):
+        sbd.train(client, {"objective": "binary", "step_rule": "line"}, dX, dy)
+    with pytest.raises(DataError, match="row chunks"):
+        sbd.train(client, {"objective": "binary"}, dX, da.from_array(y, chunks=100))
+    with pytest.raises(DataError, match="dask array"):
+        sbd.train(client, {"objective": "binary"}, X, y)
+    bad = y.copy()
+    bad[250] = np.nan
+    with pytest.raises(DataError, match="partition 1: y contains nan at row 50"):
+        sbd.train(client, {"objective": "binary"}, dX, da.from_array(bad, chunks=200))
+
+
+def test_a_step_slower_than_the_timeout_stops_training(client, monkeypatch):
+    X, y = _data(n=400)
+    original = sbd._Shard.op_gradients
+
+    def slow(self):
+        time.sleep(1.0)
+        return original(self)
+
+    monkeypatch.setattr(sbd._Shard, "op_gradients", slow)
+    start = time.perf_counter()
+    with pytest.raises(DistributedError, match="did not answer step 'gradients' within 0.2 s"):
+        sbd.train(client, {"objective": "binary", "verbosity": -1}, da.from_array(X, chunks=200),
+                  da.from_array(y, chunks=200), timeout=0.2)
+    assert time.perf_counter() - start < 30
+
+
+class _KillWorker(sb.TrainingCallback):
+    def __init__(self, client, at):
+        self.client, self.at = client, at
+
+    def after_iteration(self, env):
+        if env.iteration == self.at:
+            pids = self.client.run(os.getpid)
+            os.kill(pids[sorted(pids)[0]], signal.SIGKILL)
+        return False
+
+
+def test_a_lost_worker_gives_a_clear_error_and_training_resumes_from_the_checkpoint(tmp_path):
+    X, y = _data(n=2000)
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1}
+    path = tmp_path / "model.json"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cl:
+        with distributed.Client(cl) as c:
+            dX, dy = da.from_array(X, chunks=500), da.from_array(y, chunks=500)
+            start = time.perf_counter()
+            with pytest.raises(DistributedError, match="lost the connection to worker") as info:
+                sbd.train(c, params, dX, dy, num_boost_round=50, timeout=60,
+                          callbacks=[sb.checkpoint(path, period=2), _KillWorker(c, at=4)])
+            assert time.perf_counter() - start < 60
+            assert f"init_model='{path}'" in "\n".join(info.value.__notes__)
+            c.wait_for_workers(2, timeout=60)
+            resumed = sbd.train(c, params, dX, dy, num_boost_round=5, init_model=str(path))
+    assert resumed.current_iteration() == sb.Booster(model_file=path).current_iteration() + 5
+    uninterrupted = sb.train(params, sb.Dataset(X, y), resumed.current_iteration())
+    np.testing.assert_allclose(resumed.predict(X), uninterrupted.predict(X), rtol=1e-12)
+
+
+# -- estimators -----------------------------------------------------------------------------------
+
+
+def test_estimators_fit_on_dask_and_predict_dask_collections(client):
+    X, y = _data()
+    dX, dy = da.from_array(X, chunks=1000), da.from_array(y, chunks=1000)
+    labels = np.where(y > 0, "yes", "no")
+    model = sbd.DaskSmartBoostClassifier(client=client, n_estimators=5, num_leaves=7).fit(
+        dX, da.from_array(labels, chunks=1000))
+    local = sb.sklearn.SmartBoostClassifier(n_estimators=5, num_leaves=7).fit(X, labels)
+    assert list(model.classes_) == ["no", "yes"]
+    np.testing.assert_array_equal(model.predict(dX).compute(), local.predict(X))
+    np.testing.assert_allclose(model.predict_proba(dX).compute(), local.predict_proba(X))
+    np.testing.assert_array_equal(model.to_local().predict(X), local.predict(X))
+    assert model.get_params()["client"] is client and "timeout" in model.get_params()
+    regressor = sbd.DaskSmartBoostRegressor(client=client, n_estimators=3, lambda_l2=1.0).fit(dX, dy)
+    assert isinstance(regressor.predict(dX), da.Array)
+    assert regressor.booster_.params["lambda_l2"] == 1.0
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcdef")), npartitions=2)
+    ranker = sbd.DaskSmartBoostRanker(client=client, n_estimators=3, num_leaves=5).fit(
+        frame, dd.from_pandas(pd.Series(y), npartitions=2),
+        qid=dd.from_pandas(pd.Series(np.arange(y.size) // 10), npartitions=2))
+    assert list(ranker.feature_names_in_) == list("abcdef")
+    assert ranker.predict(frame).compute().shape == (y.size,)
