@@ -155,7 +155,8 @@ def test_eval_set_early_stopping_and_predict(client):
     out = sbd.predict(model, da.from_array(Xv, chunks=700))
     assert isinstance(out, da.Array)
     np.testing.assert_array_equal(out.compute(), model.predict(Xv))
-    assert model.iteration_stats["bytes_received"] > 0
+    traffic = model.iteration_stats["bytes"]
+    assert len(traffic) == model.current_iteration() and min(traffic) > 0
 
 
 # -- bad input and faults -------------------------------------------------------------------------

@@ -410,13 +410,26 @@ class _DaskRows:
         self.proportional = isinstance(self.sampler, ProportionalSampler)
         self._sampled = False
         self._k = 0
+        self.traffic: list[int] = []
+        self._traffic_mark: int | None = None
+
+    def _record_traffic(self) -> None:
+        total = self.workers.bytes_sent + self.workers.bytes_received
+        if self._traffic_mark is not None:
+            self.traffic.append(total - self._traffic_mark)
+        self._traffic_mark = total
 
     def _resample_due(self, iteration: int) -> bool:
         freq = self.params["sampling_freq"]
         return not self._sampled or freq <= 1 or iteration % freq == 0
 
     def draw_sample(self, iteration: int, previous_leaf_values: np.ndarray | None) -> int:
-        """Gradients and the iteration's sample on every shard; the total sample size."""
+        """Gradients and the iteration's sample on every shard; the total sample size.
+
+        Also closes the previous iteration's record of traffic (``traffic``: bytes sent and
+        received per iteration, summed over shards).
+        """
+        self._record_traffic()
         abs_sums = self.workers.call("gradients")
         scale = None
         if self.proportional and self._resample_due(iteration):
@@ -638,8 +651,8 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         part_offsets = np.concatenate([[0], np.cumsum(part_rows)[:-1]])
         workers.call_each("start", [(resolved, booster, part_offsets[indices].tolist()) for indices in part_index])
         valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
-        trainer = Trainer(resolved, objective, booster, _DaskRows(workers, n_rows, resolved), usable, valid,
-                          eval_names)
+        rows = _DaskRows(workers, n_rows, resolved)
+        trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names)
         try:
             booster = run_training(trainer, callbacks)
         except DistributedError as exc:
@@ -648,8 +661,8 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
                     exc.add_note(f"the last checkpoint is {callback.path}: continue from it with "
                                  f"init_model='{callback.path}'")
             raise
-        booster.iteration_stats["bytes_received"] = workers.bytes_received
-        booster.iteration_stats["bytes_sent"] = workers.bytes_sent
+        rows._record_traffic()
+        booster.iteration_stats["bytes"] = rows.traffic
         return booster
     finally:
         workers.close()

@@ -1,0 +1,133 @@
+"""Distributed training benchmark: smartboost.dask against lightgbm.dask (and xgboost.dask).
+
+One Dask LocalCluster of worker processes (1 or 2 workers, ``--threads`` threads each) holds a
+generated HIGGS-like binary set (``--rows`` x 28 float32 features) as a dask array chunked
+evenly over the workers. Every library trains the same data with matched settings: leaf-wise
+trees of ``--leaves`` leaves (XGBoost: lossguide), 255 bins, learning rate 0.1, min 20 rows per
+leaf, no sampling. Time per tree is ``(t(T2) - t(T1)) / (T2 - T1)`` from two fits of T1 and T2
+trees, so setup costs (data placement, binning, starting the workers' training state) drop out
+for every library alike; the fits of the libraries are interleaved. smartboost also reports the
+bytes its driver sent and received per tree (from ``Booster.iteration_stats["bytes"]``): they
+depend on the number of workers, leaves and histogram cells, not on the number of rows.
+
+Usage::
+
+    python benchmarks/bench_dask.py --rows 4000000 --workers 1 2
+    python benchmarks/bench_dask.py --rows 1000000 2000000 4000000 --workers 2 --libraries smartboost
+
+Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+
+def _fit_smartboost(client, X, y, trees, leaves, threads):
+    import smartboost.dask as sbd
+    params = {"objective": "binary", "num_leaves": leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
+              "max_bin": 255, "verbosity": -1, "num_threads": threads}
+    start = time.perf_counter()
+    booster = sbd.train(client, params, X, y, num_boost_round=trees)
+    return time.perf_counter() - start, booster
+
+
+def _fit_lightgbm(client, X, y, trees, leaves, threads):
+    import lightgbm as lgb
+    model = lgb.DaskLGBMClassifier(client=client, n_estimators=trees, num_leaves=leaves, learning_rate=0.1,
+                                   min_child_samples=20, max_bin=255, n_jobs=threads, verbosity=-1)
+    start = time.perf_counter()
+    model.fit(X, y)
+    return time.perf_counter() - start, model
+
+
+def _fit_xgboost(client, X, y, trees, leaves, threads):
+    import xgboost.dask as xgb_dask
+    model = xgb_dask.DaskXGBClassifier(n_estimators=trees, max_leaves=leaves, grow_policy="lossguide", max_depth=0,
+                                       learning_rate=0.1, max_bin=256, tree_method="hist", n_jobs=threads)
+    model.client = client
+    start = time.perf_counter()
+    model.fit(X, y)
+    return time.perf_counter() - start, model
+
+
+FITTERS = {"smartboost": _fit_smartboost, "lightgbm": _fit_lightgbm, "xgboost": _fit_xgboost}
+
+
+def _auc(client, library, model, X, y):
+    from sklearn.metrics import roc_auc_score
+    if library == "smartboost":
+        import smartboost.dask as sbd
+        p = sbd.predict(model, X).compute()
+    else:
+        p = model.predict_proba(X)[:, 1].compute()
+    return roc_auc_score(y.compute(), p)
+
+
+def run(rows: int, n_workers: int, libraries: list[str], leaves: int, t1: int, t2: int, threads: int,
+        repeats: int) -> list[dict]:
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    from smartboost.datasets import make_higgs_like
+
+    X_np, y_np = make_higgs_like(rows, seed=0)
+    results = []
+    with LocalCluster(n_workers=n_workers, threads_per_worker=threads, processes=True, dashboard_address=":0",
+                      memory_limit=0) as cluster, Client(cluster) as client:
+        chunk = -(-rows // n_workers)
+        X = da.from_array(X_np, chunks=(chunk, X_np.shape[1])).persist()
+        y = da.from_array(y_np, chunks=chunk).persist()
+        del X_np, y_np
+        for library in libraries:  # warm-up: compiles (or loads) smartboost's kernels on the workers
+            FITTERS[library](client, X, y, 1, leaves, threads)
+        times: dict[str, dict[int, list[float]]] = {lib: {t1: [], t2: []} for lib in libraries}
+        last = {}
+        for _ in range(repeats):
+            for trees in (t1, t2):
+                for library in libraries:
+                    seconds, model = FITTERS[library](client, X, y, trees, leaves, threads)
+                    times[library][trees].append(seconds)
+                    last[library] = model
+        for library in libraries:
+            per_tree = (statistics.median(times[library][t2]) - statistics.median(times[library][t1])) / (t2 - t1)
+            row = {"rows": rows, "workers": n_workers, "library": library, "per_tree_ms": per_tree * 1e3,
+                   "fit_s": statistics.median(times[library][t2]), "auc": _auc(client, library, last[library], X, y)}
+            if library == "smartboost":
+                row["bytes_per_tree"] = statistics.median(last[library].iteration_stats["bytes"])
+            results.append(row)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[4_000_000])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--libraries", nargs="+", default=["smartboost", "lightgbm"], choices=list(FITTERS))
+    parser.add_argument("--leaves", type=int, default=255)
+    parser.add_argument("--trees", type=int, nargs=2, default=[5, 25], metavar=("T1", "T2"))
+    parser.add_argument("--threads", type=int, default=1, help="threads per worker")
+    parser.add_argument("--repeats", type=int, default=1)
+    args = parser.parse_args()
+    rows_out = []
+    for rows in args.rows:
+        for n_workers in args.workers:
+            rows_out += run(rows, n_workers, args.libraries, args.leaves, *args.trees, args.threads, args.repeats)
+    print(f"\n{args.leaves} leaves, trees {args.trees[0]} vs {args.trees[1]}, {args.threads} thread(s) per worker\n")
+    print("| rows | workers | library | ms per tree | vs lightgbm | fit s (T2 trees) | train AUC | MB per tree |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows_out:
+        reference = next((x for x in rows_out if x["library"] == "lightgbm" and x["rows"] == r["rows"]
+                          and x["workers"] == r["workers"]), None)
+        ratio = f"{r['per_tree_ms'] / reference['per_tree_ms']:.2f}x" if reference else "-"
+        mb = f"{r['bytes_per_tree'] / 1e6:.2f}" if "bytes_per_tree" in r else "-"
+        print(f"| {r['rows']:,} | {r['workers']} | {r['library']} | {r['per_tree_ms']:.1f} | {ratio} | {r['fit_s']:.2f} "
+              f"| {r['auc']:.4f} | {mb} |")
+
+
+if __name__ == "__main__":
+    main()
