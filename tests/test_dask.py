@@ -21,9 +21,11 @@ pd = pytest.importorskip("pandas")
 
 import smartboost as sb  # noqa: E402
 import smartboost.dask as sbd  # noqa: E402
-from smartboost._kernels.sampling import radix_buckets, solve_scale_sorted  # noqa: E402
+from smartboost._kernels.sampling import (count_top_for_sum, kth_largest, radix_buckets,  # noqa: E402
+                                          solve_scale_sorted)
 from smartboost.errors import DataError, DistributedError, ParameterError  # noqa: E402
-from smartboost.sampling.distributed import solve_scale_by_radix  # noqa: E402
+from smartboost.sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix,  # noqa: E402
+                                             solve_scale_by_radix)
 
 
 @pytest.fixture(scope="module")
@@ -68,14 +70,35 @@ def _spread(values: np.ndarray, n_machines: int) -> tuple:
     return bucket_sums, members
 
 
-@pytest.mark.parametrize("case", ["random", "heavy", "ties", "zeros", "all_equal", "tiny", "few"])
+CASES = ["random", "heavy", "ties", "zeros", "all_equal", "tiny", "few"]
+
+
+def _case(case, n, rng):
+    return {"random": rng.random(n), "heavy": rng.pareto(1.0, n), "ties": rng.integers(0, 4, n) * 0.5,
+            "zeros": np.where(rng.random(n) < 0.7, 0.0, rng.random(n)), "all_equal": np.full(n, 0.3),
+            "tiny": rng.random(n) * 1e-300, "few": np.r_[np.zeros(n - 5), rng.random(5)]}[case]
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("rate", [0.01, 0.2, 0.9])
+def test_radix_top_k_equals_one_machine(case, rate):
+    rng = np.random.default_rng(8)
+    n = 20_000
+    values = _case(case, n, rng)
+    bucket_sums, members = _spread(values, 3)
+    key = np.uint64(5)
+    k = max(1, int(rate * n))
+    assert kth_largest_by_radix(bucket_sums, members, k, key) == tuple(kth_largest(values, k, key))
+    target = rate * values.sum()
+    assert count_top_for_sum_by_radix(bucket_sums, members, target, key) == count_top_for_sum(values, target, key)
+
+
+@pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("rate", [0.01, 0.2, 0.9])
 def test_radix_scale_equals_the_sort_reference(case, rate):
     rng = np.random.default_rng(7)
     n = 20_000
-    values = {"random": rng.random(n), "heavy": rng.pareto(1.0, n), "ties": rng.integers(0, 4, n) * 0.5,
-              "zeros": np.where(rng.random(n) < 0.7, 0.0, rng.random(n)), "all_equal": np.full(n, 0.3),
-              "tiny": rng.random(n) * 1e-300, "few": np.r_[np.zeros(n - 5), rng.random(5)]}[case]
+    values = _case(case, n, rng)
     target = rate * n
     bucket_sums, members = _spread(values, 3)
     got = solve_scale_by_radix(bucket_sums, members, target, np.uint64(1))
@@ -90,13 +113,16 @@ def test_radix_scale_equals_the_sort_reference(case, rate):
 # -- equal to one machine -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sampling", ["none", "bernoulli", "mvs", "smart1", "smart2", "loss"])
+@pytest.mark.parametrize("sampling", ["none", "bernoulli", "mvs", "smart1", "smart2", "loss", "trimming",
+                                      "trimming_alpha"])
 def test_trees_equal_single_machine(client, sampling):
     X, y = _data()
     weight = np.random.default_rng(1).uniform(0.5, 2.0, y.size)
     params = {"objective": "binary", "num_leaves": 15, "min_data_in_leaf": 5, "verbosity": -1, "seed": 4,
               "sampling": sampling}
-    if sampling != "none":
+    if sampling == "trimming_alpha":
+        params.update(sampling="trimming", trimming_alpha=0.2)
+    elif sampling != "none":
         params["sample_rate"] = 0.3
     chunks = (800, 700, 900, 600)
     model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(y, chunks=(chunks,)),

@@ -119,21 +119,22 @@ class TrainingRows:
         return n
 
     def importance(self, ctx: SamplingContext) -> None:
-        """The rows' importances for a proportional sampler whose scale is solved over every
-        machine's rows (:mod:`smartboost.sampling.distributed`); kept for :meth:`sample_rows`."""
+        """The rows' importances for a sampler whose decision is taken over every machine's
+        rows (:mod:`smartboost.sampling.distributed`); kept for :meth:`sample_rows`."""
         self._importance = self.sampler.importance(ctx)
 
-    def sample_rows(self, ctx: SamplingContext, scale: float | None = None) -> int:
+    def sample_rows(self, ctx: SamplingContext, decision: Any = None) -> int:
         """Draw (or keep) the sample of ``ctx.iteration``; returns the sample size.
 
-        ``scale``: a proportional sampler's ``c``, solved over every machine's rows from the
-        importances of :meth:`importance` (None: the sampler solves it on these rows).
+        ``decision``: what the sampler decided over every machine's rows from the importances
+        of :meth:`importance` (a proportional sampler's scale, trimming's threshold and ties),
+        given to its ``draw``; None: the sampler decides on these rows alone.
         """
         if self.resample_due(ctx.iteration):
-            if scale is None:
+            if decision is None:
                 n, weight = self.sampler.sample(ctx, self.rows, self.out_of_sample)
             else:
-                n, weight = self.sampler.draw(ctx, self._importance, scale, self.rows, self.out_of_sample)
+                n, weight = self.sampler.draw(ctx, self._importance, decision, self.rows, self.out_of_sample)
             self.keep_sample(n, weight)
         else:
             self.reuse_sample()

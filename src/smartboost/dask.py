@@ -24,8 +24,8 @@ Design (``docs/dask.md`` gives the reasoning and the costs):
   training with :class:`~smartboost.errors.DistributedError`.
 
 Ranking keeps every query inside one partition (checked, with a clear error naming the query).
-Not supported here yet: ``step_rule`` line searches, the samplers uniform (exact count), goss and
-trimming (their global top-k draws), and a training set listed among the evaluation sets.
+Not supported here yet: ``step_rule`` line searches, the samplers uniform and goss (exact-count
+uniform draws over every worker's rows), and a training set listed among the evaluation sets.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ._common import FIXED_DTYPE
 from ._config import set_verbosity
 from ._data import to_matrix, to_query_starts, to_vector
-from ._kernels.sampling import radix_buckets
+from ._kernels.sampling import count_ties, radix_buckets
 from ._params import explicit_params, resolve_params
 from ._rows import TrainingRows
 from .binning import BinMapper, BinnedData
@@ -66,8 +66,10 @@ from .errors import DataError, DistributedError, ParameterError
 from .grower import GrownTree
 from .objectives import make_objective
 from .sampling import SAMPLERS, make_sampler, resolve_sampling_params
-from .sampling.distributed import solve_scale_by_radix
+from .sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
+                                   total_by_radix)
 from .sampling.importance import ProportionalSampler
+from .sampling.trimming import TrimmingSampler
 from .selection import resolve_selection_params
 from .sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _SmartBoostModel
 
@@ -75,8 +77,8 @@ __all__ = ["train", "predict", "DaskSmartBoostClassifier", "DaskSmartBoostRegres
 
 _UNSUPPORTED_SAMPLERS = {
     "uniform": "its exact sample size is one draw over all rows; use sampling='bernoulli'",
-    "goss": "its top rows are a global top-k; use sampling='mvs' (importance sampling by |g| and h)",
-    "trimming": "its kept rows are a global top-k",
+    "goss": "its uniform draw of an exact count among the other rows spans every worker; use sampling='mvs' "
+            "(importance sampling by |g| and h)",
 }
 
 _BINNING_STREAM = 0x42494E5348  # the shards' binning samples: their own random stream
@@ -215,11 +217,16 @@ class _Shard:
         chosen = a[(a > 0.0) & ((a.view(np.uint64) >> np.uint64(prefix_shift)) == np.uint64(prefix))]
         return np.unique(chosen, return_counts=True)
 
-    def op_sample(self, iteration: int, previous_leaf_values: np.ndarray | None, scale: float | None) -> int:
-        """Draw (or keep) the iteration's sample; its size."""
-        if scale is None:
+    def op_tie_counts(self, threshold: float) -> np.ndarray:
+        """Rows of each partition whose importance equals ``threshold`` (trimming's ties)."""
+        return count_ties(self.rows._importance, threshold, np.cumsum(self.part_rows))
+
+    def op_sample(self, iteration: int, previous_leaf_values: np.ndarray | None, decision: Any) -> int:
+        """Draw (or keep) the iteration's sample with the sampler's global ``decision`` (None:
+        the sampler decides on these rows, which is the same for row-wise draws); its size."""
+        if decision is None:
             self.ctx = self.rows.sampling_context(iteration, previous_leaf_values)
-        return self.rows.sample_rows(self.ctx, scale)
+        return self.rows.sample_rows(self.ctx, decision)
 
     def op_correction_totals(self) -> np.ndarray | None:
         """The sampler's per-leaf totals over these rows, for its gradient correction."""
@@ -400,12 +407,17 @@ class _DaskRows:
         Rows of every shard together.
     params : dict
         Resolved parameters.
+    part_index, part_rows : list of list of int
+        The partitions each shard holds (their positions among all partitions) and their rows.
     """
 
-    def __init__(self, workers: _Workers, n_rows: int, params: dict[str, Any]) -> None:
+    def __init__(self, workers: _Workers, n_rows: int, params: dict[str, Any], part_index: list[list[int]],
+                 part_rows: list[list[int]]) -> None:
         self.workers = workers
         self.n_rows = n_rows
         self.params = params
+        self.part_index = part_index
+        self.part_rows = part_rows
         self.sampler = make_sampler(params, 0)  # the driver's copy: random keys and parameters only
         self.proportional = isinstance(self.sampler, ProportionalSampler)
         self._sampled = False
@@ -431,21 +443,43 @@ class _DaskRows:
         """
         self._record_traffic()
         abs_sums = self.workers.call("gradients")
-        scale = None
-        if self.proportional and self._resample_due(iteration):
+        decisions = [None] * len(self.workers)
+        if isinstance(self.sampler, (ProportionalSampler, TrimmingSampler)) and self._resample_due(iteration):
             self.workers.call("importance", iteration, previous_leaf_values, sum(abs_sums) / self.n_rows)
-            rho = self.params.get("smart_rho")
-            scale = rho if rho is not None else solve_scale_by_radix(
-                self._bucket_sums, self._members, self.sampler.sample_rate * self.n_rows,
-                self.sampler.key(iteration, 1))
+            if isinstance(self.sampler, TrimmingSampler):
+                decisions = self._trimming_decisions(iteration)
+            else:
+                rho = self.params.get("smart_rho")
+                scale = rho if rho is not None else solve_scale_by_radix(
+                    self._bucket_sums, self._members, self.sampler.sample_rate * self.n_rows,
+                    self.sampler.key(iteration, 1))
+                decisions = [scale] * len(self.workers)
         self._sampled = True
-        n = sum(self.workers.call("sample", iteration, previous_leaf_values, scale))
+        n = sum(self.workers.call_each("sample", [(iteration, previous_leaf_values, d) for d in decisions]))
         totals = None
         if self.sampler.needs_previous_leaves:  # smart2: leaf means of old gradients over every row
             parts = [t for t in self.workers.call("correction_totals") if t is not None]
             totals = sum(parts) if parts else None
         self.workers.call("correct", totals)
         return n
+
+    def _trimming_decisions(self, iteration: int) -> list[tuple]:
+        """Trimming over every shard: the threshold of the ``k`` heaviest rows, and how many rows
+        equal to it each partition keeps (the lowest global row ids, as on one machine)."""
+        key = self.sampler.key(iteration)
+        if self.sampler.alpha is None:
+            k = int(round(self.sampler.sample_rate * self.n_rows))
+        else:
+            total = total_by_radix(self._bucket_sums)[1]
+            k = count_top_for_sum_by_radix(self._bucket_sums, self._members, (1.0 - self.sampler.alpha) * total, key)
+        threshold, greater = kth_largest_by_radix(self._bucket_sums, self._members, k, key) if k > 0 else (np.inf, k)
+        ties = k - greater
+        counts = self.workers.call("tie_counts", threshold)
+        quota = np.zeros(sum(len(indices) for indices in self.part_index), np.int64)
+        for shard_counts, indices in zip(counts, self.part_index):
+            quota[indices] = shard_counts
+        quota = np.minimum(quota, np.maximum(0, ties - (np.cumsum(quota) - quota)))  # lowest partitions first
+        return [(threshold, np.cumsum(rows), quota[indices]) for rows, indices in zip(self.part_rows, self.part_index)]
 
     def _bucket_sums(self, prefix: int, prefix_shift: int, shift: int, n_buckets: int):
         answers = self.workers.call("buckets", prefix, prefix_shift, shift, n_buckets)
@@ -651,7 +685,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         part_offsets = np.concatenate([[0], np.cumsum(part_rows)[:-1]])
         workers.call_each("start", [(resolved, booster, part_offsets[indices].tolist()) for indices in part_index])
         valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
-        rows = _DaskRows(workers, n_rows, resolved)
+        rows = _DaskRows(workers, n_rows, resolved, part_index, [d["part_rows"] for d in described])
         trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names)
         try:
             booster = run_training(trainer, callbacks)

@@ -363,25 +363,46 @@ def kth_largest(values, k, key):
 
 
 @njit(cache=True, nogil=True)
-def select_top(values, k, key, rows, rest):
-    """Ids of the ``k`` largest ``values``, in increasing order; ties go to the lowest ids.
-
-    Returns ``k``; ``rows[:k]`` holds them.
-    """
+def top_threshold(values, k, key):
+    """``(threshold, ties)``: the ``k`` largest ``values`` are those above ``threshold`` and
+    ``ties`` of those equal to it (``(inf, 0)`` for ``k <= 0``)."""
     if k <= 0:
-        threshold, ties = np.inf, 0
-    else:
-        threshold, greater = kth_largest(values, k, key)
-        ties = k - greater
+        return np.inf, 0
+    threshold, greater = kth_largest(values, k, key)
+    return threshold, k - greater
+
+
+@njit(cache=True, nogil=True)
+def select_above(values, threshold, segment_ends, segment_ties, rows, rest):
+    """Ids of the ``values`` above ``threshold`` and, in each row segment, its first
+    ``segment_ties[s]`` rows equal to it (segment ``s`` ends before row ``segment_ends[s]``),
+    in increasing order. Returns their count; ``rows[:count]`` holds them.
+    """
     n = 0
-    for i in range(values.shape[0]):
-        tie = values[i] == threshold
-        take = (values[i] > threshold) | (tie & (ties > 0))
-        ties -= take & tie
-        rows[n] = i
-        rest[i - n] = i
-        n += take
+    start = 0
+    for s in range(segment_ends.shape[0]):
+        ties = segment_ties[s]
+        for i in range(start, segment_ends[s]):
+            tie = values[i] == threshold
+            take = (values[i] > threshold) | (tie & (ties > 0))
+            ties -= take & tie
+            rows[n] = i
+            rest[i - n] = i
+            n += take
+        start = segment_ends[s]
     return n
+
+
+@njit(cache=True, nogil=True)
+def count_ties(values, threshold, segment_ends):
+    """Rows equal to ``threshold`` in each row segment (see :func:`select_above`)."""
+    out = np.zeros(segment_ends.shape[0], np.int64)
+    start = 0
+    for s in range(segment_ends.shape[0]):
+        for i in range(start, segment_ends[s]):
+            out[s] += values[i] == threshold
+        start = segment_ends[s]
+    return out
 
 
 @njit(cache=True, nogil=True)

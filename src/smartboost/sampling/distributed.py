@@ -1,4 +1,5 @@
-"""The scale of the importance samplers when the rows are spread over machines.
+"""Sampler decisions over rows spread over machines: the importance samplers' scale, and the
+largest values (trimming).
 
 A proportional sampler keeps row ``i`` with ``p_i = min(1, c a_i)``, where ``c`` solves
 ``sum_i min(1, c a_i) = s N`` over *every* row (ALGORITHMS.md 3). On one machine
@@ -18,6 +19,11 @@ on its own rows, in three rounds of O(N) work and small messages:
    below carried over.
 
 The result equals the one-machine solution up to the rounding of sums taken in another order.
+
+Trimming keeps the ``k`` largest values (``k`` given, or the fewest whose sum reaches a target):
+:func:`kth_largest_by_radix` and :func:`count_top_for_sum_by_radix` walk the same buckets from
+the largest values down, counting or summing, and finish with the one-machine kernels on the
+values of the bucket where the walk stops.
 """
 
 from __future__ import annotations
@@ -26,9 +32,10 @@ from typing import Callable
 
 import numpy as np
 
-from .._kernels.sampling import quickselect_scale
+from .._kernels.sampling import count_top_for_sum, kth_largest, quickselect_scale
 
-__all__ = ["RADIX_LEVELS", "solve_scale_by_radix"]
+__all__ = ["RADIX_LEVELS", "count_top_for_sum_by_radix", "kth_largest_by_radix", "solve_scale_by_radix",
+           "total_by_radix"]
 
 RADIX_LEVELS = ((52, 11), (40, 12))
 """``(shift, bits)`` of the two bucketing rounds: the exponent (11 bits above the 52-bit
@@ -84,3 +91,56 @@ def solve_scale_by_radix(bucket_sums: BucketSums, members: Members, target: floa
         prefix, prefix_shift = (prefix << bits) | b, shift
     values = np.ascontiguousarray(members(prefix, prefix_shift), dtype=np.float64)
     return float(quickselect_scale(values, target, sure, below, key))
+
+
+def total_by_radix(bucket_sums: BucketSums) -> tuple[int, float]:
+    """Count and sum of every machine's positive values."""
+    shift, bits = RADIX_LEVELS[0]
+    counts, sums = bucket_sums(0, 64, shift, 1 << bits)
+    return int(counts.sum()), float(sums.sum())
+
+
+def _descend(bucket_sums: BucketSums, wanted: float, by_sum: bool) -> tuple[tuple[int, int] | None, int, float]:
+    """Walk the buckets from the largest values down to the one where the running count (or
+    sum) of the values reaches ``wanted``.
+
+    Returns ``(bucket, count_above, sum_above)``: the bucket's ``(prefix, prefix_shift)`` and
+    the count and sum of the values in higher buckets; ``bucket`` is None when every positive
+    value together falls short (then the totals are those of every positive value).
+    """
+    count_above, sum_above = 0, 0.0
+    prefix, prefix_shift = 0, 64
+    for level, (shift, bits) in enumerate(RADIX_LEVELS):
+        counts, sums = bucket_sums(prefix, prefix_shift, shift, 1 << bits)
+        column = sums if by_sum else counts
+        through = (sum_above if by_sum else count_above) + np.cumsum(column[::-1])[::-1]
+        if level == 0 and not through[0] >= wanted:
+            return None, int(counts.sum()), float(sums.sum())
+        hits = np.flatnonzero(through >= wanted)
+        b = int(hits[-1]) if hits.size else 0  # rounding of a sum can leave none at the second level
+        count_above += int(counts[b + 1:].sum())
+        sum_above += float(sums[b + 1:].sum())
+        prefix, prefix_shift = (prefix << bits) | b, shift
+    return (prefix, prefix_shift), count_above, sum_above
+
+
+def kth_largest_by_radix(bucket_sums: BucketSums, members: Members, k: int, key: np.uint64) -> tuple[float, int]:
+    """The ``k``-th largest of every machine's non-negative values, and how many exceed it (as
+    :func:`~smartboost._kernels.sampling.kth_largest`); ``k >= 1``."""
+    bucket, count_above, _ = _descend(bucket_sums, k, by_sum=False)
+    if bucket is None:  # the k-th largest is a zero
+        return 0.0, count_above
+    values = np.ascontiguousarray(members(*bucket), dtype=np.float64)
+    threshold, greater = kth_largest(values, k - count_above, key)
+    return float(threshold), count_above + int(greater)
+
+
+def count_top_for_sum_by_radix(bucket_sums: BucketSums, members: Members, target_sum: float,
+                               key: np.uint64) -> int:
+    """Fewest of the largest values of every machine whose sum reaches ``target_sum`` (as
+    :func:`~smartboost._kernels.sampling.count_top_for_sum`)."""
+    bucket, count_above, sum_above = _descend(bucket_sums, target_sum, by_sum=True)
+    if bucket is None:
+        return count_above
+    values = np.ascontiguousarray(members(*bucket), dtype=np.float64)
+    return count_above + int(count_top_for_sum(values, target_sum - sum_above, key))

@@ -46,7 +46,7 @@ class ProportionalSampler(Sampler):
     def draw(self, ctx: SamplingContext, importance: np.ndarray, scale: float, rows: np.ndarray,
              rest: np.ndarray) -> tuple[int, np.ndarray]:
         """Keep row ``i`` with probability ``min(1, scale * importance[i])`` (the second half of
-        :meth:`sample`, for a ``scale`` solved elsewhere: over every machine's rows)."""
+        :meth:`sample`, for a ``scale`` solved over every machine's rows)."""
         self.scale = scale
         n = draw_proportional(self.key(ctx.iteration), importance, scale, ctx.weight, rows, rest,
                               self.sample_weight, self.keep, self.row_ids)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import count_top_for_sum, select_top, weighted_abs
+from .._kernels.sampling import count_top_for_sum, select_above, top_threshold, weighted_abs
 from .base import Sampler
 
 
@@ -23,13 +23,25 @@ class TrimmingSampler(Sampler):
         self.alpha = params["trimming_alpha"]
         self._weighted_hess = np.empty(n_rows)
 
+    def importance(self, ctx):
+        """``w h`` of every row: the rows are kept from the largest down."""
+        weighted_abs(ctx.hess, ctx.weight, self._weighted_hess)
+        return self._weighted_hess
+
     def sample(self, ctx, rows, rest):
         """The top rows by ``w h``."""
-        weighted_abs(ctx.hess, ctx.weight, self._weighted_hess)
+        values = self.importance(ctx)
         key = self.key(ctx.iteration)
         if self.alpha is None:
             k = int(round(self.target_size))
         else:
-            k = count_top_for_sum(self._weighted_hess, (1.0 - self.alpha) * self._weighted_hess.sum(), key)
-        n = select_top(self._weighted_hess, k, key, rows, rest)
-        return n, ctx.weight
+            k = count_top_for_sum(values, (1.0 - self.alpha) * values.sum(), key)
+        threshold, ties = top_threshold(values, k, key)
+        return self.draw(ctx, values, (threshold, np.array([self.n_rows]), np.array([ties])), rows, rest)
+
+    def draw(self, ctx, importance, decision, rows, rest):
+        """Keep the rows above a threshold and, segment by segment, the first rows equal to it:
+        ``decision = (threshold, segment_ends, segment_ties)`` (the second half of
+        :meth:`sample`, for a decision taken over every machine's rows)."""
+        threshold, segment_ends, segment_ties = decision
+        return select_above(importance, threshold, segment_ends, segment_ties, rows, rest), ctx.weight
