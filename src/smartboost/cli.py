@@ -222,24 +222,27 @@ def _datasets(args: argparse.Namespace, extra: list[str]) -> int:
 
     if args.action == "list":
         print(f"cache folder: {datasets.cache_dir()}\n")
-        print("| name | task | format | features | cached |\n|---|---|---|---|---|")
+        print("| name | task | format | features | splits | cached | checksums |\n|---|---|---|---|---|---|---|")
         for name, d in datasets.REGISTRY.items():
-            files = [d.train] + ([d.test] if d.test else [])
-            cached = all((datasets.cache_dir() / f.path).is_file() for f in files)
-            print(f"| {name} | {d.task} | {d.format} | {d.n_features} | {'yes' if cached else 'no'} |")
+            cached = all((datasets.cache_dir() / f.path).is_file() for f in d.files)
+            print(f"| {name} | {d.task} | {d.format} | {d.n_features} | {'/'.join(d.splits)} | "
+                  f"{'yes' if cached else 'no'} | {d.checksums.split(':')[0]} |")
         return 0
-    if args.name not in datasets.REGISTRY:
-        raise SmartBoostError(f"unknown dataset {args.name!r}; known: {', '.join(datasets.REGISTRY)}")
-    d = datasets.REGISTRY[args.name]
-    files = [d.train] + ([d.test] if d.test else [])
+    if args.name is None:
+        raise SmartBoostError(f"datasets {args.action} needs a dataset name (see `smartboost datasets list`)")
+    d = datasets.get(args.name)
     if args.action == "info":
-        print(f"{d.name}: {d.description}")
-        for f in files:
-            print(f"  {f.url}\n    cached as {datasets.cache_dir() / f.path} (sha256 {f.sha256_raw[:16]}...)")
+        print(f"{d.name} ({d.task}, {d.format}, {d.n_features} features; splits: {', '.join(d.splits)})\n"
+              f"  {d.description}\n  checksums: {d.checksums}")
+        for f in d.files:
+            path = datasets.cache_dir() / f.path
+            print(f"  {f.url}{f' (member {f.member})' if f.member else ''}\n"
+                  f"    cache: {path} ({'present' if path.is_file() else 'missing'})")
+            for what, value in (("sha256", f.sha256), ("sha256 of the content", f.sha256_content)):
+                print(f"    {what}: {value or 'not known (not verified)'}")
         return 0
-    for f in files:
-        datasets.file_bytes(f, download=True)
-        print(f"{datasets.cache_dir() / f.path}: ok")
+    for path in dict.fromkeys(datasets.fetch(args.name, download=not args.offline)):
+        print(f"{path}: ok")
     return 0
 
 
@@ -295,11 +298,16 @@ def _parser() -> argparse.ArgumentParser:
     _add_data_options(evaluate)
     evaluate.set_defaults(run=_evaluate)
 
-    data = commands.add_parser("datasets", help="list, describe or download the public datasets",
-                               description="The public benchmark datasets smartboost knows, cached under "
-                                           "$SMARTBOOST_DATA (default ~/.cache/smartboost).")
+    data = commands.add_parser(
+        "datasets", help="list, describe or download the public datasets",
+        description="The public benchmark datasets smartboost knows, cached under $SMARTBOOST_DATA (default "
+                    "~/.cache/smartboost). list: every set, whether it is cached and where its checksums come "
+                    "from; info NAME: addresses, cache paths and checksums; fetch NAME: download what is missing "
+                    "and check every file.",
+        epilog="example: smartboost datasets fetch mq2008")
     data.add_argument("action", choices=["list", "info", "fetch"])
     data.add_argument("name", nargs="?", help="dataset name (info, fetch)")
+    data.add_argument("--offline", action="store_true", help="fetch: only check the cached files, never download")
     data.set_defaults(run=_datasets)
 
     demo = commands.add_parser("demo", help="train and evaluate on generated data, print a table",
