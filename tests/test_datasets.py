@@ -190,3 +190,29 @@ def test_registry_entries_are_consistent():
         DatasetFile("x/y.zip", "https://example.org/y.zip", None, served="as-stored")
     with pytest.raises(ValueError, match="stored as .gz"):
         DatasetFile("x/y.txt", "https://example.org/y.txt", None)
+
+
+def test_experiment_data_holds_out_whole_queries_and_cuts_at_query_boundaries(tmp_path, monkeypatch):
+    from smartboost.errors import DataError
+    from smartboost.experiments.data import load_public
+
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(2, 6, 40)
+    lines = [f"{rng.integers(0, 3)} qid:{q} 1:{rng.random():.3f} 2:{rng.random():.3f}"
+             for q, size in enumerate(sizes) for _ in range(size)]
+    content = ("\n".join(lines) + "\n").encode()
+    remote = tmp_path / "rank.svm"
+    remote.write_bytes(content)
+    _register(monkeypatch, tmp_path, task="ranking", n_features=2,
+              train=DatasetFile("tiny/rank.gz", remote.as_uri(), None, _sha256(content)))
+    data = load_public("tiny", ["ranking"], seed=3)
+    assert "no test split" in data.note and data.X.dtype == np.float32
+    assert len(data.y) + len(data.y_test) == sizes.sum()
+    assert not set(data.qid) & set(data.qid_test)  # queries are held out whole
+    assert 0.1 < np.unique(data.qid_test).size / 40 < 0.45
+    first_query = int(np.sum(data.qid == data.qid[0]))
+    first = load_public("tiny", ["ranking"], rows=first_query + 1, seed=3)  # one row into the second query
+    assert len(first.y) == first_query and np.unique(first.qid).size == 1  # whole queries only
+    assert "first" in first.note
+    with pytest.raises(DataError, match="tiny is a ranking dataset; this experiment needs binary data"):
+        load_public("tiny", ["binary"])

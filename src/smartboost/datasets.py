@@ -42,7 +42,7 @@ from .datafile import DataFile, read_delimited, read_query_sizes, read_svmlight
 from .errors import DataError, DatasetNotFoundError
 
 __all__ = ["DatasetFile", "PublicDataset", "REGISTRY", "cache_dir", "fetch", "get", "load", "load_splits",
-           "make_higgs_like"]
+           "make_higgs_like", "make_ranking_like", "make_high_dim"]
 
 _CHUNK = 1 << 20
 _LIGHTGBM_EXAMPLES = "https://raw.githubusercontent.com/microsoft/LightGBM/bae0b7ba953341a32b2a9c5c5c437a1b976f576f/examples"
@@ -562,4 +562,61 @@ def make_higgs_like(n_samples: int, n_features: int = 28, seed: int = 0,
     y = (rng.random(n_samples) < 1.0 / (1.0 + np.exp(-logit))).astype(np.float64)
     if missing_rate > 0:
         X[rng.random(X.shape) < missing_rate] = np.nan
+    return X, y
+
+
+def make_ranking_like(n_queries: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An MSLR-like ranking problem: queries of 20-200 documents, 136 features, grades 0-4.
+
+    The grade is a noisy nonlinear function of the first five features plus a per-query effect,
+    floored and clipped to 0-4.
+
+    Parameters
+    ----------
+    n_queries : int
+    seed : int
+        Seed of the generator.
+
+    Returns
+    -------
+    X : ndarray of float32, shape (n_rows, 136)
+    y : ndarray of float64, shape (n_rows,)
+        Grades 0-4.
+    qid : ndarray of int64, shape (n_rows,)
+        Query ids 0..n_queries-1, each query's rows contiguous.
+    """
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(20, 201, n_queries)
+    n = int(sizes.sum())
+    X = rng.standard_normal((n, 136)).astype(np.float32)
+    query_effect = np.repeat(rng.standard_normal(n_queries) * 0.5, sizes)
+    signal = (X[:, 0] + np.sin(2 * X[:, 1]) + X[:, 2] * X[:, 3] + 0.5 * np.abs(X[:, 4]) + query_effect
+              + 0.8 * rng.standard_normal(n))
+    y = np.clip(np.floor(signal + 1.5), 0, 4)
+    return X, y, np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
+
+
+def make_high_dim(n_samples: int = 700, n_features: int = 2000, n_informative: int = 10,
+                  seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A p >> n binary problem like colon-cancer: Gaussian features, a linear signal in a few.
+
+    Parameters
+    ----------
+    n_samples, n_features : int
+    n_informative : int
+        The label is the sign of a random linear function of the first ``n_informative``
+        features plus Gaussian noise (standard deviation 0.5).
+    seed : int
+        Seed of the generator.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n_samples, n_features)
+    y : ndarray of float64, shape (n_samples,)
+        Labels 0/1.
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n_samples, n_features))
+    margin = X[:, :n_informative] @ rng.standard_normal(n_informative)
+    y = (margin + 0.5 * rng.standard_normal(n_samples) > 0).astype(np.float64)
     return X, y
