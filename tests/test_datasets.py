@@ -45,7 +45,8 @@ def test_registry_checksums_are_the_shared_folders(shared_data):
 
 
 @pytest.mark.parametrize("name, shapes, queries", [
-    ("mq2008", {"train": (9630, 46), "valid": (2707, 46), "test": (2874, 46)}, {"train": 471, "valid": 157, "test": 156}),
+    ("mq2008", {"train": (9630, 46), "valid": (2707, 46), "test": (2874, 46)},
+     {"train": 471, "valid": 157, "test": 156}),
     ("mslr-5k", {"train": (5000, 136), "test": (5000, 136)}, {"train": 43, "test": 43}),
     ("lightgbm-rank", {"train": (3005, 300), "test": (768, 300)}, {"train": 201, "test": 50}),
     ("agaricus", {"train": (6513, 126), "test": (1611, 126)}, None),

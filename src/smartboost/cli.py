@@ -380,7 +380,8 @@ def _add_experiment_commands(commands) -> None:
     sampling.add_argument("--rates", type=float, nargs="+", help="sample rates (default: per experiment)")
     sampling.add_argument("--samplers", type=_sampler_spec, nargs="+", help=samplers_help)
     sampling.add_argument("--seeds", type=int, default=5, help="mvs-figure: seeds per point (default 5)")
-    sampling.add_argument("--leaves", type=int, default=None, help="leaves per tree (default 255 on synthetic, else 31)")
+    sampling.add_argument("--leaves", type=int, default=None,
+                          help="leaves per tree (default 255 on synthetic, else 31)")
     sampling.add_argument("--tolerance", type=float, default=0.002,
                           help="smart-table: target = no-sampling best test logloss + this (default 0.002)")
 

@@ -23,7 +23,8 @@ from .sampling import SamplerSpec
 
 __all__ = ["load", "base_params", "ndcg_curve", "smart_table", "DEFAULT_SAMPLERS"]
 
-DEFAULT_SAMPLERS = tuple(SamplerSpec(name, {"sampling": name}) for name in ("uniform", "goss", "mvs", "smart1", "smart2"))
+DEFAULT_SAMPLERS = tuple(SamplerSpec(name, {"sampling": name})
+                         for name in ("uniform", "goss", "mvs", "smart1", "smart2"))
 """The table's sampled runs (each at every rate)."""
 
 

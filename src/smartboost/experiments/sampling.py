@@ -27,8 +27,8 @@ from ..metrics import get_metric
 from .data import SYNTHETIC, ExperimentData, load_public
 from .report import Line, Panel, Result
 
-__all__ = ["SamplerSpec", "Curve", "DEFAULT_SAMPLERS", "MVS_FIGURE_SAMPLERS", "COST_SAMPLERS", "load", "base_params", "run_curve",
-           "smart_table", "mvs_figure", "iteration_cost"]
+__all__ = ["SamplerSpec", "Curve", "DEFAULT_SAMPLERS", "MVS_FIGURE_SAMPLERS", "COST_SAMPLERS", "load", "base_params",
+           "run_curve", "smart_table", "mvs_figure", "iteration_cost"]
 
 Progress = Callable[[str], None] | None
 
@@ -83,8 +83,9 @@ def load(name: str, rows: int | None = None, seed: int = 0) -> ExperimentData:
 def base_params(data: ExperimentData, leaves: int | None = None, threads: int = 0) -> dict[str, Any]:
     """The tree settings of every run: binary logloss, learning rate 0.1, 255 bins, ``leaves``
     leaves (default 255 on the synthetic set, 31 otherwise), 20 rows per leaf."""
-    return {"objective": "binary", "learning_rate": 0.1, "num_leaves": leaves or (255 if data.name == SYNTHETIC else 31),
-            "min_data_in_leaf": 20, "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": threads}
+    leaves = leaves or (255 if data.name == SYNTHETIC else 31)
+    return {"objective": "binary", "learning_rate": 0.1, "num_leaves": leaves, "min_data_in_leaf": 20,
+            "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": threads}
 
 
 @dataclass
