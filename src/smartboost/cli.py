@@ -273,14 +273,13 @@ def _report(results, args: argparse.Namespace) -> None:
 
 
 def _start_experiment(args: argparse.Namespace) -> None:
-    from . import compile_kernels
+    """Say when figures cannot be drawn (every timed run warms its own kernels up first)."""
     from .experiments.report import matplotlib_available
 
     if args.plot and not matplotlib_available():
         args.plot = False
         print("matplotlib is not installed: printing and saving tables only, no figures "
               "(pip install 'smartboost[plot]')", file=sys.stderr)
-    print(f"kernel compile/load: {compile_kernels():.1f} s", file=sys.stderr)
 
 
 def _progress(line: str) -> None:

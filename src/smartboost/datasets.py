@@ -53,7 +53,7 @@ _LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 _MSLR_WEB10K = "https://api.onedrive.com/v1.0/shares/s!AtsMfWUz5l8nbOIoJ6Ks0bEMp78/root/content"
 
-SHARED = "verified: sha256 of the project's copies (the shared data folder's SHA256SUMS, also checked by a test)"
+_VERIFIED = "verified: sha256 of the project's copies (the shared data folder's SHA256SUMS, also checked by a test)"
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ class PublicDataset:
     n_features: int
     train: DatasetFile
     description: str
-    checksums: str = SHARED
+    checksums: str = _VERIFIED
     valid: DatasetFile | None = None
     test: DatasetFile | None = None
     test_rows: int | None = None

@@ -234,7 +234,8 @@ def iteration_cost(data: ExperimentData, rates: Sequence[float], num_boost_round
                    threads: int = 0, progress: Progress = None) -> Result:
     """Median training milliseconds per iteration at each sample rate, against no sampling.
 
-    The first ``skip`` iterations (tree shapes still changing) are left out when there are more.
+    Each configuration first runs a 3-iteration warm-up (kernel compilation); the first ``skip``
+    iterations of the timed run (tree shapes still changing) are left out when there are more.
 
     Returns
     -------
@@ -247,7 +248,8 @@ def iteration_cost(data: ExperimentData, rates: Sequence[float], num_boost_round
     base = None
     for spec, rate in [(SamplerSpec("none"), 1.0)] + [(s, r) for s in samplers for r in rates]:
         run = {**params, "verbosity": -1, **({**spec.params, "sample_rate": rate} if rate < 1.0 else {})}
-        booster = train(run, train_set, num_boost_round)
+        for rounds in (3, num_boost_round):  # warm-up, then the timed run
+            booster = train(run, train_set, rounds)
         per_iteration = booster.iteration_stats["seconds"]
         seconds = float(np.median(per_iteration[skip:] if len(per_iteration) > skip else per_iteration))
         base = seconds if base is None else base
