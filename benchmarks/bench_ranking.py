@@ -35,6 +35,8 @@ import numpy as np
 
 import smartboost as sb
 from smartboost.datafile import read_data
+from smartboost.datasets import make_ranking_like as synthetic
+from smartboost.experiments.ranking import ndcg_curve as _smartboost_curve
 from smartboost.metrics import get_metric
 
 THREADS = 2
@@ -44,19 +46,6 @@ _FILES = {"lightgbm-rank": ("lightgbm_examples/lambdarank/rank.train.gz", "light
                             300),
           "mq2008": ("mq2008/Fold1/train.txt.gz", "mq2008/Fold1/test.txt.gz", 46),
           "mslr-5k": ("mslr_fold1_5k/train.txt.gz", "mslr_fold1_5k/test.txt.gz", 136)}
-
-
-def synthetic(n_queries: int, seed: int):
-    """MSLR-like: queries of 20-200 documents, 136 features, grades 0-4."""
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(20, 201, n_queries)
-    n = int(sizes.sum())
-    X = rng.standard_normal((n, 136)).astype(np.float32)
-    query_effect = np.repeat(rng.standard_normal(n_queries) * 0.5, sizes)
-    signal = (X[:, 0] + np.sin(2 * X[:, 1]) + X[:, 2] * X[:, 3] + 0.5 * np.abs(X[:, 4]) + query_effect
-              + 0.8 * rng.standard_normal(n))
-    y = np.clip(np.floor(signal + 1.5), 0, 4)
-    return X, y, np.repeat(np.arange(n_queries), sizes)
 
 
 def load(name: str, n_queries: int):
@@ -115,14 +104,6 @@ def run_xgboost(X, y, qid, Xt, trees, leaves):
     start = time.perf_counter()
     booster = xgb.train(params, train, trees)
     return time.perf_counter() - start, booster.predict(xgb.DMatrix(Xt, nthread=THREADS)), None
-
-
-def _smartboost_curve(params, X, y, qid, Xt, yt, qidt, trees):
-    train = sb.Dataset(X, y, qid=qid)
-    booster = sb.train({**params, "metric": "ndcg@10", "verbosity": -1}, train, trees,
-                       valid_sets=[sb.Dataset(Xt, yt, qid=qidt, reference=train)], valid_names=["test"])
-    stats = booster.iteration_stats
-    return np.cumsum(stats["seconds"]), np.array(booster.evals_result["test"]["ndcg@10"]), np.mean(stats["sample_rate"])
 
 
 def _lightgbm_curve(params, X, y, qid, Xt, yt, qidt, trees):

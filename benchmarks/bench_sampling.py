@@ -7,10 +7,12 @@ Usage (public sets are read through ``smartboost.datasets`` from ``$SMARTBOOST_D
     python benchmarks/bench_sampling.py iteration-cost --rows 1000000
     python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2
 
-Every run prints markdown; tables and PNG plots (matplotlib) go to ``benchmarks/results/``.
-Datasets: ``a8a`` (LIBSVM), ``lightgbm-binary`` (LightGBM's example) and ``synthetic``
-(``make_higgs_like``: 1,000,000 training rows, 250,000 test rows, 28 features). All runs use
-2 threads, learning rate 0.1, 255 bins, and 31 leaves (255 on ``synthetic``).
+The first three are ``smartboost experiment sampling --which ...`` (the functions of
+``smartboost.experiments.sampling``) on 2 threads; this script adds LightGBM and CatBoost side by
+side. Every run prints markdown; tables and PNG plots (matplotlib) go to ``benchmarks/results/``.
+Datasets: any binary set of the registry (``a8a``, ``lightgbm-binary``, ``agaricus``, ...) and
+``synthetic`` (``make_higgs_like``: 1,000,000 training rows, 250,000 test rows, 28 features).
+All runs use 2 threads, learning rate 0.1, 255 bins, and 31 leaves (255 on ``synthetic``).
 
 Side by side, every library trains on the same arrays with the same trees; per-iteration
 training time is recorded by a callback (LightGBM, CatBoost) or by smartboost's own
@@ -30,79 +32,37 @@ import time
 import numpy as np
 
 import smartboost as sb
-from smartboost import datasets
-from smartboost.experiments.sampling import (DEFAULT_SAMPLERS, SamplerSpec, iteration_cost, markdown_table,
-                                             mvs_figure, plot_curves, plot_mvs_figure, smart_table)
+from smartboost.experiments.report import Result
+from smartboost.experiments.sampling import (COST_SAMPLERS, SamplerSpec, base_params, iteration_cost, load, mvs_figure,
+                                             smart_table)
 from smartboost.metrics import get_metric
 
 THREADS = 2
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
-def load(name: str, rows: int = 1_000_000):
-    """Train/test arrays."""
-    if name == "synthetic":
-        X, y = datasets.make_higgs_like(rows + rows // 4, seed=0)
-        return X[:rows], y[:rows], X[rows:], y[rows:]
-    X, y, Xt, yt = datasets.load(name, download=False)
-    return np.ascontiguousarray(X, np.float32), y, np.ascontiguousarray(Xt, np.float32), yt
-
-
-def base_params(dataset: str) -> dict:
-    """The tree settings of every run on ``dataset``."""
-    return {"objective": "binary", "learning_rate": 0.1, "num_leaves": 255 if dataset == "synthetic" else 31,
-            "min_data_in_leaf": 20, "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": THREADS}
-
-
-def _save(name: str, text: str) -> None:
-    os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, name), "w") as f:
-        f.write(text + "\n")
+def _show(result) -> None:
+    print(result.markdown())
+    result.save(RESULTS)
 
 
 def cmd_smart_table(args) -> None:
-    X, y, Xt, yt = load(args.dataset, args.rows)
-    train = sb.Dataset(X, y)
-    valid = sb.Dataset(Xt, yt, reference=train)
+    data = load(args.dataset, args.rows)
     sb.compile_kernels()
-    params = {**base_params(args.dataset), "sample_rate": args.rate}
-    rows, curves = smart_table(train, valid, params, args.trees, DEFAULT_SAMPLERS, args.tolerance)
-    title = (f"SMART table, {args.dataset}: {len(y):,} train / {len(yt):,} test rows, sample rate {args.rate}, "
-             f"{params['num_leaves']} leaves, target = best no-sampling test logloss + {args.tolerance}")
-    text = f"### {title}\n\n{markdown_table(rows)}"
-    print(text)
-    _save(f"smart_table_{args.dataset}.md", text)
-    plot_curves(curves, os.path.join(RESULTS, f"smart_curves_{args.dataset}.png"), title)
+    _show(smart_table(data, args.rate, args.trees, tolerance=args.tolerance, threads=THREADS))
 
 
 def cmd_mvs_figure(args) -> None:
-    X, y, Xt, yt = load(args.dataset, args.rows)
-    train = sb.Dataset(X, y)
+    data = load(args.dataset, args.rows)
     sb.compile_kernels()
-    samplers = [SamplerSpec("uniform", {"sampling": "uniform"}), SamplerSpec("goss", {"sampling": "goss"}),
-                SamplerSpec("mvs (lambda=1)", {"sampling": "mvs", "mvs_lambda": 1.0}),
-                SamplerSpec("mvs-adaptive", {"sampling": "mvs"}), SamplerSpec("smart1", {"sampling": "smart1"}),
-                SamplerSpec("smart2", {"sampling": "smart2"})]
-    rows = mvs_figure(train, Xt, yt, base_params(args.dataset), args.trees, samplers, args.rates, range(args.seeds))
-    title = (f"MVS figure, {args.dataset}: test error after {args.trees} trees against sample rate, mean +- std "
-             f"over {args.seeds} seeds")
-    text = f"### {title}\n\n{markdown_table(rows)}"
-    print(text)
-    _save(f"mvs_figure_{args.dataset}.md", text)
-    plot_mvs_figure(rows, os.path.join(RESULTS, f"mvs_figure_{args.dataset}.png"), title)
+    _show(mvs_figure(data, args.rates, args.trees, seeds=range(args.seeds), threads=THREADS))
 
 
 def cmd_iteration_cost(args) -> None:
-    X, y, _, _ = load("synthetic", args.rows)
-    train = sb.Dataset(X, y)
+    data = load("synthetic", args.rows)
     sb.compile_kernels()
-    out = []
-    for sampling in args.samplers:
-        out += iteration_cost(train, base_params("synthetic"), args.rates, sampling, args.trees)
-    title = f"Training ms per iteration, {len(y):,} rows x 28, 255 leaves (median of iterations 6-{args.trees})"
-    text = f"### {title}\n\n{markdown_table(out)}"
-    print(text)
-    _save("iteration_cost.md", text)
+    samplers = [SamplerSpec(name, {"sampling": name}) for name in args.samplers] if args.samplers else COST_SAMPLERS
+    _show(iteration_cost(data, args.rates, args.trees, samplers, threads=THREADS))
 
 
 # -- side by side ---------------------------------------------------------------------------------
@@ -159,9 +119,10 @@ def _catboost_run(params, X, y, Xt, yt, trees):
 
 
 def cmd_side_by_side(args) -> None:
-    X, y, Xt, yt = load(args.dataset, args.rows)
+    data = load(args.dataset, args.rows)
+    X, y, Xt, yt = data.X, data.y, data.X_test, data.y_test
     sb.compile_kernels()
-    base = base_params(args.dataset)
+    base = base_params(data, threads=THREADS)
     leaves = base["num_leaves"]
     lgb_base = {"objective": "binary", "learning_rate": 0.1, "num_leaves": leaves, "min_data_in_leaf": 20,
                 "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": THREADS, "seed": 0}
@@ -205,11 +166,9 @@ def cmd_side_by_side(args) -> None:
         t = row["seconds to target"]
         row["speed-up vs own none"] = base_seconds[row["library"]] / t if t and base_seconds.get(row["library"]) else None
         row["speed-up vs smartboost none"] = base_seconds["smartboost"] / t if t and base_seconds["smartboost"] else None
-    title = (f"Side by side, {args.dataset}: {len(y):,} train / {len(yt):,} test rows, {leaves} leaves, lr 0.1, "
-             f"{THREADS} threads; target test AUC {target:.5f} (smartboost no-sampling best - 0.1%)")
-    text = f"### {title}\n\n{markdown_table(rows)}"
-    print(text)
-    _save(f"side_by_side_{args.dataset}.md", text)
+    title = (f"Side by side, {data.describe()}, {leaves} leaves, lr 0.1, {THREADS} threads; target test AUC "
+             f"{target:.5f} (smartboost no-sampling best - 0.1%)")
+    _show(Result(f"side_by_side_{args.dataset}", title, rows))
 
 
 def main() -> None:
@@ -219,8 +178,9 @@ def main() -> None:
                      ("iteration-cost", cmd_iteration_cost), ("side-by-side", cmd_side_by_side)):
         cmd = commands.add_parser(name)
         cmd.set_defaults(run=fn)
-        cmd.add_argument("--dataset", default="a8a", choices=["a8a", "lightgbm-binary", "synthetic"])
-        cmd.add_argument("--rows", type=int, default=1_000_000, help="synthetic training rows")
+        cmd.add_argument("--dataset", default="a8a", help="a binary registry set or 'synthetic'")
+        cmd.add_argument("--rows", type=int, default=None,
+                         help="training rows (synthetic: generated, default 1,000,000; public sets: the first ROWS)")
         cmd.add_argument("--trees", type=int, default=300)
     commands.choices["smart-table"].add_argument("--rate", type=float, default=0.2)
     commands.choices["smart-table"].add_argument("--tolerance", type=float, default=0.002)
@@ -228,8 +188,7 @@ def main() -> None:
                                                 default=[0.02, 0.05, 0.1, 0.2, 0.5, 1.0])
     commands.choices["mvs-figure"].add_argument("--seeds", type=int, default=5)
     commands.choices["iteration-cost"].add_argument("--rates", type=float, nargs="+", default=[0.05, 0.1, 0.2])
-    commands.choices["iteration-cost"].add_argument("--samplers", nargs="+",
-                                                    default=["uniform", "bernoulli", "goss", "mvs", "smart1", "smart2"])
+    commands.choices["iteration-cost"].add_argument("--samplers", nargs="+", help="default: COST_SAMPLERS")
     side = commands.choices["side-by-side"]
     side.add_argument("--rates", type=float, nargs="+", default=[0.1, 0.2])
     side.add_argument("--samplers", nargs="+", default=["uniform", "goss", "mvs", "smart1", "smart2"])

@@ -126,3 +126,82 @@ def test_train_and_evaluate_a_ranking_file_with_a_query_side_file(tmp_path):
     assert table.returncode == 0, table.stderr
     ndcg = float(next(line for line in table.stdout.splitlines() if line.startswith("| ndcg@5")).split("|")[2])
     assert 0.7 < ndcg <= 1.0
+
+
+def test_datasets_info_says_where_checksums_come_from():
+    higgs = _run("datasets", "info", "higgs")
+    assert higgs.returncode == 0 and "archive.ics.uci.edu" in higgs.stdout and "not verified here" in higgs.stdout
+    msd = _run("datasets", "info", "year-prediction-msd")
+    assert "sha256: not known (not verified)" in msd.stdout and "NOT verified" in msd.stdout
+    listing = _run("datasets", "list").stdout
+    assert "| mq2008 | ranking | svmlight | 46 | train/valid/test |" in listing
+    assert "| year-prediction-msd | regression | csv | 90 | train/test | no | none known |" in listing
+
+
+def _experiment(tmp_path, *args, env=None):
+    import os
+
+    return subprocess.run([sys.executable, "-m", "smartboost.cli", "experiment", *args, "--threads", "1",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(env or {})})
+
+
+def _table(stdout: str, first_cell: str) -> list[str]:
+    """The cells of the first table row starting with ``first_cell``."""
+    line = next(line for line in stdout.splitlines() if line.startswith(f"| {first_cell} |"))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_experiment_sampling_tables_and_figures(tmp_path):
+    out = _experiment(tmp_path, "sampling", "--dataset", "synthetic", "--rows", "2000", "--trees", "8", "--leaves",
+                      "7", "--rates", "0.3", "--samplers", "goss", "mvs:mvs_lambda=1", "--seeds", "2",
+                      "--which", "smart-table", "mvs-figure", "iteration-cost")
+    assert out.returncode == 0, out.stderr
+    assert "### SMART table, synthetic: 2,000 train / 500 test rows" in out.stdout
+    none, mvs = _table(out.stdout, "none"), _table(out.stdout, "mvs:mvs_lambda=1")
+    assert none[2] != "-" and none[5] == "1"  # no sampling reaches its own target, speed-up 1
+    assert abs(float(mvs[3]) - 0.3) < 0.05  # ASRI: the realised sample rate
+    goss_point = next(line for line in out.stdout.splitlines() if line.startswith("| goss | 0.3 |"))
+    assert 0 < float(goss_point.split("|")[3]) < 0.5  # 1-AUC mean of the MVS figure
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "smart_table_synthetic_0.3.md", "smart_table_synthetic_0.3.png", "mvs_figure_synthetic.md",
+        "mvs_figure_synthetic.png", "iteration_cost_synthetic.md"}
+    assert (tmp_path / "mvs_figure_synthetic.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_experiment_ranking_table_and_figure(tmp_path):
+    out = _experiment(tmp_path, "ranking", "--dataset", "synthetic", "--queries", "40", "--trees", "6", "--rates",
+                      "0.5", "--samplers", "mvs", "smart2")
+    assert out.returncode == 0, out.stderr
+    assert "40 queries train" in out.stdout and "sampled runs train 12 trees, the other 6" in out.stdout
+    assert _table(out.stdout, "none")[5] == "1"
+    assert abs(float(_table(out.stdout, "smart2 0.5")[1]) - 0.5) < 0.05
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ranking_smart_table_synthetic_31.md",
+                                                          "ranking_smart_table_synthetic_31.png"]
+
+
+def test_experiment_rgbm_without_matplotlib_prints_tables_only(tmp_path):
+    import os
+
+    blocker = tmp_path / "blocker" / "matplotlib"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('matplotlib blocked for this test')\n")
+    results = tmp_path / "results"
+    out = _experiment(results, "rgbm", "--dataset", "synthetic", "--trees", "8", "--t", "16", "5000",
+                      env={"PYTHONPATH": os.pathsep.join([str(blocker.parent), os.environ.get("PYTHONPATH", "")])})
+    assert out.returncode == 0, out.stderr
+    assert "matplotlib is not installed: printing and saving tables only" in out.stderr
+    assert "| 2000 (Type 0) |" in out.stdout  # t above F runs Type 0
+    assert float(_table(out.stdout, "16")[-1]) > 0  # final test loss
+    assert [p.name for p in results.iterdir()] == ["rgbm_synthetic.md"]
+
+
+def test_experiment_errors_are_one_line(tmp_path):
+    wrong_task = _experiment(tmp_path, "ranking", "--dataset", "a8a")
+    assert wrong_task.returncode == 1 and "Traceback" not in wrong_task.stderr
+    assert "a8a is a binary dataset; this experiment needs ranking data" in wrong_task.stderr
+    unknown = _experiment(tmp_path, "rgbm", "--dataset", "nope")
+    assert unknown.returncode == 1 and "unknown dataset 'nope'" in unknown.stderr
+    bad_sampler = _experiment(tmp_path, "sampling", "--samplers", "mvs:lambda")
+    assert bad_sampler.returncode == 2 and "not key=value" in bad_sampler.stderr
+    assert "smart-table" in _run("experiment", "sampling", "--help").stdout

@@ -1,12 +1,10 @@
 """End-to-end accuracy on public data read through the project's loader (skipped without it)."""
 
 import numpy as np
-import pytest
 from sklearn.metrics import roc_auc_score
 
 import smartboost as sb
 from smartboost import datasets
-from smartboost.errors import DatasetNotFoundError
 
 
 def test_a9a_accuracy(shared_data):
@@ -32,28 +30,6 @@ def test_lightgbm_multiclass_example(shared_data):
     assert np.mean(booster.predict(Xt).argmax(axis=1) == yt) > 0.522 - 0.02
 
 
-def test_missing_dataset_error_names_url_and_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("SMARTBOOST_DATA", str(tmp_path))
-    with pytest.raises(DatasetNotFoundError, match=r"a8a\.gz.*a8a"):
-        datasets.load("a8a", download=False)
-
-    def offline(*args, **kwargs):
-        raise OSError("network unreachable")
-
-    monkeypatch.setattr(datasets.urllib.request, "urlopen", offline)
-    with pytest.raises(DatasetNotFoundError, match=r"downloading https://www\.csie.*network unreachable.*SMARTBOOST_DATA"):
-        datasets.load("a8a")
-
-
-def test_corrupt_cache_file_is_reported(tmp_path, monkeypatch):
-    monkeypatch.setenv("SMARTBOOST_DATA", str(tmp_path))
-    (tmp_path / "a8a").mkdir()
-    import gzip
-    (tmp_path / "a8a" / "a8a.gz").write_bytes(gzip.compress(b"+1 1:1\n"))
-    with pytest.raises(DatasetNotFoundError, match="checksum"):
-        datasets.load("a8a", download=False)
-
-
 def test_synthetic_generator_is_seeded():
     X1, y1 = datasets.make_higgs_like(1000, seed=5)
     X2, y2 = datasets.make_higgs_like(1000, seed=5)
@@ -63,12 +39,8 @@ def test_synthetic_generator_is_seeded():
 
 
 def test_lightgbm_lambdarank_example(shared_data):
-    from smartboost.datafile import read_data
-
-    folder = shared_data / "lightgbm_examples" / "lambdarank"
-    train_file = read_data(folder / "rank.train.gz", format="svmlight", n_features=300)
-    test_file = read_data(folder / "rank.test.gz", format="svmlight", n_features=300)
-    assert np.unique(train_file.qid).size == 201 and np.unique(test_file.qid).size == 50  # from the .query files
+    splits = datasets.load_splits("lightgbm-rank", download=False)
+    train_file, test_file = splits["train"], splits["test"]
     train = sb.Dataset(train_file.X, train_file.label, qid=train_file.qid)
     test = sb.Dataset(test_file.X, test_file.label, qid=test_file.qid, reference=train)
     booster = sb.train({"objective": "lambdarank", "num_leaves": 31, "metric": "ndcg@10", "verbosity": -1},

@@ -7,6 +7,8 @@
 - ``smartboost predict MODEL DATA [-o FILE] [--raw-score]``: one prediction per line.
 - ``smartboost evaluate MODEL DATA [--metric NAME ...]``: a table of metrics.
 - ``smartboost datasets list | info NAME | fetch NAME``: the public dataset registry.
+- ``smartboost experiment sampling | ranking | rgbm``: the papers' tables (markdown) and figures
+  (PNG, with matplotlib) on a registry dataset or a generated one; see :mod:`smartboost.experiments`.
 - ``smartboost demo``: train and evaluate on a generated HIGGS-like set (no download) and print a
   table; the README's first command.
 
@@ -222,25 +224,189 @@ def _datasets(args: argparse.Namespace, extra: list[str]) -> int:
 
     if args.action == "list":
         print(f"cache folder: {datasets.cache_dir()}\n")
-        print("| name | task | format | features | cached |\n|---|---|---|---|---|")
+        print("| name | task | format | features | splits | cached | checksums |\n|---|---|---|---|---|---|---|")
         for name, d in datasets.REGISTRY.items():
-            files = [d.train] + ([d.test] if d.test else [])
-            cached = all((datasets.cache_dir() / f.path).is_file() for f in files)
-            print(f"| {name} | {d.task} | {d.format} | {d.n_features} | {'yes' if cached else 'no'} |")
+            cached = all((datasets.cache_dir() / f.path).is_file() for f in d.files)
+            print(f"| {name} | {d.task} | {d.format} | {d.n_features} | {'/'.join(d.splits)} | "
+                  f"{'yes' if cached else 'no'} | {d.checksums.split(':')[0]} |")
         return 0
-    if args.name not in datasets.REGISTRY:
-        raise SmartBoostError(f"unknown dataset {args.name!r}; known: {', '.join(datasets.REGISTRY)}")
-    d = datasets.REGISTRY[args.name]
-    files = [d.train] + ([d.test] if d.test else [])
+    if args.name is None:
+        raise SmartBoostError(f"datasets {args.action} needs a dataset name (see `smartboost datasets list`)")
+    d = datasets.get(args.name)
     if args.action == "info":
-        print(f"{d.name}: {d.description}")
-        for f in files:
-            print(f"  {f.url}\n    cached as {datasets.cache_dir() / f.path} (sha256 {f.sha256_raw[:16]}...)")
+        print(f"{d.name} ({d.task}, {d.format}, {d.n_features} features; splits: {', '.join(d.splits)})\n"
+              f"  {d.description}\n  checksums: {d.checksums}")
+        for f in d.files:
+            path = datasets.cache_dir() / f.path
+            print(f"  {f.url}{f' (member {f.member})' if f.member else ''}\n"
+                  f"    cache: {path} ({'present' if path.is_file() else 'missing'})")
+            for what, value in (("sha256", f.sha256), ("sha256 of the content", f.sha256_content)):
+                print(f"    {what}: {value or 'not known (not verified)'}")
         return 0
-    for f in files:
-        datasets.file_bytes(f, download=True)
-        print(f"{datasets.cache_dir() / f.path}: ok")
+    for path in dict.fromkeys(datasets.fetch(args.name, download=not args.offline)):
+        print(f"{path}: ok")
     return 0
+
+
+# -- experiments -----------------------------------------------------------------------------
+
+def _sampler_spec(text: str):
+    """``NAME`` or ``NAME:key=value,key=value`` as a sampler of the experiments."""
+    from .experiments.sampling import SamplerSpec
+
+    name, _, options = text.partition(":")
+    params: dict[str, Any] = {"sampling": name}
+    for option in filter(None, options.split(",")):
+        key, has_value, value = option.partition("=")
+        if not has_value:
+            raise argparse.ArgumentTypeError(f"sampler option {option!r} of {text!r} is not key=value")
+        params[key.strip().replace("-", "_")] = _option_value(value.strip())
+    return SamplerSpec(text, params)
+
+
+def _report(results, args: argparse.Namespace) -> None:
+    """Print each result's table and save it (and its figure) under ``--out``."""
+    for result in results:
+        print(result.markdown() + "\n")
+        paths = result.save(args.out, plot=args.plot)
+        print(f"saved: {', '.join(str(p) for p in paths)}\n")
+
+
+def _start_experiment(args: argparse.Namespace) -> None:
+    """Say when figures cannot be drawn (every timed run warms its own kernels up first)."""
+    from .experiments.report import matplotlib_available
+
+    if args.plot and not matplotlib_available():
+        args.plot = False
+        print("matplotlib is not installed: printing and saving tables only, no figures "
+              "(pip install 'smartboost[plot]')", file=sys.stderr)
+
+
+def _progress(line: str) -> None:
+    print(f"  {line}", file=sys.stderr)
+
+
+def _experiment_sampling(args: argparse.Namespace, extra: list[str]) -> int:
+    from .experiments import sampling
+
+    data = sampling.load(args.dataset, args.rows, args.seed)
+    _start_experiment(args)
+    common = {"leaves": args.leaves, "threads": args.threads, "progress": _progress}
+    results = []
+    for which in dict.fromkeys(args.which):
+        print(f"{which} on {data.describe()}", file=sys.stderr)
+        if which == "smart-table":
+            samplers = args.samplers or sampling.DEFAULT_SAMPLERS
+            if samplers[0].params.get("sampling") != "none":
+                samplers = [sampling.SamplerSpec("none", {"sampling": "none"}), *samplers]
+            results += [sampling.smart_table(data, rate, args.trees, samplers, args.tolerance, **common)
+                        for rate in args.rates or [0.2]]
+        elif which == "mvs-figure":
+            results.append(sampling.mvs_figure(data, args.rates or [0.02, 0.05, 0.1, 0.2, 0.5, 1.0], args.trees,
+                                               args.samplers or sampling.MVS_FIGURE_SAMPLERS,
+                                               range(args.seed, args.seed + args.seeds), **common))
+        else:
+            results.append(sampling.iteration_cost(data, args.rates or [0.05, 0.1, 0.2], args.trees,
+                                                   args.samplers or sampling.COST_SAMPLERS, **common))
+    _report(results, args)
+    return 0
+
+
+def _experiment_ranking(args: argparse.Namespace, extra: list[str]) -> int:
+    from .experiments import ranking
+
+    data = ranking.load(args.dataset, args.queries, args.rows, args.seed)
+    _start_experiment(args)
+    print(f"ranking SMART table on {data.describe()}", file=sys.stderr)
+    _report([ranking.smart_table(data, args.rates, args.trees, args.samplers or ranking.DEFAULT_SAMPLERS,
+                                 args.leaves, args.tolerance, args.threads, _progress)], args)
+    return 0
+
+
+def _experiment_rgbm(args: argparse.Namespace, extra: list[str]) -> int:
+    from .experiments import rgbm
+
+    data = rgbm.load(args.dataset, args.rows, args.seed)
+    _start_experiment(args)
+    print(f"RGBM curves on {data.describe()}", file=sys.stderr)
+    _report([rgbm.rgbm_figure(data, args.trees, args.t, args.threads, _progress)], args)
+    return 0
+
+
+def _add_experiment(commands, name: str, run, help: str, description: str, dataset: str, trees: int,
+                    epilog: str) -> argparse.ArgumentParser:
+    command = commands.add_parser(name, help=help, description=description, epilog=epilog,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    command.add_argument("--dataset", default=dataset,
+                         help=f"a name of `smartboost datasets list`, or 'synthetic' (generated) (default {dataset})")
+    command.add_argument("--trees", type=int, default=trees, help=f"boosting iterations per run (default {trees})")
+    command.add_argument("--rows", type=int, default=None,
+                         help="training rows: public sets keep only the first ROWS (quick runs); generated sets "
+                              "that are sized by rows have ROWS")
+    command.add_argument("--seed", type=int, default=0,
+                         help="seed of generated data and of the held-out test quarter of sets without a test split")
+    command.add_argument("--threads", type=int, default=0, help="threads (default 0: all)")
+    command.add_argument("--out", default="smartboost-results",
+                         help="folder for the markdown tables and PNG figures (default ./smartboost-results)")
+    command.add_argument("--no-plot", dest="plot", action="store_false", help="tables only, no PNG figures")
+    command.set_defaults(run=run)
+    return command
+
+
+def _add_experiment_commands(commands) -> None:
+    experiment = commands.add_parser(
+        "experiment", help="reproduce the papers' tables and figures (sampling, ranking, rgbm)",
+        description="Run the experiments of the papers smartboost implements on a registry dataset or a generated "
+                    "one; each prints markdown tables and saves them, with PNG figures when matplotlib is "
+                    "installed, under --out. docs/sampling.md, docs/ranking.md and docs/rgbm.md show results.")
+    kinds = experiment.add_subparsers(dest="experiment", required=True)
+    samplers_help = ("samplers: a `sampling` value, optionally with parameters: mvs:mvs_lambda=1 "
+                     "goss:goss_top_rate=0.05 (default: the experiment's list)")
+
+    sampling = _add_experiment(
+        kinds, "sampling", _experiment_sampling, "SMART table, MVS figure, iteration cost",
+        "Row-sampling experiments (binary data):\n"
+        "  smart-table     SMART's Table 2: per sampler, the iteration and seconds at which test logloss first\n"
+        "                  reaches the no-sampling best + --tolerance, and the mean sample rate (ASRI); one\n"
+        "                  table per --rates value (default 0.2); figure: logloss vs iterations and seconds\n"
+        "  mvs-figure      the MVS paper's Figure 1: test 1-AUC and logloss after --trees trees against the\n"
+        "                  sample rate (default 0.02 ... 1.0), mean +- std over --seeds seeds\n"
+        "  iteration-cost  median ms per iteration per sampler and rate (default 0.05 0.1 0.2) vs none\n"
+        "'synthetic' is a generated HIGGS-like set of --rows training rows (default 1,000,000).",
+        "a8a", 300, "example: smartboost experiment sampling --dataset a8a --which smart-table mvs-figure --seeds 3")
+    sampling.add_argument("--which", nargs="+", choices=["smart-table", "mvs-figure", "iteration-cost"],
+                          default=["smart-table"], help="what to run (default smart-table)")
+    sampling.add_argument("--rates", type=float, nargs="+", help="sample rates (default: per experiment)")
+    sampling.add_argument("--samplers", type=_sampler_spec, nargs="+", help=samplers_help)
+    sampling.add_argument("--seeds", type=int, default=5, help="mvs-figure: seeds per point (default 5)")
+    sampling.add_argument("--leaves", type=int, default=None,
+                          help="leaves per tree (default 255 on synthetic, else 31)")
+    sampling.add_argument("--tolerance", type=float, default=0.002,
+                          help="smart-table: target = no-sampling best test logloss + this (default 0.002)")
+
+    ranking = _add_experiment(
+        kinds, "ranking", _experiment_ranking, "SMART's LambdaMART table",
+        "LambdaMART with each sampler at each rate (twice the trees) against no sampling: the seconds and\n"
+        "iteration at which test NDCG@10 first reaches the no-sampling best - --tolerance, and the mean\n"
+        "sample rate (ASRI); figure: test NDCG@10 against iterations and seconds. Ranking sets: mq2008,\n"
+        "mslr-5k, lightgbm-rank, mslr-web10k; 'synthetic' is a generated MSLR-like set of --queries queries.",
+        "mq2008", 100, "example: smartboost experiment ranking --dataset synthetic --queries 2000 --rates 0.1 0.2")
+    ranking.add_argument("--rates", type=float, nargs="+", default=[0.1, 0.2], help="sample rates (default 0.1 0.2)")
+    ranking.add_argument("--samplers", type=_sampler_spec, nargs="+", help=samplers_help)
+    ranking.add_argument("--leaves", type=int, default=31, help="leaves per tree (default 31)")
+    ranking.add_argument("--queries", type=int, default=None, help="synthetic: training queries (default 10,000)")
+    ranking.add_argument("--tolerance", type=float, default=0.002,
+                         help="target = no-sampling best test NDCG@10 - this (default 0.002)")
+
+    rgbm = _add_experiment(
+        kinds, "rgbm", _experiment_rgbm, "RGBM's loss curves per number of candidate features",
+        "Stumps with first-order boosting and step 1/sigma; one run per number t of candidate features drawn\n"
+        "per tree (Type 3), t = F being Type 0. Table: training loss reached within fractions of the t = F\n"
+        "run's time, and the final test loss; figure: losses against iterations and seconds. Binary sets use\n"
+        "the regularised logistic loss (mu 0.001), regression sets the squared loss; 'synthetic' is a\n"
+        "generated p >> n set (200 rows x 2,000 features).",
+        "a9a", 500, "example: smartboost experiment rgbm --dataset colon-cancer --t 16 64 256")
+    rgbm.add_argument("--t", type=int, nargs="+", help="candidate features per tree (default 1, 2, 4, ..., F)")
 
 
 # -- parser ----------------------------------------------------------------------------------
@@ -295,11 +461,16 @@ def _parser() -> argparse.ArgumentParser:
     _add_data_options(evaluate)
     evaluate.set_defaults(run=_evaluate)
 
-    data = commands.add_parser("datasets", help="list, describe or download the public datasets",
-                               description="The public benchmark datasets smartboost knows, cached under "
-                                           "$SMARTBOOST_DATA (default ~/.cache/smartboost).")
+    data = commands.add_parser(
+        "datasets", help="list, describe or download the public datasets",
+        description="The public benchmark datasets smartboost knows, cached under $SMARTBOOST_DATA (default "
+                    "~/.cache/smartboost). list: every set, whether it is cached and where its checksums come "
+                    "from; info NAME: addresses, cache paths and checksums; fetch NAME: download what is missing "
+                    "and check every file.",
+        epilog="example: smartboost datasets fetch mq2008")
     data.add_argument("action", choices=["list", "info", "fetch"])
     data.add_argument("name", nargs="?", help="dataset name (info, fetch)")
+    data.add_argument("--offline", action="store_true", help="fetch: only check the cached files, never download")
     data.set_defaults(run=_datasets)
 
     demo = commands.add_parser("demo", help="train and evaluate on generated data, print a table",
@@ -313,6 +484,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0, help="seed of the data and the model")
     demo.add_argument("--compare", action="store_true", help="also train LightGBM if it is installed")
     demo.set_defaults(run=_demo)
+
+    _add_experiment_commands(commands)
     return parser
 
 

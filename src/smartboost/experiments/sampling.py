@@ -1,31 +1,36 @@
-"""The sampling papers' experiments, run with smartboost.
+"""The sampling papers' experiments, run with smartboost (``smartboost experiment sampling``).
 
 - :func:`smart_table`: SMART's Table 2 shape. For each sampler, the first iteration at which the
   test logloss reaches a target (the no-sampling run's best plus a tolerance), the average
-  sample rate up to it (ASRI) and the training seconds to reach it.
+  sample rate up to it (ASRI) and the training seconds to reach it; the figure shows test
+  logloss against iterations and against seconds.
 - :func:`mvs_figure`: the MVS paper's Figure 1 shape. Test error (1 - AUC and logloss) against
   the sample rate for several samplers, mean and spread over seeds.
-- :func:`iteration_cost`: seconds per iteration at a sample rate, against no sampling.
+- :func:`iteration_cost`: milliseconds per iteration at each sample rate, against no sampling.
 
-Each returns its rows as dicts, and markdown through :func:`markdown_table`; plots need
-matplotlib (``pip install 'smartboost[plot]'``).
+Each returns a :class:`~smartboost.experiments.report.Result` (a markdown table, and a PNG
+figure with matplotlib). ``benchmarks/bench_sampling.py`` runs the same functions and adds
+LightGBM and CatBoost side by side.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .. import Dataset, train
+from ..datasets import make_higgs_like
 from ..metrics import get_metric
-from ..plotting import pyplot
+from .data import SYNTHETIC, ExperimentData, load_public
+from .report import Line, Panel, Result
 
-__all__ = ["SamplerSpec", "Curve", "run_curve", "smart_table", "mvs_figure", "iteration_cost",
-           "markdown_table", "plot_curves", "plot_mvs_figure", "DEFAULT_SAMPLERS"]
+__all__ = ["SamplerSpec", "Curve", "DEFAULT_SAMPLERS", "MVS_FIGURE_SAMPLERS", "COST_SAMPLERS", "load", "base_params",
+           "run_curve", "smart_table", "mvs_figure", "iteration_cost"]
+
+Progress = Callable[[str], None] | None
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,39 @@ DEFAULT_SAMPLERS = (
     SamplerSpec("mvs-adaptive", {"sampling": "mvs", "mvs_lambda": "adaptive"}),
     SamplerSpec("loss", {"sampling": "loss"}),
 )
+"""The SMART table's samplers; the first, ``none``, sets the target."""
+
+MVS_FIGURE_SAMPLERS = (
+    SamplerSpec("uniform", {"sampling": "uniform"}),
+    SamplerSpec("goss", {"sampling": "goss"}),
+    SamplerSpec("mvs (lambda=1)", {"sampling": "mvs", "mvs_lambda": 1.0}),
+    SamplerSpec("mvs-adaptive", {"sampling": "mvs", "mvs_lambda": "adaptive"}),
+    SamplerSpec("smart1", {"sampling": "smart1"}),
+    SamplerSpec("smart2", {"sampling": "smart2"}),
+)
+"""The MVS figure's samplers."""
+
+COST_SAMPLERS = tuple(SamplerSpec(name, {"sampling": name})
+                      for name in ("uniform", "bernoulli", "goss", "mvs", "smart1", "smart2"))
+"""The iteration-cost table's samplers."""
+
+
+def load(name: str, rows: int | None = None, seed: int = 0) -> ExperimentData:
+    """A binary set of the registry, or ``"synthetic"``: ``make_higgs_like`` with ``rows``
+    training rows (default 1,000,000) and a quarter as many test rows."""
+    if name != SYNTHETIC:
+        return load_public(name, ["binary"], rows, seed)
+    rows = rows or 1_000_000
+    X, y = make_higgs_like(rows + rows // 4, seed=seed)
+    return ExperimentData(SYNTHETIC, "binary", X[:rows], y[:rows], X[rows:], y[rows:], note="HIGGS-like, generated")
+
+
+def base_params(data: ExperimentData, leaves: int | None = None, threads: int = 0) -> dict[str, Any]:
+    """The tree settings of every run: binary logloss, learning rate 0.1, 255 bins, ``leaves``
+    leaves (default 255 on the synthetic set, 31 otherwise), 20 rows per leaf."""
+    leaves = leaves or (255 if data.name == SYNTHETIC else 31)
+    return {"objective": "binary", "learning_rate": 0.1, "num_leaves": leaves, "min_data_in_leaf": 20,
+            "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": threads}
 
 
 @dataclass
@@ -63,34 +101,64 @@ class Curve:
 
 def run_curve(spec: SamplerSpec, params: dict[str, Any], train_set: Dataset, valid_set: Dataset,
               num_boost_round: int) -> Curve:
-    """Train one configuration, evaluating test logloss and AUC after every iteration."""
+    """Train one configuration, evaluating test logloss and AUC after every iteration.
+
+    A 3-iteration warm-up first compiles (or loads) the configuration's kernels outside the timing.
+    """
     run_params = {**params, **spec.params, "metric": ["logloss", "auc"], "verbosity": -1}
     if spec.params.get("sampling", "none") == "none":
         run_params.pop("sample_rate", None)
-    booster = train(run_params, train_set, num_boost_round, valid_sets=[valid_set], valid_names=["test"])
+    for rounds in (3, num_boost_round):  # warm-up, then the timed run
+        booster = train(run_params, train_set, rounds, valid_sets=[valid_set], valid_names=["test"])
     stats = booster.iteration_stats
     return Curve(spec.label, np.array(booster.evals_result["test"]["logloss"]),
                  np.array(booster.evals_result["test"]["auc"]), np.cumsum(stats["seconds"]),
                  np.array(stats["sample_size"]) / train_set.num_data())
 
 
-def smart_table(train_set: Dataset, valid_set: Dataset, params: dict[str, Any], num_boost_round: int,
-                samplers: Sequence[SamplerSpec] = DEFAULT_SAMPLERS, tolerance: float = 0.002
-                ) -> tuple[list[dict[str, Any]], list[Curve]]:
+def _say(progress: Progress, message: str) -> None:
+    if progress is not None:
+        progress(message)
+
+
+def smart_table(data: ExperimentData, rate: float, num_boost_round: int,
+                samplers: Sequence[SamplerSpec] = DEFAULT_SAMPLERS, tolerance: float = 0.002,
+                leaves: int | None = None, threads: int = 0, progress: Progress = None) -> Result:
     """SMART's table: iterations, ASRI and seconds for each sampler to reach a target test logloss.
 
     The target is the best test logloss of the no-sampling run (the first sampler, which should be
     ``none``) plus ``tolerance``.
 
+    Parameters
+    ----------
+    data : ExperimentData
+    rate : float
+        ``sample_rate`` of the sampled runs.
+    num_boost_round : int
+        Trees of every run.
+    samplers : sequence of SamplerSpec
+    tolerance : float
+    leaves : int, optional
+        See :func:`base_params`.
+    threads : int
+        0: all.
+    progress : callable, optional
+        Called with a line after each run.
+
     Returns
     -------
-    rows : list of dict
-        One per sampler: ``sampler``, ``target``, ``iteration`` (1-based, None when never
-        reached), ``ASRI``, ``seconds``, ``speed-up`` (against the first sampler),
-        ``best logloss``, ``best iteration``.
-    curves : list of Curve
+    Result
+        One row per sampler: ``sampler``, ``target``, ``iteration`` (1-based, None when never
+        reached), ``ASRI``, ``seconds``, ``speed-up`` (against the first sampler), ``best
+        logloss``, ``best iteration``; test logloss against iterations and seconds.
     """
-    curves = [run_curve(spec, params, train_set, valid_set, num_boost_round) for spec in samplers]
+    params = {**base_params(data, leaves, threads), "sample_rate": rate}
+    train_set = Dataset(data.X, data.y)
+    valid_set = Dataset(data.X_test, data.y_test, reference=train_set)
+    curves = []
+    for spec in samplers:
+        curves.append(run_curve(spec, params, train_set, valid_set, num_boost_round))
+        _say(progress, f"{spec.label}: {num_boost_round} trees in {curves[-1].seconds[-1]:.2f} s")
     target = float(curves[0].logloss.min()) + tolerance
     rows = []
     base_seconds = None
@@ -106,21 +174,31 @@ def smart_table(train_set: Dataset, valid_set: Dataset, params: dict[str, Any], 
         speed_up = base_seconds / row["seconds"] if row["seconds"] and base_seconds else None
         rows.append({"sampler": curve.label, "target": target, **row, "speed-up": speed_up,
                      "best logloss": float(curve.logloss.min()), "best iteration": int(curve.logloss.argmin()) + 1})
-    return rows, curves
+    low = min(float(c.logloss.min()) for c in curves)
+    panels = [Panel(xlabel, "test logloss",
+                    [Line(c.label, np.arange(1, c.logloss.size + 1) if by_iteration else c.seconds, c.logloss)
+                     for c in curves], ylim=(low - 0.005, low + 0.08))
+              for xlabel, by_iteration in (("iteration", True), ("training seconds", False))]
+    title = (f"SMART table, {data.describe()}, sample rate {rate}, {params['num_leaves']} leaves, target = best "
+             f"no-sampling test logloss + {tolerance}")
+    return Result(f"smart_table_{data.name}_{rate:g}", title, rows, panels)
 
 
-def mvs_figure(train_set: Dataset, X_test: np.ndarray, y_test: np.ndarray, params: dict[str, Any],
-               num_boost_round: int, samplers: Sequence[SamplerSpec], rates: Sequence[float],
-               seeds: Sequence[int]) -> list[dict[str, Any]]:
+def mvs_figure(data: ExperimentData, rates: Sequence[float], num_boost_round: int,
+               samplers: Sequence[SamplerSpec] = MVS_FIGURE_SAMPLERS, seeds: Sequence[int] = range(5),
+               leaves: int | None = None, threads: int = 0, progress: Progress = None) -> Result:
     """Test error against sample rate: mean and standard deviation over seeds.
 
     Each (sampler, rate, seed) trains ``num_boost_round`` trees; a rate of 1.0 is no sampling.
 
     Returns
     -------
-    list of dict
-        ``sampler``, ``rate``, ``1-AUC mean``, ``1-AUC std``, ``logloss mean``, ``logloss std``.
+    Result
+        Rows ``sampler``, ``rate``, ``1-AUC mean``, ``1-AUC std``, ``logloss mean``,
+        ``logloss std``; both errors against the rate (log scale) with +-1 std bands.
     """
+    params = base_params(data, leaves, threads)
+    train_set = Dataset(data.X, data.y)
     auc, logloss = get_metric("auc"), get_metric("logloss")
     rows = []
     for spec in samplers:
@@ -132,91 +210,52 @@ def mvs_figure(train_set: Dataset, X_test: np.ndarray, y_test: np.ndarray, param
                 if rate < 1.0:
                     run["sample_rate"] = rate
                 booster = train(run, train_set, num_boost_round)
-                raw = booster.predict(X_test, raw_score=True)
-                errors.append((1.0 - auc(y_test, raw, raw), logloss(y_test, raw, raw)))
+                raw = booster.predict(data.X_test, raw_score=True)
+                errors.append((1.0 - auc(data.y_test, raw, raw), logloss(data.y_test, raw, raw)))
             e = np.array(errors)
             rows.append({"sampler": spec.label, "rate": rate, "1-AUC mean": e[:, 0].mean(), "1-AUC std": e[:, 0].std(),
                          "logloss mean": e[:, 1].mean(), "logloss std": e[:, 1].std()})
-    return rows
+            _say(progress, f"{spec.label} at {rate}: 1-AUC {rows[-1]['1-AUC mean']:.5f} over {len(e)} seeds")
+    panels = []
+    for key in ("1-AUC", "logloss"):
+        lines = []
+        for label in dict.fromkeys(r["sampler"] for r in rows):
+            mine = [r for r in rows if r["sampler"] == label]
+            lines.append(Line(label, np.array([r["rate"] for r in mine]), np.array([r[f"{key} mean"] for r in mine]),
+                              np.array([r[f"{key} std"] for r in mine])))
+        panels.append(Panel("sample rate", f"test {key}", lines, xscale="log"))
+    title = (f"MVS figure, {data.describe()}: test error after {num_boost_round} trees against sample rate, "
+             f"mean +- std over {len(seeds)} seeds")
+    return Result(f"mvs_figure_{data.name}", title, rows, panels)
 
 
-def iteration_cost(train_set: Dataset, params: dict[str, Any], rates: Sequence[float], sampling: str,
-                   num_boost_round: int, skip: int = 5) -> list[dict[str, Any]]:
-    """Median training seconds per iteration at each sample rate, against no sampling.
+def iteration_cost(data: ExperimentData, rates: Sequence[float], num_boost_round: int,
+                   samplers: Sequence[SamplerSpec] = COST_SAMPLERS, skip: int = 5, leaves: int | None = None,
+                   threads: int = 0, progress: Progress = None) -> Result:
+    """Median training milliseconds per iteration at each sample rate, against no sampling.
 
-    The first ``skip`` iterations (tree shapes still changing) are left out.
+    Each configuration first runs a 3-iteration warm-up (kernel compilation); the first ``skip``
+    iterations of the timed run (tree shapes still changing) are left out when there are more.
+
+    Returns
+    -------
+    Result
+        Rows ``sampling``, ``rate``, ``ms per iteration``, ``ratio to none`` (no figure).
     """
+    params = base_params(data, leaves, threads)
+    train_set = Dataset(data.X, data.y)
     rows = []
     base = None
-    for rate in (1.0, *rates):
-        run = {**params, "verbosity": -1, **({"sampling": sampling, "sample_rate": rate} if rate < 1.0 else {})}
-        booster = train(run, train_set, num_boost_round)
-        seconds = float(np.median(booster.iteration_stats["seconds"][skip:]))
+    for spec, rate in [(SamplerSpec("none"), 1.0)] + [(s, r) for s in samplers for r in rates]:
+        run = {**params, "verbosity": -1, **({**spec.params, "sample_rate": rate} if rate < 1.0 else {})}
+        for rounds in (3, num_boost_round):  # warm-up, then the timed run
+            booster = train(run, train_set, rounds)
+        per_iteration = booster.iteration_stats["seconds"]
+        seconds = float(np.median(per_iteration[skip:] if len(per_iteration) > skip else per_iteration))
         base = seconds if base is None else base
-        rows.append({"sampling": sampling if rate < 1.0 else "none", "rate": rate, "ms per iteration": seconds * 1e3,
+        rows.append({"sampling": spec.label, "rate": rate, "ms per iteration": seconds * 1e3,
                      "ratio to none": seconds / base})
-    return rows
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.0f}"
-    return str(value)
-
-
-def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
-    """Rows of dicts with the same keys as a markdown table."""
-    if not rows:
-        return ""
-    keys = list(rows[0])
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(_cell(row[k]) for k in keys) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def plot_curves(curves: Sequence[Curve], path: str, title: str) -> None:
-    """Test logloss against iterations and against training seconds, one line per run (PNG)."""
-    plt = pyplot(headless=True)
-    fig, (by_iteration, by_time) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for curve in curves:
-        by_iteration.plot(np.arange(1, curve.logloss.size + 1), curve.logloss, label=curve.label)
-        by_time.plot(curve.seconds, curve.logloss, label=curve.label)
-    low = min(float(c.logloss.min()) for c in curves)
-    for ax, xlabel in ((by_iteration, "iteration"), (by_time, "training seconds")):
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("test logloss")
-        ax.set_ylim(low - 0.005, low + 0.08)
-        ax.grid(alpha=0.3)
-    by_time.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def plot_mvs_figure(rows: Sequence[dict[str, Any]], path: str, title: str) -> None:
-    """1 - AUC and logloss against sample rate, mean with a +-1 std band per sampler (PNG)."""
-    plt = pyplot(headless=True)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for label in dict.fromkeys(r["sampler"] for r in rows):
-        mine = [r for r in rows if r["sampler"] == label]
-        rates = np.array([r["rate"] for r in mine])
-        for ax, key in zip(axes, ("1-AUC", "logloss")):
-            mean = np.array([r[f"{key} mean"] for r in mine])
-            std = np.array([r[f"{key} std"] for r in mine])
-            ax.plot(rates, mean, marker="o", label=label)
-            ax.fill_between(rates, mean - std, mean + std, alpha=0.15)
-    for ax, key in zip(axes, ("1 - AUC", "logloss")):
-        ax.set_xscale("log")
-        ax.set_xlabel("sample rate")
-        ax.set_ylabel(f"test {key}")
-        ax.grid(alpha=0.3)
-    axes[1].legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        _say(progress, f"{spec.label} at {rate}: {seconds * 1e3:.2f} ms per iteration")
+    title = (f"Training ms per iteration, {data.describe()}, {params['num_leaves']} leaves (median of iterations "
+             f"{skip + 1}-{num_boost_round})")
+    return Result(f"iteration_cost_{data.name}", title, rows)
