@@ -163,6 +163,13 @@ def _objective(name: str, value: Any) -> Any:
     return canonical_objective_name(value)
 
 
+def _label_gain(name: str, value: Any) -> tuple[float, ...]:
+    """A gain table: a list of numbers (or LightGBM's comma-separated text), checked by ``metrics.label_gains``."""
+    from .metrics import label_gains
+
+    return tuple(float(v) for v in label_gains(value, name))
+
+
 def _metric(name: str, value: Any) -> tuple[str, ...] | None:
     """A metric list: None (the objective's default), () (no metric), or canonical names."""
     from .metrics import canonical_metric_name
@@ -220,6 +227,10 @@ PARAMS: tuple[Param, ...] = (
     Param("lambdarank_norm", True, _bool,
           "lambdarank: scale each query's lambdas by log2(1 + S) / S, S their total (LightGBM's normalisation).",
           (), "core", "bool"),
+    Param("label_gain", None, _optional(_label_gain),
+          "lambdarank objective and ndcg metrics: the gain of relevance grade i is label_gain[i] (a list, or "
+          "comma-separated text); default 2^i - 1 for grades 0-31. Labels must index it.",
+          (), "core", "non-empty, finite, >= 0, non-decreasing"),
     Param("num_iterations", 100, _int(1),
           "Number of boosting iterations (trees per class). The `num_boost_round` argument of `train` is used "
           "unless this is given.",
