@@ -170,6 +170,13 @@ def _label_gain(name: str, value: Any) -> tuple[float, ...]:
     return tuple(float(v) for v in label_gains(value, name))
 
 
+def _sampling_unit(name: str, value: Any) -> str:
+    """'row' or 'query'; true/false too, for LightGBM's ``bagging_by_query``."""
+    if isinstance(value, str) and value.lower() not in ("true", "false"):
+        return _choice("row", "query", aliases={"rows": "row", "queries": "query"})(name, value)
+    return "query" if _bool(name, value) else "row"
+
+
 def _metric(name: str, value: Any) -> tuple[str, ...] | None:
     """A metric list: None (the objective's default), () (no metric), or canonical names."""
     from .metrics import canonical_metric_name
@@ -300,6 +307,12 @@ PARAMS: tuple[Param, ...] = (
           "Draw a new sample every this many iterations (the others reuse it); 0 turns sampling off "
           "(LightGBM's bagging_freq=0).",
           ("bagging_freq", "subsample_freq"), "sampling", ">= 0"),
+    Param("sampling_unit", "row", _sampling_unit,
+          "'row': the sampler draws rows. 'query' (ranking objectives): it draws whole queries, each kept with "
+          "all its rows and one weight; uniform/bernoulli draw queries at sample_rate, the importance samplers "
+          "give a query the sum of its rows' importance and keep sample_rate of the rows in expectation "
+          "(docs/ranking.md).",
+          ("bagging_by_query",), "sampling", "row \\| query"),
     Param("smart_rho", None, _optional(_float(0.0, low_open=True)),
           "smart1/smart2: p_i = min(1, rho * importance) with this rho, instead of solving for sample_rate.",
           (), "sampling", "> 0"),
