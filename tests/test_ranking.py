@@ -1,4 +1,4 @@
-"""Learning to rank: queries in the data, NDCG, the LambdaMART and RankNet gradients, training."""
+"""Learning to rank: queries in the data, NDCG and MAP, gain tables, the LambdaMART and RankNet gradients, training."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import smartboost as sb
-from smartboost.errors import DataError
-from smartboost.metrics import get_metric
+from smartboost.errors import DataError, ParameterError
+from smartboost.metrics import canonical_metric_name, get_metric
 from smartboost.objectives import make_objective
 
 
@@ -57,10 +57,140 @@ def test_ndcg_matches_a_hand_computed_value():
         get_metric("ndcg@3")(label, score, None)
 
 
-def _reference_lambdas(label, score, starts, truncation, sigma, ndcg_weighted):
+def test_map_matches_a_hand_computed_value():
+    label = np.array([1, 0, 2, 0, 1, 0, 0, 0, 1, 0], float)
+    score = np.array([0.9, 0.8, 0.7, 0.1, 0.5, 1.0, 2.0, 0.5, 0.5, 0.2])
+    starts = np.array([0, 5, 7, 10])
+    # query 0 ranks its relevant documents (grades 1, 2, 1: all relevant alike) 1st, 3rd and 4th:
+    # precisions 1, 2/3, 3/4 over R = 3; query 1 has none (counts 1); query 2 ties its relevant
+    # document with an irrelevant one placed before it in row order: precision 1/2 at position 2.
+    def value(k):
+        return get_metric(f"map@{k}" if k else "map")(label, score, None, None, starts)
+
+    assert value(None) == pytest.approx(((1 + 2 / 3 + 3 / 4) / 3 + 1 + 1 / 2) / 3, rel=1e-12)
+    assert value(4) == pytest.approx(value(None), rel=1e-12)
+    assert value(2) == pytest.approx((1 / 2 + 1 + 1 / 2) / 3, rel=1e-12)  # divided by min(R, k) = 2
+    assert value(1) == pytest.approx((1 + 1 + 0) / 3, rel=1e-12)
+
+
+def _reference_map(label, score, starts, k):
+    """Brute force AP@k per query: rank, walk the top k, divide by min(R, k); no relevant: 1."""
+    values = []
+    for q in range(len(starts) - 1):
+        rows = np.arange(starts[q], starts[q + 1])
+        ranked = sorted(rows, key=lambda i: (-score[i], i))[:k]
+        relevant = int((label[rows] > 0).sum())
+        if relevant == 0:
+            values.append(1.0)
+            continue
+        precisions = [np.mean(label[ranked[:p + 1]] > 0) for p in range(len(ranked)) if label[ranked[p]] > 0]
+        values.append(sum(precisions) / min(relevant, k))
+    return np.mean(values)
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, None])
+def test_map_equals_the_brute_force_reference(k):
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(1, 25, 80)
+    label = rng.choice([0, 0, 0, 1, 2, 4], sizes.sum()).astype(float)
+    label[: sizes[0]] = 0  # a query without relevant documents
+    score = np.round(rng.standard_normal(sizes.sum()), 1)  # many ties
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    name = f"map@{k}" if k else "map"
+    expected = _reference_map(label, score, starts, k or len(label))
+    assert get_metric(name)(label, score, None, None, starts) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("name, canonical", [("map@5", "map@5"), ("MAP@05", "map@5"), ("map", "map"),
+                                             ("mean_average_precision@3", "map@3"), ("NDCG@10", "ndcg@10"),
+                                             ("lambdarank@3", "ndcg@3"), ("ndcg", "ndcg")])
+def test_ranking_metric_names(name, canonical):
+    assert canonical_metric_name(name) == canonical
+
+
+@pytest.mark.parametrize("name", ["map@0", "map@x", "map@", "ndcg@-1", "mapp@3"])
+def test_bad_ranking_metric_names(name):
+    with pytest.raises(ParameterError, match="unknown metric"):
+        canonical_metric_name(name)
+
+
+# -- the gain table -----------------------------------------------------------------------------
+
+def test_linear_gain_table_gives_the_linear_gain_ndcg():
+    from sklearn.metrics import ndcg_score
+
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(3, 30, 40)
+    label = rng.integers(0, 5, sizes.sum()).astype(float)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    label[starts[:-1]] = 3  # every query has a relevant document (scikit-learn scores such queries 0, not 1)
+    score = rng.standard_normal(sizes.sum())  # no ties: scikit-learn averages tied gains
+    for k in (1, 5, 10):
+        # scikit-learn's ndcg_score: gain = grade, discount 1 / log2(1 + rank)
+        expected = np.mean([ndcg_score([label[a:b]], [score[a:b]], k=k) for a, b in zip(starts[:-1], starts[1:])])
+        linear = get_metric(f"ndcg@{k}", [0, 1, 2, 3, 4])(label, score, None, None, starts)
+        assert linear == pytest.approx(expected, rel=1e-12)
+        assert get_metric(f"ndcg@{k}")(label, score, None, None, starts) != pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("gains, match", [
+    ([0, 1, -3], "entry 2 is -3"),
+    ([0, 1, float("nan")], "entry 2 is nan"),
+    ([0, float("inf")], "entry 1 is inf"),
+    ([0, 3, 1], "must not decrease.*entry 2 is 1"),
+    ([], "non-empty"),
+    ("0,1,x", "list of numbers"),
+])
+def test_bad_gain_tables_are_parameter_errors(gains, match):
+    X, y, sizes = make_ranking(10)
+    with pytest.raises(ParameterError, match=f"label_gain.*{match}"):
+        sb.train({"objective": "lambdarank", "label_gain": gains, "verbosity": -1}, sb.Dataset(X, y, group=sizes), 1)
+
+
+def test_labels_beyond_the_gain_table_are_reported():
+    X, y, sizes = make_ranking(10)
+    row = int(np.argmax(y >= 3))
+    bad = f"row {row} has {y[row]:g}"
+    train = sb.Dataset(X, y, group=sizes)
+    with pytest.raises(DataError, match=rf"relevance grade in \[0, 2\] \(label_gain has 3 entries\); {bad}"):
+        sb.train({"objective": "lambdarank", "label_gain": "0,1,3", "verbosity": -1}, train, 1)
+    with pytest.raises(DataError, match=bad):  # the metric alone checks too
+        get_metric("ndcg@5", [0, 1, 3])(y, np.zeros(len(y)), None, None, train.query_starts)
+    with pytest.raises(DataError, match=bad):  # with any objective
+        sb.train({"objective": "regression", "metric": "ndcg@5", "label_gain": [0, 1, 3], "verbosity": -1}, train,
+                 1, valid_sets=[train])
+
+
+def test_gain_table_drives_objective_and_metric_and_is_saved(tmp_path):
+    linear = [0.0, 1.0, 2.0, 3.0, 4.0]
+    X, y, sizes = make_ranking(60, seed=6)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    train = sb.Dataset(X, y, group=sizes)
+    params = {"objective": "lambdarank", "num_leaves": 7, "metric": "ndcg@10", "verbosity": -1}
+    booster = sb.train({**params, "label_gain": linear}, train, 5, valid_sets=[train])
+    raw = booster.predict(X, raw_score=True)
+    # the recorded metric used the table
+    recorded = booster.evals_result["training"]["ndcg@10"][-1]
+    assert recorded == pytest.approx(get_metric("ndcg@10", linear)(y, raw, None, None, starts), rel=1e-12)
+    assert recorded != pytest.approx(get_metric("ndcg@10")(y, raw, None, None, starts), rel=1e-6)
+    # so did the objective's lambdas: the trees differ from the default table's
+    default = sb.train(params, train, 5)
+    assert not np.allclose(default.predict(X, raw_score=True), raw)
+    # the table is saved with the objective options; continuing needs the same table
+    booster.save_model(tmp_path / "m.json")
+    loaded = sb.Booster(model_file=tmp_path / "m.json")
+    assert loaded.objective.label_gain == tuple(linear) and default.objective.label_gain is None
+    np.testing.assert_array_equal(loaded.predict(X, raw_score=True), raw)
+    sb.train({**params, "label_gain": linear}, sb.Dataset(X, y, group=sizes, reference=loaded), 1,
+             init_model=loaded)
+    with pytest.raises(ParameterError, match="init_model was trained with objective"):
+        sb.train(params, sb.Dataset(X, y, group=sizes, reference=loaded), 1, init_model=loaded)
+
+
+def _reference_lambdas(label, score, starts, truncation, sigma, ndcg_weighted, gain_table=None):
     """Brute force, without normalisation: every pair within the truncation, straight from the formulas."""
     g, h = np.zeros_like(score), np.zeros_like(score)
-    gain = 2.0 ** label - 1
+    gain = 2.0 ** label - 1 if gain_table is None else np.asarray(gain_table)[label.astype(int)]
     for q in range(len(starts) - 1):
         rows = np.arange(starts[q], starts[q + 1])
         order = rows[np.argsort(-score[rows], kind="stable")]
@@ -87,16 +217,17 @@ def _reference_lambdas(label, score, starts, truncation, sigma, ndcg_weighted):
 
 @pytest.mark.parametrize("name", ["lambdarank", "rank_pairwise"])
 @pytest.mark.parametrize("truncation", [3, 100])
-def test_lambdas_equal_the_brute_force_reference(name, truncation):
+@pytest.mark.parametrize("gain_table", [None, (0.0, 1.0, 2.0, 3.0, 4.0), (0.0, 0.0, 1.0, 5.0, 5.0, 9.0)])
+def test_lambdas_equal_the_brute_force_reference(name, truncation, gain_table):
     X, y, sizes = make_ranking(12, seed=1)
     starts = np.concatenate([[0], np.cumsum(sizes)])
     score = np.random.default_rng(2).standard_normal(len(y))
     objective = make_objective(name, {"sigmoid": 1.5, "lambdarank_truncation_level": truncation,
-                                      "lambdarank_norm": False})
+                                      "lambdarank_norm": False, "label_gain": gain_table})
     objective.bind_queries(y, starts)
     g, h = np.empty_like(score), np.empty_like(score)
     objective.grad_hess(y, score, g, h)
-    expected_g, expected_h = _reference_lambdas(y, score, starts, truncation, 1.5, name == "lambdarank")
+    expected_g, expected_h = _reference_lambdas(y, score, starts, truncation, 1.5, name == "lambdarank", gain_table)
     np.testing.assert_allclose(g, expected_g, atol=1e-12)
     np.testing.assert_allclose(h, expected_h, atol=1e-12)
 
@@ -109,11 +240,13 @@ def test_ranking_training_improves_test_ndcg(params):
     cut = int(starts[90])
     train = sb.Dataset(X[:cut], y[:cut], group=sizes[:90])
     test = sb.Dataset(X[cut:], y[cut:], group=sizes[90:], reference=train)
-    booster = sb.train({**params, "num_leaves": 7, "metric": ["ndcg@5", "ndcg@10"], "verbosity": -1}, train, 30,
-                       valid_sets=[test])
+    booster = sb.train({**params, "num_leaves": 7, "metric": ["ndcg@5", "ndcg@10", "map@3", "map"], "verbosity": -1},
+                       train, 30, valid_sets=[test])
     history = booster.evals_result["valid_0"]
-    random_order = get_metric("ndcg@10")(y[cut:], np.zeros(len(y) - cut), None, None, starts[90:] - cut)
-    assert history["ndcg@10"][-1] > random_order + 0.1
+    assert list(history) == ["ndcg@5", "ndcg@10", "map@3", "map"]
+    random_order = np.zeros(len(y) - cut)
+    for name in ("ndcg@10", "map"):
+        assert history[name][-1] > get_metric(name)(y[cut:], random_order, None, None, starts[90:] - cut) + 0.05
     assert history["ndcg@5"][-1] > history["ndcg@5"][0]
 
 
@@ -121,7 +254,7 @@ def test_ranking_misuse_is_reported(tmp_path):
     X, y, sizes = make_ranking(10)
     with pytest.raises(DataError, match="needs queries"):
         sb.train({"objective": "lambdarank", "verbosity": -1}, sb.Dataset(X, y), 1)
-    with pytest.raises(DataError, match=r"relevance grade in \[0, 31\] for a ranking objective; row 2 has -1"):
+    with pytest.raises(DataError, match=r"relevance grade in \[0, 31\] \(label_gain has 32 entries\); row 2 has -1"):
         sb.train({"objective": "lambdarank", "verbosity": -1}, sb.Dataset(X, np.r_[0, 1, -1, y[3:]], group=sizes), 1)
     booster = sb.train({"objective": "lambdarank", "sigmoid": 2.0, "verbosity": -1}, sb.Dataset(X, y, group=sizes), 3)
     booster.save_model(tmp_path / "r.json")

@@ -163,6 +163,20 @@ def _objective(name: str, value: Any) -> Any:
     return canonical_objective_name(value)
 
 
+def _label_gain(name: str, value: Any) -> tuple[float, ...]:
+    """A gain table: a list of numbers (or LightGBM's comma-separated text), checked by ``metrics.label_gains``."""
+    from .metrics import label_gains
+
+    return tuple(float(v) for v in label_gains(value, name))
+
+
+def _sampling_unit(name: str, value: Any) -> str:
+    """'row' or 'query'; true/false too, for LightGBM's ``bagging_by_query``."""
+    if isinstance(value, str) and value.lower() not in ("true", "false"):
+        return _choice("row", "query", aliases={"rows": "row", "queries": "query"})(name, value)
+    return "query" if _bool(name, value) else "row"
+
+
 def _metric(name: str, value: Any) -> tuple[str, ...] | None:
     """A metric list: None (the objective's default), () (no metric), or canonical names."""
     from .metrics import canonical_metric_name
@@ -220,6 +234,10 @@ PARAMS: tuple[Param, ...] = (
     Param("lambdarank_norm", True, _bool,
           "lambdarank: scale each query's lambdas by log2(1 + S) / S, S their total (LightGBM's normalisation).",
           (), "core", "bool"),
+    Param("label_gain", None, _optional(_label_gain),
+          "lambdarank objective and ndcg metrics: the gain of relevance grade i is label_gain[i] (a list, or "
+          "comma-separated text); default 2^i - 1 for grades 0-31. Labels must index it.",
+          (), "core", "non-empty, finite, >= 0, non-decreasing"),
     Param("num_iterations", 100, _int(1),
           "Number of boosting iterations (trees per class). The `num_boost_round` argument of `train` is used "
           "unless this is given.",
@@ -289,6 +307,12 @@ PARAMS: tuple[Param, ...] = (
           "Draw a new sample every this many iterations (the others reuse it); 0 turns sampling off "
           "(LightGBM's bagging_freq=0).",
           ("bagging_freq", "subsample_freq"), "sampling", ">= 0"),
+    Param("sampling_unit", "row", _sampling_unit,
+          "'row': the sampler draws rows. 'query' (ranking objectives): it draws whole queries, each kept with "
+          "all its rows and one weight; uniform/bernoulli draw queries at sample_rate, the importance samplers "
+          "give a query the sum of its rows' importance and keep sample_rate of the rows in expectation "
+          "(docs/ranking.md).",
+          ("bagging_by_query",), "sampling", "row \\| query"),
     Param("smart_rho", None, _optional(_float(0.0, low_open=True)),
           "smart1/smart2: p_i = min(1, rho * importance) with this rho, instead of solving for sample_rate.",
           (), "sampling", "> 0"),

@@ -709,6 +709,9 @@ def _check_distributed_params(params: dict[str, Any]) -> None:
     if sampling in _UNSUPPORTED_SAMPLERS:
         raise ParameterError(f"sampling='{sampling}' is not supported by smartboost.dask: "
                              f"{_UNSUPPORTED_SAMPLERS[sampling]}")
+    if params["sampling_unit"] == "query":
+        raise ParameterError("sampling_unit='query' is not supported by smartboost.dask yet; sample rows "
+                             "(sampling_unit='row')")
     if params["step_rule"] in ("line", "leaf_line"):
         raise ParameterError(f"step_rule='{params['step_rule']}' is not supported by smartboost.dask yet; use "
                              "'shrinkage' or 'smooth'")

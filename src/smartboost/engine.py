@@ -159,7 +159,7 @@ class Trainer:
         metric_names = params["metric"]
         if metric_names is None:
             metric_names = (objective.default_metric,) if objective.default_metric else ()
-        self.metrics = [get_metric(m) for m in metric_names]
+        self.metrics = [get_metric(m, params["label_gain"]) for m in metric_names]
         for metric in self.metrics:
             if metric.multiclass != (self.n_outputs > 1):
                 kind = "a multiclass" if metric.multiclass else "a single-output"

@@ -9,11 +9,19 @@ evaluated stably, ``auc`` ranks raw scores (no ties from probabilities
 rounding to 1.0), ``error`` counts ``F > 0``, i.e. ``p > 0.5``.
 All metrics are weighted means (AUC: weighted pairs) when the data has weights.
 
-Ranking metrics read the data's queries: ``ndcg@k`` (``ndcg`` alone: the whole list) is the
-mean over queries of DCG@k / ideal DCG@k, with gain ``2^rel - 1``, discount
-``1 / log2(2 + position)``, documents ranked by decreasing raw score and ties kept in row
-order; a query without any relevant document (ideal DCG 0) counts as 1 (LightGBM's
-convention). Row weights are not used by ranking metrics.
+Ranking metrics read the data's queries and rank each query's documents by decreasing raw
+score, ties kept in row order (a stable sort); row weights are not used.
+
+- ``ndcg@k`` (``ndcg`` alone: the whole list) is the mean over queries of DCG@k / ideal DCG@k,
+  with gain ``label_gain[rel]`` (default ``2^rel - 1``, :func:`label_gains`) and discount
+  ``1 / log2(2 + position)`` (position 0 at the top); a query without any relevant document
+  (ideal DCG 0) counts as 1 (LightGBM's convention).
+- ``map@k`` (``map`` alone: the whole list) is the mean over queries of AP@k, LightGBM's
+  definition: a document is relevant when its label is > 0 (every grade above 0 counts the
+  same); AP@k = sum over the positions p < k holding a relevant document of precision@(p + 1),
+  divided by min(R, k) with R the query's relevant documents (anywhere in the list); a query
+  without any relevant document counts as 1. XGBoost divides by R instead, which is lower when
+  R > k.
 """
 
 from __future__ import annotations
@@ -24,10 +32,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels.metrics import mean_ndcg, roc_auc
+from ._kernels.metrics import mean_average_precision, mean_ndcg, roc_auc
 from .errors import DataError, ParameterError
 
-__all__ = ["Metric", "METRICS", "canonical_metric_name", "get_metric"]
+__all__ = ["Metric", "METRICS", "DEFAULT_LABEL_GAIN", "canonical_metric_name", "check_relevance", "get_metric",
+           "label_gains"]
 
 MetricFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], float]
 
@@ -122,33 +131,110 @@ METRICS: tuple[Metric, ...] = (
 _BY_NAME = {n: m for m in METRICS for n in (m.name, *m.aliases)}
 
 
-_DEFAULT_GAINS = 2.0 ** np.arange(32) - 1.0
+DEFAULT_LABEL_GAIN = 2.0 ** np.arange(32) - 1.0
+"""The gain of relevance grade ``i`` when ``label_gain`` is not given: ``2^i - 1``, grades 0-31."""
 
 
-def _ndcg_metric(name: str) -> Metric | None:
-    """``ndcg`` or ``ndcg@k`` (``k >= 1``), else None."""
-    base, _, cut = name.lower().partition("@")
-    if base not in ("ndcg", "lambdarank") or (cut and not cut.isdigit()) or cut == "0":
+def label_gains(label_gain=None, name: str = "label_gain") -> np.ndarray:
+    """The gain table of NDCG (metric and ``lambdarank``): entry ``i`` is the gain of grade ``i``.
+
+    Parameters
+    ----------
+    label_gain : sequence of float or None
+        The user's table (LightGBM's ``label_gain``), or None for :data:`DEFAULT_LABEL_GAIN`.
+        Its length bounds the relevance grades the data may hold.
+    name : str
+        Parameter name for the error message.
+
+    Returns
+    -------
+    ndarray of float64
+
+    Raises
+    ------
+    ParameterError
+        An empty table, or a gain that is negative, not finite, or smaller than the one before
+        (a higher grade must not gain less: the pairwise objectives order documents by grade).
+    """
+    if label_gain is None:
+        return DEFAULT_LABEL_GAIN
+    if isinstance(label_gain, str):
+        label_gain = [v for v in label_gain.split(",") if v.strip()]
+    try:
+        gains = np.array(label_gain, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(f"parameter '{name}' must be a list of numbers, got {label_gain!r}") from None
+    if gains.ndim != 1 or gains.size == 0:
+        raise ParameterError(f"parameter '{name}' must be a non-empty list of numbers, got {label_gain!r}")
+    bad = ~np.isfinite(gains) | (gains < 0.0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ParameterError(f"parameter '{name}' must hold finite gains >= 0; entry {i} is {gains[i]}")
+    down = np.flatnonzero(np.diff(gains) < 0.0)
+    if down.size:
+        i = int(down[0]) + 1
+        raise ParameterError(f"parameter '{name}' must not decrease (a higher grade gains at least as much); "
+                             f"entry {i} is {gains[i]} after {gains[i - 1]}")
+    return gains
+
+
+def check_relevance(label: np.ndarray, gains: np.ndarray, name: str = "label") -> np.ndarray:
+    """Check that ``label`` holds integer relevance grades within the gain table; return it.
+
+    Raises
+    ------
+    DataError
+        Naming the first row whose label is negative, fractional or beyond the table.
+    """
+    bad = (label != np.floor(label)) | (label < 0) | (label >= gains.size)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise DataError(f"{name} must be an integer relevance grade in [0, {gains.size - 1}] (label_gain has "
+                        f"{gains.size} entries); row {row} has {label[row]:g}")
+    return label
+
+
+def _ranking_metric(name: str, label_gain=None) -> Metric | None:
+    """``ndcg``/``map`` or ``ndcg@k``/``map@k`` (``k >= 1``), else None."""
+    base, at, cut = name.lower().partition("@")
+    base = {"lambdarank": "ndcg", "mean_average_precision": "map"}.get(base, base)
+    if base not in ("ndcg", "map") or (at and not (cut.isdigit() and int(cut) > 0)):
         return None
     k = int(cut) if cut else np.iinfo(np.int64).max
-    return Metric(f"ndcg@{cut}" if cut else "ndcg",
-                  lambda label, raw, queries: mean_ndcg(label, raw, queries, k, _DEFAULT_GAINS), True,
-                  doc="normalised discounted cumulative gain of the top k of each query", ranking=True)
+    canonical = f"{base}@{int(cut)}" if cut else base
+    if base == "map":
+        return Metric(canonical, lambda label, raw, queries: mean_average_precision(label, raw, queries, k), True,
+                      doc="mean average precision of the top k of each query (label > 0 relevant)", ranking=True)
+    gains = label_gains(label_gain)
+
+    def ndcg(label, raw, queries):
+        return mean_ndcg(check_relevance(label, gains), raw, queries, k, gains)
+
+    return Metric(canonical, ndcg, True, doc="normalised discounted cumulative gain of the top k of each query",
+                  ranking=True)
 
 
 def canonical_metric_name(name: str) -> str:
     """Canonical name of a metric or alias; raises ParameterError for unknown names."""
-    ranking = _ndcg_metric(name)
+    ranking = _ranking_metric(name)
     if ranking is not None:
         return ranking.name
     metric = _BY_NAME.get(name.lower())
     if metric is None:
-        close = difflib.get_close_matches(name.lower(), list(_BY_NAME), n=3)
+        close = difflib.get_close_matches(name.lower(), [*_BY_NAME, "ndcg@10", "map@10"], n=3)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise ParameterError(f"unknown metric {name!r}{hint} (known: {[m.name for m in METRICS]})")
+        raise ParameterError(f"unknown metric {name!r}{hint} (known: {[m.name for m in METRICS]}, ndcg@k, map@k)")
     return metric.name
 
 
-def get_metric(name: str) -> Metric:
-    """The metric registered under ``name`` (canonical or alias; ``ndcg@k`` for any k)."""
-    return _ndcg_metric(name) or _BY_NAME[canonical_metric_name(name)]
+def get_metric(name: str, label_gain=None) -> Metric:
+    """The metric registered under ``name`` (canonical or alias; ``ndcg@k`` and ``map@k`` for any k).
+
+    Parameters
+    ----------
+    name : str
+    label_gain : sequence of float, optional
+        The gain table of ``ndcg`` (the ``label_gain`` training parameter, also what the
+        ``lambdarank`` objective uses); default ``2^rel - 1``.
+    """
+    return _ranking_metric(name, label_gain) or _BY_NAME[canonical_metric_name(name)]

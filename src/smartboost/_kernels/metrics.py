@@ -113,3 +113,33 @@ def mean_ndcg(label, score, query_starts, k, gain_table):
             gains[i] = gain_table[int(label[start + i])]
         values[q] = query_dcg(gains, np.argsort(-score[start:end], kind="mergesort"), k, discounts) * inverse_ideal[q]
     return values.mean()
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def mean_average_precision(label, score, query_starts, k):
+    """Mean AP@k over queries (docs in ``smartboost.metrics``; LightGBM's definition).
+
+    Documents are ranked by decreasing score, ties in row order (a stable sort); a document is
+    relevant when its label is > 0. AP@k of a query with R relevant documents is the sum, over
+    the positions p < k holding a relevant document, of the precision of the top p + 1,
+    divided by min(R, k); a query without any relevant document scores 1.
+    """
+    n_queries = query_starts.shape[0] - 1
+    values = np.empty(n_queries)
+    for q in prange(n_queries):
+        start, end = query_starts[q], query_starts[q + 1]
+        relevant = 0
+        for i in range(start, end):
+            relevant += label[i] > 0.0
+        if relevant == 0:
+            values[q] = 1.0
+            continue
+        order = np.argsort(-score[start:end], kind="mergesort")
+        hits = 0
+        total = 0.0
+        for p in range(min(k, end - start)):
+            if label[start + order[p]] > 0.0:
+                hits += 1
+                total += hits / (p + 1.0)
+        values[q] = total / min(relevant, k)
+    return values.mean()

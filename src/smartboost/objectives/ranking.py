@@ -6,7 +6,8 @@ ranked above the truncation level under the current scores:
     rho_ij = 1 / (1 + exp(sigma (s_i - s_j))),  lambda_ij = sigma w_ij rho_ij
     g_i -= lambda_ij,  g_j += lambda_ij,  h_i, h_j += sigma^2 w_ij rho_ij (1 - rho_ij)
 
-with ``w_ij = |delta NDCG@k|`` when i and j swap places (gain 2^rel - 1, discount
+with ``w_ij = |delta NDCG@k|`` when i and j swap places (gain ``label_gain[rel]``, default
+2^rel - 1, the table the ``ndcg`` metric uses: :func:`smartboost.metrics.label_gains`; discount
 1 / log2(2 + position), over the query's ideal DCG@k) for ``lambdarank``, and ``w_ij = 1`` for
 ``rank_pairwise``. With ``lambdarank_norm`` each query's lambdas and hessians are scaled by
 log2(1 + S) / S, S the sum of 2 |lambda_ij| (LightGBM's normalisation). Queries whose labels are
@@ -24,9 +25,8 @@ from numba import njit, prange
 
 from .._kernels.metrics import inverse_ideal_dcg, longest_query_discounts
 from ..errors import DataError, ParameterError
+from ..metrics import check_relevance, label_gains
 from .base import Objective, register
-
-_GAINS = 2.0 ** np.arange(32) - 1.0  # label gain 2^rel - 1, labels 0..31
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -90,32 +90,31 @@ class _PairwiseRanking(Objective):
     task = "ranking"
     needs_queries = True
     ndcg_weighted: bool
-    options = ("sigmoid", "lambdarank_truncation_level", "lambdarank_norm")
+    options = ("sigmoid", "lambdarank_truncation_level", "lambdarank_norm", "label_gain")
 
     def __init__(self, sigmoid: float = 1.0, lambdarank_truncation_level: int = 30,
-                 lambdarank_norm: bool = True) -> None:
+                 lambdarank_norm: bool = True, label_gain=None) -> None:
         if not sigmoid > 0.0:
             raise ParameterError(f"sigmoid must be > 0, got {sigmoid}")
         self.sigmoid = float(sigmoid)
         self.lambdarank_truncation_level = int(lambdarank_truncation_level)
         self.lambdarank_norm = bool(lambdarank_norm)
+        self._gains = label_gains(label_gain)
+        # as given (None: the default table), so model files store only a user's table
+        self.label_gain = None if label_gain is None else tuple(float(v) for v in self._gains)
         self.query_starts: np.ndarray | None = None
 
     def check_label(self, label, name="label", training=True):
-        """Relevance grades: integers in [0, 31]."""
-        bad = (label != np.floor(label)) | (label < 0) | (label >= _GAINS.size)
-        if bad.any():
-            row = int(np.argmax(bad))
-            raise DataError(f"{name} must be an integer relevance grade in [0, {_GAINS.size - 1}] for a ranking "
-                            f"objective; row {row} has {label[row]}")
-        return label
+        """Relevance grades: integers indexing the gain table (0-31 by default)."""
+        return check_relevance(label, self._gains, name)
 
     def bind_queries(self, label: np.ndarray, query_starts: np.ndarray | None) -> None:
         """Remember the training queries (and their ideal DCGs) for :meth:`grad_hess`."""
         if query_starts is None:
             raise DataError(f"objective '{self.name}' needs queries: build the training Dataset with group= or qid=")
         self.query_starts = query_starts
-        self._inverse_ideal = inverse_ideal_dcg(label, query_starts, self.lambdarank_truncation_level, _GAINS)
+        self._inverse_ideal = inverse_ideal_dcg(label, query_starts, self.lambdarank_truncation_level,
+                                               self._gains)
 
     def init_score(self, label, weight):
         """0: rankings do not change with a constant."""
@@ -123,7 +122,7 @@ class _PairwiseRanking(Objective):
 
     def grad_hess(self, label, raw, out_grad, out_hess):
         """Pairwise lambdas of every query."""
-        pairwise_lambdas(label, raw, self.query_starts, self._inverse_ideal, _GAINS, self.sigmoid,
+        pairwise_lambdas(label, raw, self.query_starts, self._inverse_ideal, self._gains, self.sigmoid,
                          self.lambdarank_truncation_level, self.ndcg_weighted, self.lambdarank_norm, out_grad,
                          out_hess)
 

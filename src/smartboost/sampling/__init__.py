@@ -1,7 +1,8 @@
 """Row samplers (ALGORITHMS.md 3), behind one interface (:class:`~smartboost.sampling.base.Sampler`).
 
 ``sampling`` selects one of :data:`SAMPLERS`; :func:`resolve_sampling_params` checks the sampling
-parameters together at the boundary and :func:`make_sampler` builds the sampler of a run.
+parameters together at the boundary and :func:`make_sampler` builds the sampler of a run, drawing
+whole queries with ``sampling_unit='query'`` (:mod:`smartboost.sampling.queries`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from ..errors import ParameterError
 from .base import NoSampling, Sampler, SamplingContext
 from .goss import GOSSSampler
 from .importance import LossSampler, MVSSampler, Smart1Sampler, Smart2Sampler
+from .queries import QuerySampler
 from .random import BernoulliSampler, UniformSampler
 from .trimming import TrimmingSampler
 
@@ -77,6 +79,10 @@ def resolve_sampling_params(params: dict[str, Any], given: dict[str, Any]) -> No
         raise ParameterError("give either trimming_alpha or sample_rate for trimming, not both")
     if sampling == "goss":
         _resolve_goss(params, given)
+    if params["sampling_unit"] == "query" and not SAMPLERS[sampling].supports_queries:
+        able = ", ".join(name for name, cls in SAMPLERS.items() if cls.supports_queries)
+        raise ParameterError(f"sampling_unit='query' draws whole queries with a sampler's rule; sampling="
+                             f"'{sampling}' has none (use sample_rate < 1 with one of: {able})")
 
 
 def _resolve_goss(params: dict[str, Any], given: dict[str, Any]) -> None:
@@ -101,4 +107,4 @@ def make_sampler(params: dict[str, Any], n_rows: int, row_ids: np.ndarray | None
     for ``n_rows`` rows with ids ``row_ids`` among every machine's rows (None: 0 .. n_rows - 1)."""
     sampler = SAMPLERS[params["sampling"]](params, n_rows)
     sampler.row_ids = row_ids
-    return sampler
+    return QuerySampler(sampler) if params["sampling_unit"] == "query" else sampler

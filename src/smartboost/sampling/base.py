@@ -13,7 +13,7 @@ changes no other random choice, and a row's draw does not depend on the thread c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -70,6 +70,48 @@ class SamplingContext:
     mean_abs_grad: float | None = None
 
 
+@dataclass
+class QueryDraw:
+    """One query-level draw (``sampling_unit='query'``): the queries and the per-query arrays.
+
+    A sampler's :meth:`Sampler.draw_queries` fills ``keep`` and ``inverse_p``; the rows of
+    query ``q`` are then all kept or all dropped, with weight ``w_i * inverse_p[q]``.
+
+    Attributes
+    ----------
+    starts : ndarray of int64, shape (n_queries + 1,)
+        Query ``q`` owns rows ``starts[q]:starts[q + 1]``.
+    sizes : ndarray of int64, shape (n_queries,)
+        Rows per query.
+    keep : ndarray of uint8, shape (n_queries,)
+        Output: 1 for the queries drawn.
+    inverse_p : ndarray of float64, shape (n_queries,)
+        Output: ``1 / P(query q drawn)`` (read only for drawn queries).
+    ids, others : ndarray of uint32, shape (n_queries,)
+        Scratch for the row-draw kernels, run over queries.
+    """
+
+    starts: np.ndarray
+    sizes: np.ndarray = field(init=False)
+    keep: np.ndarray = field(init=False)
+    inverse_p: np.ndarray = field(init=False)
+    ids: np.ndarray = field(init=False)
+    others: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.sizes = np.diff(self.starts)
+        n = self.sizes.size
+        self.keep = np.zeros(n, np.uint8)
+        self.inverse_p = np.ones(n)
+        self.ids = np.empty(n, np.uint32)
+        self.others = np.empty(n, np.uint32)
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries."""
+        return self.sizes.size
+
+
 class Sampler:
     """Base class of the row samplers.
 
@@ -90,6 +132,8 @@ class Sampler:
     supports_multiclass : bool
         Whether the sampler works for multiclass objectives, where it sees each row's gradient
         and hessian as the L2 norms of their per-class vectors (CatBoost's rule for MVS).
+    supports_queries : bool
+        Whether the sampler can draw whole queries (:meth:`draw_queries`, ``sampling_unit='query'``).
     row_ids : ndarray of int64 or None
         Id of each row among every machine's rows (None on one machine: the row's index): a
         row's random number depends on that id only, not on how rows are spread over machines.
@@ -98,6 +142,7 @@ class Sampler:
     name: ClassVar[str]
     needs_previous_leaves: ClassVar[bool] = False
     supports_multiclass: ClassVar[bool] = True
+    supports_queries: ClassVar[bool] = False
 
     def __init__(self, params: dict[str, Any], n_rows: int) -> None:
         self.params = params
@@ -144,6 +189,13 @@ class Sampler:
     def correct_gradients(self, ctx: SamplingContext, rows: np.ndarray, totals: np.ndarray | None = None) -> None:
         """Adjust the gradients of the sampled ``rows`` in ``ctx.grad`` (default: nothing);
         ``totals`` are :meth:`correction_totals` over every machine's rows (None: these rows)."""
+
+    def draw_queries(self, ctx: SamplingContext, draw: QueryDraw) -> None:
+        """The sampler's rule applied to whole queries: fill ``draw.keep`` and ``draw.inverse_p``.
+
+        Only for samplers with ``supports_queries`` (see :mod:`smartboost.sampling.queries`).
+        """
+        raise NotImplementedError(f"sampling='{self.name}' does not draw queries")
 
 
 class NoSampling(Sampler):

@@ -12,6 +12,12 @@ The importance ``a_i`` (always including the row's own weight) is
 ``c`` solves ``sum_i min(1, c a_i) = s N`` (:func:`solve_scale`, expected O(N)), unless SMART's
 ``smart_rho`` gives it directly. Kept rows get weight ``w_i / p_i``; rows of zero importance are
 never kept.
+
+Drawing whole queries (``sampling_unit='query'``), a query's importance is the sum of its rows'
+``a_q = sum_{i in q} a_i``; query ``q`` is kept with ``p_q = min(1, c a_q)``, where ``c`` solves
+``sum_q n_q min(1, c a_q) = s N`` (``n_q`` its rows: ``sample_rate`` keeps meaning the expected
+share of rows, :func:`~smartboost.sampling.queries.solve_scale_weighted`), and every row of a
+kept query gets weight ``w_i / p_q``.
 """
 
 from __future__ import annotations
@@ -20,11 +26,14 @@ import numpy as np
 
 from .._kernels.sampling import (draw_proportional, leaf_sums, mvs_importance, smart2_correct, solve_scale,
                                  weighted_abs)
-from .base import Sampler, SamplingContext
+from .base import QueryDraw, Sampler, SamplingContext
+from .queries import solve_scale_weighted
 
 
 class ProportionalSampler(Sampler):
     """Base of the samplers that keep row ``i`` with probability ``min(1, c a_i)``."""
+
+    supports_queries = True
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
@@ -35,7 +44,10 @@ class ProportionalSampler(Sampler):
         """``a_i`` of every row (may be written into ``self.importance_buffer``)."""
         raise NotImplementedError
 
-    def _scale(self, importance: np.ndarray, iteration: int) -> float:
+    def _scale(self, importance: np.ndarray, iteration: int, sizes: np.ndarray | None = None) -> float:
+        """``c`` for ``importance`` of rows, or of queries of ``sizes`` rows each."""
+        if sizes is not None:
+            return solve_scale_weighted(importance, sizes, self.target_size)
         return solve_scale(importance, self.target_size, self.key(iteration, 1))
 
     def sample(self, ctx, rows, rest):
@@ -52,15 +64,22 @@ class ProportionalSampler(Sampler):
                               self.sample_weight, self.keep, self.row_ids)
         return n, self.sample_weight
 
+    def draw_queries(self, ctx, draw: QueryDraw) -> None:
+        """Bernoulli draw of the queries with ``p_q = min(1, c a_q)``, ``a_q`` the sum over the query."""
+        importance = np.add.reduceat(self.importance(ctx), draw.starts[:-1])
+        self.scale = self._scale(importance, ctx.iteration, draw.sizes)
+        draw_proportional(self.key(ctx.iteration), importance, self.scale, np.ones(draw.n_queries), draw.ids,
+                          draw.others, draw.inverse_p, draw.keep, None)
+
 
 class Smart1Sampler(ProportionalSampler):
     """SMART first-gradient-proportional sampling: ``a_i = w_i |g_i|``."""
 
     name = "smart1"
 
-    def _scale(self, importance, iteration):
+    def _scale(self, importance, iteration, sizes=None):
         rho = self.params["smart_rho"]
-        return rho if rho is not None else super()._scale(importance, iteration)
+        return rho if rho is not None else super()._scale(importance, iteration, sizes)
 
     def importance(self, ctx):
         """``w |g|``."""

@@ -1,11 +1,16 @@
-"""Uniform samplers: exactly ``round(s N)`` rows without replacement, or each row with ``p = s``."""
+"""Uniform samplers: exactly ``round(s N)`` rows without replacement, or each row with ``p = s``.
+
+Drawing whole queries (``sampling_unit='query'``), the same rules run over the queries:
+exactly ``max(1, round(s Q))`` of the ``Q`` queries, weight ``Q / k`` (the exact inverse of
+the inclusion probability ``k / Q``), or each query with ``p = s``, weight ``1 / s``.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .._kernels.sampling import draw_bernoulli, draw_exact
-from .base import Sampler
+from .base import QueryDraw, Sampler
 
 
 class _ConstantRateSampler(Sampler):
@@ -26,19 +31,34 @@ class UniformSampler(_ConstantRateSampler):
     """Friedman's stochastic gradient boosting: ``round(s N)`` rows without replacement, weight ``1/s``."""
 
     name = "uniform"
+    supports_queries = True
 
     def sample(self, ctx, rows, rest):
         """Selection sampling over every row."""
         n = draw_exact(self.key(ctx.iteration), int(round(self.target_size)), rows, rest)
         return n, self._weights(ctx)
 
+    def draw_queries(self, ctx, draw: QueryDraw) -> None:
+        """Selection sampling over the queries: exactly ``max(1, round(s Q))`` of them."""
+        k = max(1, int(round(self.sample_rate * draw.n_queries)))
+        n = draw_exact(self.key(ctx.iteration), k, draw.ids, draw.others)
+        draw.keep[:] = 0
+        draw.keep[draw.ids[:n]] = 1
+        draw.inverse_p[:] = draw.n_queries / k
+
 
 class BernoulliSampler(_ConstantRateSampler):
     """Each row independently with probability ``s``, weight ``1/s`` (LightGBM's bagging draw)."""
 
     name = "bernoulli"
+    supports_queries = True
 
     def sample(self, ctx, rows, rest):
         """One coin per row."""
         n = draw_bernoulli(self.key(ctx.iteration), self.sample_rate, rows, rest, self.keep, self.row_ids)
         return n, self._weights(ctx)
+
+    def draw_queries(self, ctx, draw: QueryDraw) -> None:
+        """One coin per query."""
+        draw_bernoulli(self.key(ctx.iteration), self.sample_rate, draw.ids, draw.others, draw.keep, None)
+        draw.inverse_p[:] = 1.0 / self.sample_rate
