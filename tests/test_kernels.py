@@ -9,6 +9,7 @@ from smartboost._kernels.histogram import build_histogram, build_histogram_paral
 from smartboost._kernels.partition import partition, partition_parallel
 from smartboost._kernels.split import find_best_split, leaf_score, subtract_and_find_splits
 from smartboost.binning import BinMapper
+from smartboost.grower import NodeRows
 from smartboost.selection import pack_thresholds
 
 
@@ -47,32 +48,45 @@ def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_f
     gh = np.column_stack([g, h]).astype(np.int32)
     totals = (g[rows].sum(), h[rows].sum())
     serial = np.empty((n_cells, 2), np.int64)
-    build_histogram(rows, 0, rows.size, *layout.arrays, gh, *totals, serial)
+    build_histogram(rows, 0, rows.size, *layout.arrays, None, gh, *totals, serial)
     np.testing.assert_array_equal(serial, expected)
     parallel = np.empty_like(serial)
-    build_histogram_parallel(rows, 0, rows.size, *layout.arrays, gh, *totals, parallel,
+    build_histogram_parallel(rows, 0, rows.size, *layout.arrays, None, gh, *totals, parallel,
                              np.empty((n_chunks, n_cells, 2), np.int64))
     np.testing.assert_array_equal(parallel, expected)
-    # only some features (RGBM's feature groups), from a compact copy of their bins for these
-    # rows: their cells as before, the other dense ones zero
-    chosen = np.zeros(6, np.bool_)
-    chosen[[0, 5]] = True
-    columns = layout.dense_columns(chosen)
-    compact_arrays = layout.arrays  # every dense feature is chosen (or there is none)
-    if columns is not None:
-        compact = np.zeros((4000, columns.size), np.uint8)
-        gather_columns(rows, binned.column_major, layout.dense_features[columns], compact)
-        np.testing.assert_array_equal(compact[rows], binned.row_major[rows][:, layout.dense_features[columns]])
-        compact_arrays = (compact, layout.dense_offsets[columns], *layout.arrays[2:])
-    subset = np.empty_like(serial)
-    build_histogram(rows, 0, rows.size, *compact_arrays, gh, *totals, subset)
+
+
+@pytest.mark.parametrize("sparse_features", [0, 3])
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_features):
+    """RGBM's per-tree features: histograms read a compact copy of their bins for the tree's rows;
+    their cells (and the sparse features') equal the full build, the other cells are not written."""
+    _, mapper, binned, offsets, n_cells, _, _ = _binned(n_features=6, sparse_features=sparse_features)
+    rng = np.random.default_rng(2)
+    rows = np.sort(rng.choice(4000, 1500, replace=False)).astype(np.uint32)
+    chosen = np.array([True, False, False, True, False, True])
+    source = NodeRows(binned, n_threads)
+    source.set_rows(rows, rng.standard_normal(4000), rng.random(4000), np.ones(4000))
+    source.use_features(chosen)
+    g, h, _ = source.to_fixed_point(*source.units())
+    hist = np.full((n_cells, 2), -7, np.int64)
+    source.histogram(0, g, h, hist)
+    expected = _reference_histogram(binned, offsets, n_cells, rows, source.gh[:, 0].astype(np.int64),
+                                    source.gh[:, 1].astype(np.int64))
+    dense = binned.histogram_layout.dense_features
     for f in range(6):
-        cells = slice(offsets[f], offsets[f] + binned.mapper.n_bins[f] + 1)
-        kept = chosen[f] or f not in layout.dense_features
-        np.testing.assert_array_equal(subset[cells], expected[cells] if kept else 0)
-    build_histogram_parallel(rows, 0, rows.size, *compact_arrays, gh, *totals, parallel,
-                             np.empty((n_chunks, n_cells, 2), np.int64))
-    np.testing.assert_array_equal(parallel, subset)
+        cells = slice(offsets[f], offsets[f] + mapper.n_bins[f] + 1)
+        written = chosen[f] or f not in dense
+        np.testing.assert_array_equal(hist[cells], expected[cells] if written else -7)
+
+
+def test_gather_columns_copies_the_rows_given():
+    column_major = np.random.default_rng(3).integers(0, 255, (5, 3000)).astype(np.uint8)
+    rows = np.arange(0, 3000, 7, dtype=np.uint32)
+    out = np.zeros((3000, 2), np.uint8)
+    gather_columns(rows, column_major, np.array([4, 1]), out)
+    np.testing.assert_array_equal(out[rows], column_major[[4, 1]][:, rows].T)
+    assert not out[np.setdiff1d(np.arange(3000), rows)].any()
 
 
 def test_histogram_subtraction_equals_direct_build():
@@ -192,7 +206,7 @@ def test_split_without_missing_sends_missing_to_heavier_side():
     h = np.ones(100, np.int64)
     offsets = binned.histogram_layout.offsets
     hist = np.zeros((mapper.n_bins[0] + 1, 2), np.int64)
-    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, *binned.histogram_layout.arrays,
+    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, *binned.histogram_layout.arrays, None,
                     np.column_stack([g, h]).astype(np.int32), g.sum(), h.sum(), hist)
     feature, b, missing_left, *_ = find_best_split(hist, offsets, mapper.n_bins, np.ones(1, np.bool_), None,
                                                    g.sum(), h.sum(), 100, 1.0, 1.0, np.zeros(5))

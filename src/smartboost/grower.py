@@ -116,8 +116,10 @@ class NodeRows:
         self.gh = np.zeros((n, 2), ROW_FIXED_DTYPE)
         self.scratch = np.empty(n, INDEX_DTYPE)
         self.thread_hists = np.empty((n_threads, self.layout.n_cells, 2), FIXED_DTYPE)
-        self._hist_arrays = self.layout.arrays  # the histogram kernels' layout arguments in this tree
+        self._hist_arrays = (*self.layout.arrays, None)  # the histogram kernels' layout arguments in this tree
         self._compact = np.empty(0, np.uint8)   # buffer of the compact bins
+        self._sparse = np.ones(self.n_bins.size, np.bool_)
+        self._sparse[self.layout.dense_features] = False
         self._start: list[int] = []
         self._end: list[int] = []
 
@@ -138,17 +140,23 @@ class NodeRows:
 
     def use_features(self, features: np.ndarray | None) -> None:
         """Build histograms of the ``features`` only (bool mask; None: all) in this tree (after
-        :meth:`set_rows`); the other features' cells are left zero."""
+        :meth:`set_rows`); the other features' cells are not written."""
         columns = None if features is None else self.layout.dense_columns(features)
         if columns is None:
-            self._hist_arrays = self.layout.arrays
+            self._hist_arrays = (*self.layout.arrays, None)
             return
         n, t = self.data.n_rows, columns.size
         if self._compact.size < n * t:
             self._compact = np.empty(n * t, np.uint8)
         compact = self._compact[:n * t].reshape(n, t)
-        gather_columns(self.rows, self.data.column_major, self.layout.dense_features[columns], compact)
-        self._hist_arrays = (compact, self.layout.dense_offsets[columns], *self.layout.arrays[2:])
+        dense = self.layout.dense_features[columns]
+        gather_columns(self.rows, self.data.column_major, dense, compact)
+        written = self._sparse.copy()  # the histograms' features: the sparse ones and the chosen dense ones
+        written[dense] = True
+        sizes = self.n_bins[written] + 1
+        first = self.layout.offsets[written].astype(np.int64)
+        cells = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
+        self._hist_arrays = (compact, self.layout.dense_offsets[columns], *self.layout.arrays[2:], cells)
 
     def units(self) -> tuple[float, float]:
         """The fixed-point units these rows need on their own (see ``_kernels.gradients``).
