@@ -139,8 +139,8 @@ def cmd_experiment(args) -> None:
 
 
 class _PhaseTimer:
-    """Wall seconds spent in the steps of an iteration (``--phases``), by wrapping the library's
-    methods for the duration of a run."""
+    """Wall and process CPU seconds spent in the steps of an iteration (``--phases``), by
+    wrapping the library's methods for the duration of a run."""
 
     STEPS = (("gradients", "_rows", "TrainingRows", "compute_gradients"),
              ("row sample", "_rows", "TrainingRows", "draw_sample"),
@@ -156,6 +156,7 @@ class _PhaseTimer:
     def __init__(self):
         import importlib
         self.seconds = defaultdict(float)
+        self.cpu = defaultdict(float)
         self._saved = []
         for phase, module, owner, name in self.STEPS:
             target = importlib.import_module(f"smartboost.{module}")
@@ -168,16 +169,18 @@ class _PhaseTimer:
 
     def _timed(self, phase, fn):
         def timed(*a, **k):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             try:
                 return fn(*a, **k)
             finally:
                 self.seconds[phase] += time.perf_counter() - start
+                self.cpu[phase] += time.process_time() - cpu
         return timed
 
-    def split(self, iterations: int, total: float) -> dict[str, float]:
-        """Milliseconds per iteration of each step; "row sample" without the gradients inside it."""
-        ms = {phase: 1e3 * s / iterations for phase, s in self.seconds.items()}
+    def split(self, iterations: int, total: float, clock: str) -> dict[str, float]:
+        """Milliseconds per iteration of each step (``clock``: "wall" or "cpu"); "row sample"
+        without the gradients inside it; "rest": the iteration's other time."""
+        ms = {phase: 1e3 * s / iterations for phase, s in (self.seconds if clock == "wall" else self.cpu).items()}
         ms["row sample"] = ms.get("row sample", 0.0) - ms.get("gradients", 0.0)
         ms["rest"] = 1e3 * total / iterations - sum(ms.values())
         return ms
@@ -227,12 +230,14 @@ def cost_worker(args) -> dict:
         wall = booster.iteration_stats["seconds"][args.skip:]
         out[t] = {"wall": 1e3 * float(np.median(wall)), "cpu": 1e3 * float(np.median(clock.seconds[args.skip:]))}
         if args.phases:
-            timer = _PhaseTimer()
+            timer, clock = _PhaseTimer(), _CpuClock()
             try:
-                booster = sb.train(params, train_set, args.trees)
+                booster = sb.train(params, train_set, args.trees, callbacks=[clock])
             finally:
                 timer.restore()
-            out[t]["phases"] = timer.split(args.trees, float(np.sum(booster.iteration_stats["seconds"])))
+            wall = float(np.sum(booster.iteration_stats["seconds"]))
+            out[t]["phases"] = {"wall": timer.split(args.trees, wall, "wall"),
+                                "cpu": timer.split(args.trees, float(np.sum(clock.seconds)), "cpu")}
     return out
 
 
@@ -272,12 +277,14 @@ def cmd_iteration_cost(args) -> None:
                          f"{np.median(cpu):.1f} [{min(cpu):.1f}-{max(cpu):.1f}] | "
                          f"{np.median(ratio):.3f} [{min(ratio):.3f}-{max(ratio):.3f}] |")
     if args.phases:
-        phases = list(runs["this"][0][str(args.t[0])]["phases"])
-        lines += ["", "Steps of an iteration (this source; ms per iteration, median over the repeats):", "",
-                  "| t | " + " | ".join(phases) + " |", "|---" * (len(phases) + 1) + "|"]
-        for t in map(str, args.t):
-            lines.append(f"| {t} | " + " | ".join(
-                f"{np.median([r[t]['phases'][p] for r in runs['this']]):.1f}" for p in phases) + " |")
+        phases = list(runs["this"][0][str(args.t[0])]["phases"]["wall"])
+        lines += ["", "Steps of an iteration (wall / CPU ms per iteration over all iterations, median over the "
+                  "repeats):", "", "| source | t | " + " | ".join(phases) + " |", "|---" * (len(phases) + 2) + "|"]
+        for name, reps in runs.items():
+            for t in map(str, args.t):
+                lines.append(f"| {name} | {t} | " + " | ".join(
+                    "/".join(f"{np.median([r[t]['phases'][clock].get(p, 0.0) for r in reps]):.1f}"
+                             for clock in ("wall", "cpu")) for p in phases) + " |")
     text = "\n".join(lines)
     print(text)
     os.makedirs(RESULTS, exist_ok=True)
