@@ -10,7 +10,7 @@ from smartboost._kernels.partition import partition, partition_parallel
 from smartboost._kernels.split import find_best_split, leaf_score, subtract_and_find_splits
 from smartboost.binning import BinMapper
 from smartboost.grower import NodeRows
-from smartboost.selection import pack_thresholds
+from smartboost._kernels.selection import draw_pairs
 
 
 def _binned(n=4000, n_features=4, seed=0, missing_rate=0.1, max_bin=16, sparse_features=0):
@@ -26,6 +26,15 @@ def _binned(n=4000, n_features=4, seed=0, missing_rate=0.1, max_bin=16, sparse_f
     g = rng.integers(-1000, 1000, n).astype(np.int64)
     h = rng.integers(1, 1000, n).astype(np.int64)
     return X, mapper, binned, layout.offsets, layout.n_cells, g, h
+
+
+def _pack(feature, bins, n_features):
+    """(feature, threshold) pairs, sorted, in the split kernels' packed layout (and the mask of
+    features that have one)."""
+    packed = np.concatenate([n_features + 1 + np.searchsorted(feature, np.arange(n_features + 1)), bins])
+    mask = np.zeros(n_features, np.bool_)
+    mask[feature] = True
+    return mask, packed.astype(np.int64)
 
 
 def _reference_histogram(binned, offsets, n_cells, rows, g, h):
@@ -155,7 +164,7 @@ def test_split_finding_matches_brute_force(seed, params, share):
         every = [(f, b) for f in range(3) for b in range(mapper.n_bins[f])]
         keep = np.sort(np.random.default_rng(seed).choice(len(every), int(share * len(every)), replace=False))
         pairs = {every[k] for k in keep}
-        usable, packed = pack_thresholds(np.array([every[k][0] for k in keep]),
+        usable, packed = _pack(np.array([every[k][0] for k in keep]),
                                          np.array([every[k][1] for k in keep]), 3)
     feature, b, missing_left, gain, gl, hl = find_best_split(
         hist, offsets, mapper.n_bins, usable, packed, g.sum(), h.sum(), 200, 1e-3, 1e-3, params)
@@ -181,7 +190,7 @@ def test_scans_over_every_candidate_equal_the_full_scans(seed):
     usable = np.ones(5, np.bool_)
     feature = np.repeat(np.arange(5), mapper.n_bins)
     bins = np.concatenate([np.arange(n) for n in mapper.n_bins])
-    _, every = pack_thresholds(feature, bins, 5)
+    _, every = _pack(feature, bins, 5)
     params = np.array([0.5, 1.0, 0.0, 2.0, 10.0])
     hist = _reference_histogram(binned, offsets, n_cells, rows, g, h)
     full = find_best_split(hist, offsets, mapper.n_bins, usable, None, g.sum(), h.sum(), 3000, 1e-3, 1e-3, params)
@@ -196,6 +205,27 @@ def test_scans_over_every_candidate_equal_the_full_scans(seed):
     results = [subtract_and_find_splits(hist.copy(), small, offsets, mapper.n_bins, usable, usable, candidates,
                                         usable, candidates, *sums) for candidates in (None, every)]
     assert results[0] == results[1] and results[0][0][0] >= 0
+
+
+def test_type_1_draws_are_uniform_pairs_in_the_packed_layout():
+    n_thresholds = np.array([3, 0, 2, 4], np.int64)  # 9 pairs
+    counts = np.zeros((4, 4))
+    packed = np.empty(4 + 2 + 5, np.int64)
+    features = np.empty(4, np.bool_)
+    for key in range(4000):
+        draw_pairs(np.uint64(key), 5, n_thresholds, packed, features)
+        assert packed[4] - packed[0] == 5 and packed[0] == 5
+        for f in range(4):
+            drawn = packed[packed[f]:packed[f + 1]]
+            assert features[f] == (drawn.size > 0) and np.all(np.diff(drawn) > 0)
+            assert np.all(drawn < n_thresholds[f])
+            counts[f, drawn] += 1
+    expected = 4000 * 5 / 9  # every pair equally likely; a standard deviation is about 31
+    assert np.all(np.abs(counts[n_thresholds[:, None] > np.arange(4)] - expected) < 150)
+    packed = np.empty(4 + 2 + 9, np.int64)
+    draw_pairs(np.uint64(7), 9, n_thresholds, packed, features)  # all of them
+    np.testing.assert_array_equal(packed[:5], [5, 8, 8, 10, 14])
+    np.testing.assert_array_equal(packed[5:-1], [0, 1, 2, 0, 1, 0, 1, 2, 3])
 
 
 def test_split_without_missing_sends_missing_to_heavier_side():

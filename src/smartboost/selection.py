@@ -20,7 +20,9 @@ per-node draws the histograms hold every feature, since children are derived fro
 by subtraction, and only the scans shrink. The familiar names map onto Type 3:
 ``colsample_bytree=f`` (LightGBM's ``feature_fraction``) draws ``max(1, round(f F))`` features per
 tree, ``colsample_bynode=f`` per node. Draws use their own random stream (seed, iteration,
-node), so they change no other random choice.
+node), so they change no other random choice; each is one compiled pass of selection sampling
+over the features or pairs (about 5 us per node for 1,000 of 7,140 pairs, against 60-130 us
+with a numpy generator per node).
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from ._kernels.sampling import draw_exact
+from ._kernels.selection import draw_pairs
 from .errors import ParameterError
 from .sampling.base import _hash
 
-__all__ = ["FeatureSelector", "pack_thresholds", "resolve_selection_params"]
+__all__ = ["FeatureSelector", "resolve_selection_params"]
 
 _SELECTION_STREAM = 0x53454C454354  # "SELECT"
 
@@ -76,14 +80,24 @@ class FeatureSelector:
         if self.kind == 3 and self.t > n:
             raise ParameterError(f"selection_t={self.t} exceeds the {n} features that can be split on")
         self._stream = _hash(params["seed"], _SELECTION_STREAM)
+        self._scratch = np.empty((2, 0), np.uint32)
 
     @property
     def active(self) -> bool:
         """Whether draws may restrict anything (Type 0 and Type 3 with t = F do not)."""
         return self.kind == 1 or (self.kind != 0 and self.t < self.candidates.size)
 
-    def _generator(self, iteration: int, node: int) -> np.random.Generator:
-        return np.random.Generator(np.random.PCG64(int(_hash(self._stream, _hash(iteration, node + 1)))))
+    def _key(self, iteration: int, node: int) -> np.uint64:
+        """The random stream of one draw."""
+        return _hash(self._stream, _hash(iteration, node + 1))
+
+    def _sample(self, iteration: int, node: int, k: int, m: int) -> np.ndarray:
+        """``k`` of ``0 .. m - 1``, uniformly without replacement, sorted."""
+        if self._scratch.shape[1] < m:
+            self._scratch = np.empty((2, m), np.uint32)
+        chosen, rest = self._scratch[0, :m], self._scratch[1, :m]
+        draw_exact(self._key(iteration, node), k, chosen, rest)
+        return chosen[:k].astype(np.int64)
 
     def draw(self, iteration: int, node: int = -1,
              n_thresholds: np.ndarray | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -107,13 +121,13 @@ class FeatureSelector:
         if not self.active:
             return None, None
         if self.kind == 1:
-            return self._draw_pairs(self._generator(iteration, node), n_thresholds)
-        chosen = self._generator(iteration, node).choice(self.candidates, self.t, replace=False)
+            return self._draw_pairs(iteration, node, n_thresholds)
         mask = np.zeros_like(self.usable)
-        mask[chosen] = True
+        mask[self.candidates[self._sample(iteration, node, self.t, self.candidates.size)]] = True
         return mask, None
 
-    def _draw_pairs(self, rng: np.random.Generator, n_thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _draw_pairs(self, iteration: int, node: int,
+                    n_thresholds: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Type 1: ``t`` of all (feature, threshold) pairs, uniformly without replacement."""
         total = int(n_thresholds.sum())
         if self.t > total:
@@ -121,31 +135,8 @@ class FeatureSelector:
                                  "training data")
         if self.t == total:
             return None, None
-        pair = np.sort(rng.choice(total, self.t, replace=False, shuffle=False))
-        ends = np.cumsum(n_thresholds)
-        feature = np.searchsorted(ends, pair, side="right")
-        return pack_thresholds(feature, pair - (ends - n_thresholds)[feature], n_thresholds.size)
+        packed = np.empty(n_thresholds.size + 2 + self.t, np.int64)
+        features = np.empty(n_thresholds.size, np.bool_)
+        draw_pairs(self._key(iteration, node), self.t, n_thresholds, packed, features)
+        return features, packed[:-1]
 
-
-def pack_thresholds(feature: np.ndarray, bins: np.ndarray, n_features: int) -> tuple[np.ndarray, np.ndarray]:
-    """(feature, threshold) pairs as the split kernels take them.
-
-    Parameters
-    ----------
-    feature, bins : ndarray of int
-        The pairs, sorted by feature, then bin (threshold ``b``: bins ``<= b`` go left).
-    n_features : int
-
-    Returns
-    -------
-    features : ndarray of bool, shape (n_features,)
-        Features with at least one pair.
-    packed : ndarray of int64, shape (n_features + 1 + n_pairs,)
-        Feature ``f``'s bins are ``packed[packed[f]:packed[f + 1]]``.
-    """
-    packed = np.empty(n_features + 1 + bins.size, np.int64)
-    packed[:n_features + 1] = n_features + 1 + np.searchsorted(feature, np.arange(n_features + 1))
-    packed[n_features + 1:] = bins
-    mask = np.zeros(n_features, np.bool_)
-    mask[feature] = True
-    return mask, packed
