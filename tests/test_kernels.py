@@ -5,10 +5,12 @@ import itertools
 import numpy as np
 import pytest
 
-from smartboost._kernels.histogram import build_histogram, build_histogram_parallel
+from smartboost._kernels.histogram import build_histogram, build_histogram_parallel, gather_columns
 from smartboost._kernels.partition import partition, partition_parallel
 from smartboost._kernels.split import find_best_split, leaf_score, subtract_and_find_splits
 from smartboost.binning import BinMapper
+from smartboost.grower import NodeRows
+from smartboost._kernels.selection import draw_pairs
 
 
 def _binned(n=4000, n_features=4, seed=0, missing_rate=0.1, max_bin=16, sparse_features=0):
@@ -24,6 +26,15 @@ def _binned(n=4000, n_features=4, seed=0, missing_rate=0.1, max_bin=16, sparse_f
     g = rng.integers(-1000, 1000, n).astype(np.int64)
     h = rng.integers(1, 1000, n).astype(np.int64)
     return X, mapper, binned, layout.offsets, layout.n_cells, g, h
+
+
+def _pack(feature, bins, n_features):
+    """(feature, threshold) pairs, sorted, in the split kernels' packed layout (and the mask of
+    features that have one)."""
+    packed = np.concatenate([n_features + 1 + np.searchsorted(feature, np.arange(n_features + 1)), bins])
+    mask = np.zeros(n_features, np.bool_)
+    mask[feature] = True
+    return mask, packed.astype(np.int64)
 
 
 def _reference_histogram(binned, offsets, n_cells, rows, g, h):
@@ -46,42 +57,68 @@ def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_f
     gh = np.column_stack([g, h]).astype(np.int32)
     totals = (g[rows].sum(), h[rows].sum())
     serial = np.empty((n_cells, 2), np.int64)
-    build_histogram(rows, 0, rows.size, None, *layout.arrays, gh, *totals, serial)
+    build_histogram(rows, 0, rows.size, *layout.arrays, None, gh, *totals, serial)
     np.testing.assert_array_equal(serial, expected)
     parallel = np.empty_like(serial)
-    build_histogram_parallel(rows, 0, rows.size, None, *layout.arrays, gh, *totals, parallel,
+    build_histogram_parallel(rows, 0, rows.size, *layout.arrays, None, gh, *totals, parallel,
                              np.empty((n_chunks, n_cells, 2), np.int64))
     np.testing.assert_array_equal(parallel, expected)
-    # only some features (RGBM's feature groups): their cells as before, the other dense ones zero
-    chosen = np.zeros(6, np.bool_)
-    chosen[[0, 5]] = True
-    subset = np.empty_like(serial)
-    build_histogram(rows, 0, rows.size, layout.dense_columns(chosen), *layout.arrays, gh, *totals, subset)
+
+
+@pytest.mark.parametrize("sparse_features", [0, 3])
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_features):
+    """RGBM's per-tree features: histograms read a compact copy of their bins for the tree's rows;
+    their cells (and the sparse features') equal the full build, the other cells are not written."""
+    _, mapper, binned, offsets, n_cells, _, _ = _binned(n_features=6, sparse_features=sparse_features)
+    rng = np.random.default_rng(2)
+    rows = np.sort(rng.choice(4000, 1500, replace=False)).astype(np.uint32)
+    chosen = np.array([True, False, False, True, False, True])
+    source = NodeRows(binned, n_threads)
+    source.set_rows(rows, rng.standard_normal(4000), rng.random(4000), np.ones(4000))
+    source.use_features(chosen)
+    g, h, _ = source.to_fixed_point(*source.units())
+    hist = np.full((n_cells, 2), -7, np.int64)
+    source.histogram(0, g, h, hist)
+    expected = _reference_histogram(binned, offsets, n_cells, rows, source.gh[:, 0].astype(np.int64),
+                                    source.gh[:, 1].astype(np.int64))
+    dense = binned.histogram_layout.dense_features
     for f in range(6):
-        cells = slice(offsets[f], offsets[f] + binned.mapper.n_bins[f] + 1)
-        kept = chosen[f] or f not in layout.dense_features
-        np.testing.assert_array_equal(subset[cells], expected[cells] if kept else 0)
-    build_histogram_parallel(rows, 0, rows.size, layout.dense_columns(chosen), *layout.arrays, gh, *totals,
-                             parallel, np.empty((n_chunks, n_cells, 2), np.int64))
-    np.testing.assert_array_equal(parallel, subset)
+        cells = slice(offsets[f], offsets[f] + mapper.n_bins[f] + 1)
+        written = chosen[f] or f not in dense
+        np.testing.assert_array_equal(hist[cells], expected[cells] if written else -7)
+
+
+def test_gather_columns_copies_the_rows_given():
+    column_major = np.random.default_rng(3).integers(0, 255, (5, 3000)).astype(np.uint8)
+    rows = np.arange(0, 3000, 7, dtype=np.uint32)
+    out = np.zeros((3000, 2), np.uint8)
+    gather_columns(rows, column_major, np.array([4, 1]), out)
+    np.testing.assert_array_equal(out[rows], column_major[[4, 1]][:, rows].T)
+    assert not out[np.setdiff1d(np.arange(3000), rows)].any()
 
 
 def test_histogram_subtraction_equals_direct_build():
     _, mapper, binned, offsets, n_cells, g, h = _binned()
     rows = np.arange(4000, dtype=np.uint32)
     parent = _reference_histogram(binned, offsets, n_cells, rows, g, h)
+    before = parent.copy()
     small_rows, large_rows = rows[:1000], rows[1000:]
     small = _reference_histogram(binned, offsets, n_cells, small_rows, g, h)
     params = np.array([0.0, 1.0, 0.0, 0.0, 0.0])
-    usable = np.ones(4, np.bool_)
-    subtract_and_find_splits(parent, small, offsets, mapper.n_bins, usable, usable, g[small_rows].sum(),
-                             h[small_rows].sum(),
-                             1000, False, g[large_rows].sum(), h[large_rows].sum(), 3000, False, 1.0, 1.0, params)
-    np.testing.assert_array_equal(parent, _reference_histogram(binned, offsets, n_cells, large_rows, g, h))
+    built = np.array([True, True, False, True])  # the tree's histograms leave feature 2 out
+    subtract_and_find_splits(parent, small, offsets, mapper.n_bins, built, built, None, built, None,
+                             g[small_rows].sum(), h[small_rows].sum(), 1000, False, g[large_rows].sum(),
+                             h[large_rows].sum(), 3000, False, 1.0, 1.0, params)
+    large = _reference_histogram(binned, offsets, n_cells, large_rows, g, h)
+    for f in range(4):
+        cells = slice(offsets[f], offsets[f] + mapper.n_bins[f] + 1)
+        np.testing.assert_array_equal(parent[cells], large[cells] if built[f] else before[cells])
 
 
-def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3):
-    """Every (feature, threshold, missing direction) evaluated directly from the rows."""
+def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3, pairs=None):
+    """Every (feature, threshold, missing direction) evaluated directly from the rows (only the
+    (feature, threshold) ``pairs`` when given)."""
     l1, l2, min_gain, min_hess, min_data = params
     G, H = g.sum() * unit, h.sum() * unit
     parent = leaf_score(G, H, l1, l2)
@@ -91,7 +128,7 @@ def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3):
         missing = bins == mapper.n_bins[f]
         has_missing = missing.any()
         for b, missing_left in itertools.product(range(mapper.n_bins[f]), (False, True)):
-            if missing_left and not has_missing:
+            if missing_left and not has_missing or pairs is not None and (f, b) not in pairs:
                 continue
             left = (bins <= b) & ~missing | (missing & missing_left)
             if left.all() or not left.any():
@@ -114,15 +151,24 @@ def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3):
     (4, [0.0, 1.0, 0.0, 0.0, 40.0]),
     (5, [0.0, 1.0, 1e3, 0.0, 0.0]),
 ])
-def test_split_finding_matches_brute_force(seed, params):
+@pytest.mark.parametrize("share", [None, 0.3])
+def test_split_finding_matches_brute_force(seed, params, share):
+    """Every threshold, or (share) only a random third of the (feature, threshold) pairs (RGBM Type 1)."""
     X, mapper, binned, offsets, n_cells, g, h = _binned(n=200, n_features=3, seed=seed, missing_rate=0.2,
                                                          max_bin=8)
     rows = np.arange(200, dtype=np.uint32)
     hist = _reference_histogram(binned, offsets, n_cells, rows, g, h)
     params = np.array(params, np.float64)
+    usable, packed, pairs = np.ones(3, np.bool_), None, None
+    if share is not None:
+        every = [(f, b) for f in range(3) for b in range(mapper.n_bins[f])]
+        keep = np.sort(np.random.default_rng(seed).choice(len(every), int(share * len(every)), replace=False))
+        pairs = {every[k] for k in keep}
+        usable, packed = _pack(np.array([every[k][0] for k in keep]),
+                                         np.array([every[k][1] for k in keep]), 3)
     feature, b, missing_left, gain, gl, hl = find_best_split(
-        hist, offsets, mapper.n_bins, np.ones(3, np.bool_), g.sum(), h.sum(), 200, 1e-3, 1e-3, params)
-    expected_gain, expected = _brute_force_split(X, binned, mapper, g, h, params)
+        hist, offsets, mapper.n_bins, usable, packed, g.sum(), h.sum(), 200, 1e-3, 1e-3, params)
+    expected_gain, expected = _brute_force_split(X, binned, mapper, g, h, params, pairs=pairs)
     if expected is None:
         assert feature == -1
         return
@@ -136,6 +182,52 @@ def test_split_finding_matches_brute_force(seed, params):
     assert (gl, hl) == (g[left].sum(), h[left].sum())
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_scans_over_every_candidate_equal_the_full_scans(seed):
+    """Type 1 with every (feature, threshold) pair listed gives Type 0's splits, bit for bit."""
+    _, mapper, binned, offsets, n_cells, g, h = _binned(n=3000, n_features=5, seed=seed, max_bin=64)
+    rows = np.arange(3000, dtype=np.uint32)
+    usable = np.ones(5, np.bool_)
+    feature = np.repeat(np.arange(5), mapper.n_bins)
+    bins = np.concatenate([np.arange(n) for n in mapper.n_bins])
+    _, every = _pack(feature, bins, 5)
+    params = np.array([0.5, 1.0, 0.0, 2.0, 10.0])
+    hist = _reference_histogram(binned, offsets, n_cells, rows, g, h)
+    full = find_best_split(hist, offsets, mapper.n_bins, usable, None, g.sum(), h.sum(), 3000, 1e-3, 1e-3, params)
+    assert full[0] >= 0
+    assert find_best_split(hist, offsets, mapper.n_bins, usable, every, g.sum(), h.sum(), 3000, 1e-3, 1e-3,
+                           params) == full
+    small_rows = rows[::3]
+    small = _reference_histogram(binned, offsets, n_cells, small_rows, g, h)
+    sums = (g[small_rows].sum(), h[small_rows].sum(), small_rows.size, True,
+            g.sum() - g[small_rows].sum(), h.sum() - h[small_rows].sum(), 3000 - small_rows.size, True,
+            1e-3, 1e-3, params)
+    results = [subtract_and_find_splits(hist.copy(), small, offsets, mapper.n_bins, usable, usable, candidates,
+                                        usable, candidates, *sums) for candidates in (None, every)]
+    assert results[0] == results[1] and results[0][0][0] >= 0
+
+
+def test_type_1_draws_are_uniform_pairs_in_the_packed_layout():
+    n_thresholds = np.array([3, 0, 2, 4], np.int64)  # 9 pairs
+    counts = np.zeros((4, 4))
+    packed = np.empty(4 + 2 + 5, np.int64)
+    features = np.empty(4, np.bool_)
+    for key in range(4000):
+        draw_pairs(np.uint64(key), 5, n_thresholds, packed, features)
+        assert packed[4] - packed[0] == 5 and packed[0] == 5
+        for f in range(4):
+            drawn = packed[packed[f]:packed[f + 1]]
+            assert features[f] == (drawn.size > 0) and np.all(np.diff(drawn) > 0)
+            assert np.all(drawn < n_thresholds[f])
+            counts[f, drawn] += 1
+    expected = 4000 * 5 / 9  # every pair equally likely; a standard deviation is about 31
+    assert np.all(np.abs(counts[n_thresholds[:, None] > np.arange(4)] - expected) < 150)
+    packed = np.empty(4 + 2 + 9, np.int64)
+    draw_pairs(np.uint64(7), 9, n_thresholds, packed, features)  # all of them
+    np.testing.assert_array_equal(packed[:5], [5, 8, 8, 10, 14])
+    np.testing.assert_array_equal(packed[5:-1], [0, 1, 2, 0, 1, 0, 1, 2, 3])
+
+
 def test_split_without_missing_sends_missing_to_heavier_side():
     X = np.arange(100.0).reshape(-1, 1)
     mapper = BinMapper().fit(X)
@@ -144,9 +236,9 @@ def test_split_without_missing_sends_missing_to_heavier_side():
     h = np.ones(100, np.int64)
     offsets = binned.histogram_layout.offsets
     hist = np.zeros((mapper.n_bins[0] + 1, 2), np.int64)
-    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, None, *binned.histogram_layout.arrays,
+    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, *binned.histogram_layout.arrays, None,
                     np.column_stack([g, h]).astype(np.int32), g.sum(), h.sum(), hist)
-    feature, b, missing_left, *_ = find_best_split(hist, offsets, mapper.n_bins, np.ones(1, np.bool_),
+    feature, b, missing_left, *_ = find_best_split(hist, offsets, mapper.n_bins, np.ones(1, np.bool_), None,
                                                    g.sum(), h.sum(), 100, 1.0, 1.0, np.zeros(5))
     assert (feature, b, missing_left) == (0, 79, True)
 

@@ -337,15 +337,15 @@ PARAMS: tuple[Param, ...] = (
           (), "sampling", "[0, 1)"),
     # candidate selection (RGBM, ALGORITHMS.md 4)
     Param("selection_type", 0, _int(0, 3),
-          "Random-then-greedy candidate splits: 0 every feature, 2 one random feature, 3 selection_t random "
-          "features, drawn per tree or per node (selection_scope); the best split is chosen among them. "
-          "Type 1 is not implemented yet.",
-          ("rgbm_type",), "selection", "0 | 2 | 3"),
+          "Random-then-greedy candidate splits: 0 every split, 1 selection_t random (feature, threshold) pairs, "
+          "2 one random feature, 3 selection_t random features, drawn per tree or per node (selection_scope); "
+          "the best split is chosen among them.",
+          ("rgbm_type",), "selection", "0 | 1 | 2 | 3"),
     Param("selection_t", None, _optional(_int(1)),
-          "Type 3: the number of features drawn.",
+          "Type 1: the number of (feature, threshold) pairs drawn; Type 3: the number of features drawn.",
           ("rgbm_t",), "selection", ">= 1"),
     Param("selection_scope", "tree", _choice("tree", "node"),
-          "Draw the candidate features once per tree (histograms then cover only them) or at every node.",
+          "Draw the candidates once per tree (histograms then cover only their features) or at every node.",
           (), "selection", "tree | node"),
     Param("colsample_bytree", 1.0, _float(0.0, 1.0, low_open=True),
           "Fraction of the features drawn per tree (Type 3 with t = fraction x F).",

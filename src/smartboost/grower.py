@@ -37,7 +37,7 @@ import numpy as np
 
 from ._common import FIXED_DTYPE, HIST_PARALLEL_MIN_ROWS, INDEX_DTYPE, PARTITION_PARALLEL_MIN_ROWS, ROW_FIXED_DTYPE
 from ._kernels.gradients import fixed_point_units, to_fixed_point
-from ._kernels.histogram import build_histogram, build_histogram_parallel
+from ._kernels.histogram import build_histogram, build_histogram_parallel, gather_columns
 from ._kernels.partition import partition, partition_parallel
 from ._kernels.split import SPLIT_PARAMS_ORDER, find_best_split, leaf_values, subtract_and_find_splits
 from .binning import BinMapper, BinnedData, histogram_cells
@@ -95,6 +95,10 @@ class NodeRows:
     (:meth:`segments`), through which the caller updates the training scores. Buffers
     (fixed-point gradients, partition scratch, per-thread histograms) are allocated once.
 
+    When a tree's histograms need a few features only (:meth:`use_features`), their bins are
+    first copied for the tree's rows into a compact row-major array, which the histograms then
+    read (see ``_kernels.histogram``).
+
     Parameters
     ----------
     data : BinnedData
@@ -112,7 +116,10 @@ class NodeRows:
         self.gh = np.zeros((n, 2), ROW_FIXED_DTYPE)
         self.scratch = np.empty(n, INDEX_DTYPE)
         self.thread_hists = np.empty((n_threads, self.layout.n_cells, 2), FIXED_DTYPE)
-        self.columns: np.ndarray | None = None
+        self._hist_arrays = (*self.layout.arrays, None)  # the histogram kernels' layout arguments in this tree
+        self._compact = np.empty(0, np.uint8)   # buffer of the compact bins
+        self._sparse = np.ones(self.n_bins.size, np.bool_)
+        self._sparse[self.layout.dense_features] = False
         self._start: list[int] = []
         self._end: list[int] = []
 
@@ -132,8 +139,24 @@ class NodeRows:
     # -- the steps a row source is made of (also called one by one by smartboost.dask) ------
 
     def use_features(self, features: np.ndarray | None) -> None:
-        """Build histograms of the ``features`` only (bool mask; None: all) in this tree."""
-        self.columns = None if features is None else self.layout.dense_columns(features)
+        """Build histograms of the ``features`` only (bool mask; None: all) in this tree (after
+        :meth:`set_rows`); the other features' cells are not written."""
+        columns = None if features is None else self.layout.dense_columns(features)
+        if columns is None:
+            self._hist_arrays = (*self.layout.arrays, None)
+            return
+        n, t = self.data.n_rows, columns.size
+        if self._compact.size < n * t:
+            self._compact = np.empty(n * t, np.uint8)
+        compact = self._compact[:n * t].reshape(n, t)
+        dense = self.layout.dense_features[columns]
+        gather_columns(self.rows, self.data.column_major, dense, compact)
+        written = self._sparse.copy()  # the histograms' features: the sparse ones and the chosen dense ones
+        written[dense] = True
+        sizes = self.n_bins[written] + 1
+        first = self.layout.offsets[written].astype(np.int64)
+        cells = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
+        self._hist_arrays = (compact, self.layout.dense_offsets[columns], *self.layout.arrays[2:], cells)
 
     def units(self) -> tuple[float, float]:
         """The fixed-point units these rows need on their own (see ``_kernels.gradients``).
@@ -152,10 +175,9 @@ class NodeRows:
         """Write the histogram of ``node`` (fixed-point sums ``g``, ``h``) into ``out``."""
         start, end = self._start[node], self._end[node]
         if end - start >= HIST_PARALLEL_MIN_ROWS and self.n_threads > 1:
-            build_histogram_parallel(self.rows, start, end, self.columns, *self.layout.arrays, self.gh, g, h, out,
-                                     self.thread_hists)
+            build_histogram_parallel(self.rows, start, end, *self._hist_arrays, self.gh, g, h, out, self.thread_hists)
         else:
-            build_histogram(self.rows, start, end, self.columns, *self.layout.arrays, self.gh, g, h, out)
+            build_histogram(self.rows, start, end, *self._hist_arrays, self.gh, g, h, out)
 
     def partition(self, node: int, left: int, right: int, feature: int, bin_threshold: int,
                   missing_left: bool) -> tuple[int, int]:
@@ -233,12 +255,18 @@ class TreeGrower:
     params : dict
         Resolved parameters (``num_leaves``, ``max_depth``, ``grow_policy``, ``min_data_in_leaf``,
         ``min_sum_hessian_in_leaf``, ``lambda_l1``, ``lambda_l2``, ``min_gain_to_split``).
+    missing : ndarray of bool, shape (n_features,), optional
+        Features with missing values in the training rows. It sets the thresholds RGBM's Type 1
+        draws from: "all values left, missing right" is one only where there are missing values.
+        None: counted for every feature (a superset, so that no split is left out).
     """
 
-    def __init__(self, mapper: BinMapper, usable: np.ndarray, params: dict) -> None:
+    def __init__(self, mapper: BinMapper, usable: np.ndarray, params: dict, missing: np.ndarray | None = None) -> None:
         self.n_bins = mapper.n_bins
         self.offsets, self.n_cells = histogram_cells(self.n_bins)
         self.usable = usable
+        extra = 1 if missing is None else missing.astype(np.int64)
+        self.n_thresholds = np.where(usable, self.n_bins - 1 + extra, 0)
         self.thresholds = [mapper.thresholds(f) for f in range(mapper.n_features)]
         self.split_params = np.array([params[name] for name in SPLIT_PARAMS_ORDER], np.float64)
         self.lambda_l1 = params["lambda_l1"]
@@ -254,12 +282,14 @@ class TreeGrower:
         self._free_slots: list[int] = []
         self.selector: FeatureSelector | None = None  # the current tree's candidate draws (RGBM)
         self.iteration = 0
-        self.tree_usable = usable
+        self.tree_usable = usable      # features the tree's nodes may split on (per-tree draws)
+        self.tree_thresholds = None    # and their thresholds (Type 1; None: all)
+        self.tree_built = usable       # features whose histograms the tree builds
 
     @classmethod
     def for_data(cls, data: BinnedData, params: dict) -> TreeGrower:
         """The grower of a binned training set."""
-        return cls(data.mapper, data.usable_features, params)
+        return cls(data.mapper, data.usable_features, params, data.missing_count > 0)
 
     # -- histogram slots -------------------------------------------------------------------
 
@@ -274,11 +304,13 @@ class TreeGrower:
             self._free_slots.append(node.slot)
             node.slot = -1
 
-    def _features(self, node: _Node) -> np.ndarray:
-        """The features ``node`` may split on (RGBM's per-node draw, or the tree's set)."""
+    def _candidates(self, node: _Node) -> tuple[np.ndarray, np.ndarray | None]:
+        """The features ``node`` may split on and their thresholds (None: all), from RGBM's
+        per-node draw or the tree's."""
         if self.selector is not None and self.selector.per_node:
-            return self.selector.draw(self.iteration, node.id)
-        return self.tree_usable
+            features, thresholds = self.selector.draw(self.iteration, node.id, self.n_thresholds)
+            return (self.usable if features is None else features), thresholds
+        return self.tree_usable, self.tree_thresholds
 
     def _can_split(self, node: _Node) -> bool:
         return (node.depth < self.max_depth and node.n_rows >= self.min_rows_to_split
@@ -297,7 +329,7 @@ class TreeGrower:
         learning_rate : float
             Shrinkage applied to the node values.
         selector : FeatureSelector, optional
-            Draws the candidate features (RGBM); None or an inactive one allows every feature.
+            Draws the candidate splits (RGBM); None or an inactive one allows every split.
         iteration : int
             The iteration, keying the selector's draws.
 
@@ -307,9 +339,10 @@ class TreeGrower:
         """
         self.selector = selector if selector is not None and selector.active else None
         self.iteration = iteration
-        self.tree_usable, histogram_features = self.usable, None
+        histogram_features, self.tree_thresholds = None, None
         if self.selector is not None and not self.selector.per_node:
-            self.tree_usable = histogram_features = self.selector.draw(iteration)
+            histogram_features, self.tree_thresholds = self.selector.draw(iteration, -1, self.n_thresholds)
+        self.tree_usable = self.tree_built = self.usable if histogram_features is None else histogram_features
         self.g_unit, self.h_unit, g_root, h_root, n_root = source.begin_tree(histogram_features)
         nodes = [_Node(0, n_root, 0, g_root, h_root)]
         split_of: dict[int, tuple] = {}   # node id -> (feature, bin, missing_left, gain, left id)
@@ -319,7 +352,7 @@ class TreeGrower:
             root.slot = self._new_slot()
             hist = self._slots[root.slot]
             source.root_histogram(root.g, root.h, hist)
-            root.split = find_best_split(hist, self.offsets, self.n_bins, self._features(root), root.g, root.h,
+            root.split = find_best_split(hist, self.offsets, self.n_bins, *self._candidates(root), root.g, root.h,
                                          root.n_rows, self.g_unit, self.h_unit, self.split_params)
             self._push_or_release(heap, root)
         n_leaves = 1
@@ -364,9 +397,9 @@ class TreeGrower:
         scan_small = self._can_split(small)
         scan_large = self._can_split(large)
         small.split, large.split = subtract_and_find_splits(
-            self._slots[large.slot], self._slots[small.slot], self.offsets, self.n_bins, self._features(small),
-            self._features(large), small.g, small.h, small.n_rows, scan_small, large.g, large.h, large.n_rows,
-            scan_large, self.g_unit, self.h_unit, self.split_params)
+            self._slots[large.slot], self._slots[small.slot], self.offsets, self.n_bins, self.tree_built,
+            *self._candidates(small), *self._candidates(large), small.g, small.h, small.n_rows, scan_small, large.g,
+            large.h, large.n_rows, scan_large, self.g_unit, self.h_unit, self.split_params)
         if not scan_small:
             small.split = None
         if not scan_large:

@@ -1,21 +1,28 @@
-"""Random-then-greedy candidate splits (RGBM, ALGORITHMS.md 4): which features a split may use.
+"""Random-then-greedy candidate splits (RGBM, ALGORITHMS.md 4): which splits a node may choose.
 
 A weak learner is a (feature, threshold) split and a feature's thresholds form its group. Each
-tree (``selection_scope="tree"``) or each node (``"node"``) draws a random set of groups, and
-the best split is then chosen greedily among them:
+tree (``selection_scope="tree"``) or each node (``"node"``) draws a random set of candidates,
+and the best split is then chosen greedily among them:
 
-- Type 0: every feature (plain boosting, the default);
-- Type 2: one feature, uniformly;
+- Type 0: every split (plain boosting, the default);
+- Type 1: ``selection_t`` (feature, threshold) pairs, uniformly without replacement;
+- Type 2: one feature (all its thresholds), uniformly;
 - Type 3: ``selection_t`` features, uniformly without replacement.
 
-The savings are real: with per-tree draws the histograms are built for the drawn features only
-(and scanned only there); with per-node draws the histograms hold every feature, since children
-are derived from their parent by subtraction, and only the split scans shrink. The familiar
-names map onto Type 3: ``colsample_bytree=f`` (LightGBM's ``feature_fraction``) draws
-``max(1, round(f F))`` features per tree, ``colsample_bynode=f`` per node. Draws use their own
-random stream (seed, iteration, node), so they change no other random choice.
+A feature's thresholds are those of ``BinMapper.thresholds``: one between each two of its value
+bins, and, when its training values include missing ones, "all values left, missing right"
+(the grower passes their number per feature). Either way, missing values may go to either side
+of a drawn threshold: the direction is learned as in plain boosting.
 
-(Type 1, random (feature, bin) pairs, is not implemented yet.)
+The savings are real: with per-tree draws the histograms are built for the drawn features only
+(for Type 1, those with a drawn threshold), and only the drawn candidates are scanned; with
+per-node draws the histograms hold every feature, since children are derived from their parent
+by subtraction, and only the scans shrink. The familiar names map onto Type 3:
+``colsample_bytree=f`` (LightGBM's ``feature_fraction``) draws ``max(1, round(f F))`` features per
+tree, ``colsample_bynode=f`` per node. Draws use their own random stream (seed, iteration,
+node), so they change no other random choice; each is one compiled pass of selection sampling
+over the features or pairs (about 5 us per node for 1,000 of 7,140 pairs, against 60-130 us
+with a numpy generator per node).
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from ._kernels.sampling import draw_exact
+from ._kernels.selection import draw_pairs
 from .errors import ParameterError
 from .sampling.base import _hash
 
@@ -40,14 +49,14 @@ def resolve_selection_params(params: dict[str, Any], given: dict[str, Any]) -> N
     if min(by_tree, by_node) < 1.0 and ("selection_type" in given or "selection_t" in given):
         raise ParameterError("colsample_bytree/colsample_bynode set the selection; drop selection_type and "
                              "selection_t, or the colsample parameter")
-    if params["selection_type"] == 1:
-        raise ParameterError("selection_type=1 (random (feature, bin) pairs) is not implemented yet; use 0, 2 or 3")
+    if params["selection_type"] == 1 and params["selection_t"] is None:
+        raise ParameterError("selection_type=1 needs selection_t (the number of (feature, threshold) pairs per draw)")
     if params["selection_type"] == 3 and params["selection_t"] is None:
         raise ParameterError("selection_type=3 needs selection_t (the number of features per draw)")
 
 
 class FeatureSelector:
-    """Draws the features a tree or a node may split on.
+    """Draws the candidate splits of a tree or a node.
 
     Parameters
     ----------
@@ -71,18 +80,63 @@ class FeatureSelector:
         if self.kind == 3 and self.t > n:
             raise ParameterError(f"selection_t={self.t} exceeds the {n} features that can be split on")
         self._stream = _hash(params["seed"], _SELECTION_STREAM)
+        self._scratch = np.empty((2, 0), np.uint32)
 
     @property
     def active(self) -> bool:
-        """Whether draws restrict anything (Type 0 and t = F do not)."""
-        return self.kind != 0 and self.t < self.candidates.size
+        """Whether draws may restrict anything (Type 0 and Type 3 with t = F do not)."""
+        return self.kind == 1 or (self.kind != 0 and self.t < self.candidates.size)
 
-    def draw(self, iteration: int, node: int = -1) -> np.ndarray:
-        """The bool mask of the features drawn for ``iteration`` (and ``node``, per-node scope)."""
+    def _key(self, iteration: int, node: int) -> np.uint64:
+        """The random stream of one draw."""
+        return _hash(self._stream, _hash(iteration, node + 1))
+
+    def _sample(self, iteration: int, node: int, k: int, m: int) -> np.ndarray:
+        """``k`` of ``0 .. m - 1``, uniformly without replacement, sorted."""
+        if self._scratch.shape[1] < m:
+            self._scratch = np.empty((2, m), np.uint32)
+        chosen, rest = self._scratch[0, :m], self._scratch[1, :m]
+        draw_exact(self._key(iteration, node), k, chosen, rest)
+        return chosen[:k].astype(np.int64)
+
+    def draw(self, iteration: int, node: int = -1,
+             n_thresholds: np.ndarray | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The candidates drawn for ``iteration`` (and ``node``, per-node scope).
+
+        Parameters
+        ----------
+        iteration, node : int
+            Key of the draw (``node`` -1 for a per-tree draw).
+        n_thresholds : ndarray of int64, shape (n_features,), optional
+            Thresholds of each feature (0 for features that cannot be split on); Type 1 only.
+
+        Returns
+        -------
+        features : ndarray of bool or None
+            The features that may be split on (None: every usable one).
+        thresholds : ndarray of int64 or None
+            Type 1: the drawn thresholds, packed: feature ``f``'s sorted bins are
+            ``thresholds[thresholds[f]:thresholds[f + 1]]``. None: every threshold of ``features``.
+        """
         if not self.active:
-            return self.usable
-        key = _hash(self._stream, _hash(iteration, node + 1))
-        chosen = np.random.Generator(np.random.PCG64(int(key))).choice(self.candidates, self.t, replace=False)
+            return None, None
+        if self.kind == 1:
+            return self._draw_pairs(iteration, node, n_thresholds)
         mask = np.zeros_like(self.usable)
-        mask[chosen] = True
-        return mask
+        mask[self.candidates[self._sample(iteration, node, self.t, self.candidates.size)]] = True
+        return mask, None
+
+    def _draw_pairs(self, iteration: int, node: int,
+                    n_thresholds: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Type 1: ``t`` of all (feature, threshold) pairs, uniformly without replacement."""
+        total = int(n_thresholds.sum())
+        if self.t > total:
+            raise ParameterError(f"selection_t={self.t} exceeds the {total} (feature, threshold) pairs of the "
+                                 "training data")
+        if self.t == total:
+            return None, None
+        packed = np.empty(n_thresholds.size + 2 + self.t, np.int64)
+        features = np.empty(n_thresholds.size, np.bool_)
+        draw_pairs(self._key(iteration, node), self.t, n_thresholds, packed, features)
+        return features, packed[:-1]
+

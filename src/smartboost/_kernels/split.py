@@ -58,13 +58,32 @@ def leaf_values(g_sums, h_sums, g_unit, h_unit, l1, l2, out):
         out[i] = -_threshold_l1(g_sums[i] * g_unit, l1) / h if h > 0.0 else 0.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _children_score(gl, hl, g_total, h_total, g_unit, h_unit, min_h, l1, l2):
+    """The children's score ``num / den`` of a threshold whose left sums are ``(gl, hl)``
+    (fixed point), and whether it is a valid split."""
+    h_left = hl * h_unit
+    h_right = h_total - h_left
+    g_left = gl * g_unit
+    d_left = h_left + l2
+    d_right = h_right + l2
+    t_left = max(abs(g_left) - l1, 0.0)
+    t_right = max(abs(g_total - g_left) - l1, 0.0)
+    num = t_left * t_left * d_right + t_right * t_right * d_left
+    den = d_left * d_right
+    valid = (h_left >= min_h) & (h_right >= min_h) & (d_left > 0.0) & (d_right > 0.0)
+    return num, den, valid
+
+
 @njit(cache=True, nogil=True)
-def _scan_thresholds(hist, first_cell, n_thresholds, g_extra, h_extra, g_total, h_total, g_unit, h_unit,
-                     min_h, l1, l2):
+def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_total, h_total, g_unit,
+                     h_unit, min_h, l1, l2):
     """Best threshold with ``(g_extra, h_extra)`` (the missing cell, or nothing) on the left.
 
-    Returns ``(num, den, bin, gl_fixed, hl_fixed)``; the children's score is ``num / den``
-    (``bin`` is -1 when no threshold is valid).
+    Thresholds are ``0 .. n_thresholds - 1``, or only those of them listed in ``candidates``
+    (sorted bins: RGBM's Type 1), whose scan still adds up the bins before each candidate but
+    scores the candidates only. Returns ``(num, den, bin, gl_fixed, hl_fixed)``; the
+    children's score is ``num / den`` (``bin`` is -1 when no threshold is valid).
 
     Every threshold is evaluated without branches: an empty bin repeats the previous split and
     never compares strictly better, an invalid one (a side lighter than ``min_h``) is masked.
@@ -79,26 +98,31 @@ def _scan_thresholds(hist, first_cell, n_thresholds, g_extra, h_extra, g_total, 
     best_hl = 0
     gl = g_extra
     hl = h_extra
-    for b in range(n_thresholds):
-        gl += hist[first_cell + b, 0]
-        hl += hist[first_cell + b, 1]
-        h_left = hl * h_unit
-        h_right = h_total - h_left
-        g_left = gl * g_unit
-        d_left = h_left + l2
-        d_right = h_right + l2
-        t_left = max(abs(g_left) - l1, 0.0)
-        t_right = max(abs(g_total - g_left) - l1, 0.0)
-        num = t_left * t_left * d_right + t_right * t_right * d_left
-        den = d_left * d_right
-        valid = (h_left >= min_h) & (h_right >= min_h) & (d_left > 0.0) & (d_right > 0.0)
-        if valid and num * best_den > best_num * den:
-            best_num, best_den, best_bin, best_gl, best_hl = num, den, b, gl, hl
+    if candidates is None:
+        for b in range(n_thresholds):
+            gl += hist[first_cell + b, 0]
+            hl += hist[first_cell + b, 1]
+            num, den, valid = _children_score(gl, hl, g_total, h_total, g_unit, h_unit, min_h, l1, l2)
+            if valid and num * best_den > best_num * den:
+                best_num, best_den, best_bin, best_gl, best_hl = num, den, b, gl, hl
+    else:
+        b = 0
+        for k in range(candidates.shape[0]):
+            candidate = candidates[k]
+            if candidate >= n_thresholds:
+                break
+            while b <= candidate:
+                gl += hist[first_cell + b, 0]
+                hl += hist[first_cell + b, 1]
+                b += 1
+            num, den, valid = _children_score(gl, hl, g_total, h_total, g_unit, h_unit, min_h, l1, l2)
+            if valid and num * best_den > best_num * den:
+                best_num, best_den, best_bin, best_gl, best_hl = num, den, candidate, gl, hl
     return best_num, best_den, best_bin, best_gl, best_hl
 
 
 @njit(cache=True, nogil=True)
-def scan_feature(hist, first_cell, n_bins, g_fixed, h_fixed, n_rows, g_unit, h_unit, params):
+def scan_feature(hist, first_cell, n_bins, candidates, g_fixed, h_fixed, n_rows, g_unit, h_unit, params):
     """Best split of one feature.
 
     Parameters
@@ -107,6 +131,8 @@ def scan_feature(hist, first_cell, n_bins, g_fixed, h_fixed, n_rows, g_unit, h_u
         The node's histogram.
     first_cell, n_bins : int
         The feature's cells are ``first_cell .. first_cell + n_bins`` (the last is missing).
+    candidates : ndarray of int64 or None
+        The only thresholds to try (sorted bins; RGBM's Type 1), or None for all of them.
     g_fixed, h_fixed : int
         The node's fixed-point gradient and hessian sums.
     n_rows : int
@@ -144,11 +170,13 @@ def scan_feature(hist, first_cell, n_bins, g_fixed, h_fixed, n_rows, g_unit, h_u
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
     num, den, best_bin, best_gl, best_hl = _scan_thresholds(
-        hist, first_cell, n_bins if has_missing else n_bins - 1, 0, 0, g_total, h_total, g_unit, h_unit, min_h, l1, l2)
+        hist, first_cell, n_bins if has_missing else n_bins - 1, candidates, 0, 0, g_total, h_total, g_unit, h_unit,
+        min_h, l1, l2)
     missing_left = False
     if has_missing:
         num_l, den_l, bin_l, gl_l, hl_l = _scan_thresholds(
-            hist, first_cell, n_bins - 1, g_missing, h_missing, g_total, h_total, g_unit, h_unit, min_h, l1, l2)
+            hist, first_cell, n_bins - 1, candidates, g_missing, h_missing, g_total, h_total, g_unit, h_unit, min_h,
+            l1, l2)
         if bin_l >= 0 and (num_l * den > num * den_l or (num_l * den == num * den_l and bin_l < best_bin)):
             num, den, best_bin, best_gl, best_hl, missing_left = num_l, den_l, bin_l, gl_l, hl_l, True
     if best_bin < 0:
@@ -160,6 +188,15 @@ def scan_feature(hist, first_cell, n_bins, g_fixed, h_fixed, n_rows, g_unit, h_u
     if not has_missing:
         missing_left = 2 * best_hl >= h_fixed
     return gain, best_bin, missing_left, best_gl, best_hl
+
+
+@njit(cache=True, nogil=True)
+def _scan(hist, first_cell, n_bins, candidates, f, g_fixed, h_fixed, n_rows, g_unit, h_unit, params):
+    """:func:`scan_feature` of feature ``f`` with its own candidates (packed; None: all)."""
+    if candidates is None:
+        return scan_feature(hist, first_cell, n_bins, None, g_fixed, h_fixed, n_rows, g_unit, h_unit, params)
+    return scan_feature(hist, first_cell, n_bins, candidates[candidates[f]:candidates[f + 1]], g_fixed, h_fixed,
+                        n_rows, g_unit, h_unit, params)
 
 
 @njit(cache=True, nogil=True)
@@ -175,8 +212,20 @@ def _best_of(gains, bins, missing_left, gls, hls):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def find_best_split(hist, offsets, n_bins, usable, g_fixed, h_fixed, n_rows, g_unit, h_unit, params):
-    """Best split of a node over all usable features.
+def find_best_split(hist, offsets, n_bins, usable, candidates, g_fixed, h_fixed, n_rows, g_unit, h_unit, params):
+    """Best split of a node over its usable features.
+
+    Parameters
+    ----------
+    hist, offsets, n_bins
+        The node's histogram and its cell layout.
+    usable : ndarray of bool, shape (n_features,)
+        Features the node may split on.
+    candidates : ndarray of int64 or None
+        RGBM's Type 1: the only thresholds to try, packed: feature ``f``'s sorted bins are
+        ``candidates[candidates[f]:candidates[f + 1]]``. None: every threshold.
+    g_fixed, h_fixed, n_rows, g_unit, h_unit, params
+        As :func:`scan_feature`.
 
     Returns
     -------
@@ -192,14 +241,15 @@ def find_best_split(hist, offsets, n_bins, usable, g_fixed, h_fixed, n_rows, g_u
     hls = np.zeros(n_features, np.int64)
     for f in prange(n_features):
         if usable[f]:
-            gains[f], bins[f], missing_left[f], gls[f], hls[f] = scan_feature(
-                hist, offsets[f], n_bins[f], g_fixed, h_fixed, n_rows, g_unit, h_unit, params)
+            gains[f], bins[f], missing_left[f], gls[f], hls[f] = _scan(
+                hist, offsets[f], n_bins[f], candidates, f, g_fixed, h_fixed, n_rows, g_unit, h_unit, params)
     return _best_of(gains, bins, missing_left, gls, hls)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def subtract_and_find_splits(parent, small, offsets, n_bins, usable_small, usable_large, g_small, h_small, rows_small,
-                             scan_small, g_large, h_large, rows_large, scan_large, g_unit, h_unit, params):
+def subtract_and_find_splits(parent, small, offsets, n_bins, built, usable_small, candidates_small, usable_large,
+                             candidates_large, g_small, h_small, rows_small, scan_small, g_large, h_large, rows_large,
+                             scan_large, g_unit, h_unit, params):
     """Derive the larger child by subtraction and find both children's best splits.
 
     One parallel loop over features does the subtraction and both scans (PERFORMANCE.md 3:
@@ -208,11 +258,16 @@ def subtract_and_find_splits(parent, small, offsets, n_bins, usable_small, usabl
     Parameters
     ----------
     parent : ndarray of int64, shape (n_cells, 2)
-        The parent's histogram; overwritten with the larger child's.
+        The parent's histogram; overwritten with the larger child's (in the ``built`` features'
+        cells; the others are left as they are).
     small : ndarray of int64, shape (n_cells, 2)
         The smaller child's histogram (built directly).
+    built : ndarray of bool, shape (n_features,)
+        Features whose histograms the tree builds (a superset of both ``usable``).
     usable_small, usable_large : ndarray of bool, shape (n_features,)
         Features each child may split on.
+    candidates_small, candidates_large : ndarray of int64 or None
+        Each child's thresholds to try, as in :func:`find_best_split`.
     g_small, h_small, rows_small, g_large, h_large, rows_large : int
         Fixed-point sums and row counts of the smaller and the larger child.
     scan_small, scan_large : bool
@@ -230,15 +285,18 @@ def subtract_and_find_splits(parent, small, offsets, n_bins, usable_small, usabl
     gls = np.zeros((2, n_features), np.int64)
     hls = np.zeros((2, n_features), np.int64)
     for f in prange(n_features):
-        first = offsets[f]
-        for cell in range(first, first + n_bins[f] + 1):
-            parent[cell, 0] -= small[cell, 0]
-            parent[cell, 1] -= small[cell, 1]
-        if scan_small and usable_small[f]:
-            gains[0, f], bins[0, f], missing_left[0, f], gls[0, f], hls[0, f] = scan_feature(
-                small, first, n_bins[f], g_small, h_small, rows_small, g_unit, h_unit, params)
-        if scan_large and usable_large[f]:
-            gains[1, f], bins[1, f], missing_left[1, f], gls[1, f], hls[1, f] = scan_feature(
-                parent, first, n_bins[f], g_large, h_large, rows_large, g_unit, h_unit, params)
+        if built[f]:
+            first = offsets[f]
+            for cell in range(first, first + n_bins[f] + 1):
+                parent[cell, 0] -= small[cell, 0]
+                parent[cell, 1] -= small[cell, 1]
+            if scan_small and usable_small[f]:
+                gains[0, f], bins[0, f], missing_left[0, f], gls[0, f], hls[0, f] = _scan(
+                    small, first, n_bins[f], candidates_small, f, g_small, h_small, rows_small, g_unit, h_unit,
+                    params)
+            if scan_large and usable_large[f]:
+                gains[1, f], bins[1, f], missing_left[1, f], gls[1, f], hls[1, f] = _scan(
+                    parent, first, n_bins[f], candidates_large, f, g_large, h_large, rows_large, g_unit, h_unit,
+                    params)
     return (_best_of(gains[0], bins[0], missing_left[0], gls[0], hls[0]),
             _best_of(gains[1], bins[1], missing_left[1], gls[1], hls[1]))

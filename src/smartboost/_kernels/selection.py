@@ -1,0 +1,50 @@
+"""RGBM's Type 1 draw: ``t`` (feature, threshold) pairs, uniformly without replacement.
+
+Knuth's selection sampling over the pairs in (feature, threshold) order, with the counter-based
+random numbers of the samplers (``uniform(key, i)`` for pair ``i``), written straight into the
+packed layout the split kernels read. One pass over all pairs: about 20 us for the 7,140 pairs
+of 28 features x 255 bins.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from .sampling import uniform
+
+
+@njit(cache=True, nogil=True)
+def draw_pairs(key, t, n_thresholds, packed, features):
+    """Draw ``t`` of the pairs; feature ``f`` has thresholds ``0 .. n_thresholds[f] - 1``.
+
+    Parameters
+    ----------
+    key : uint64
+        The draw's random stream.
+    t : int
+        Pairs to draw, at most ``n_thresholds.sum()``.
+    n_thresholds : ndarray of int64, shape (n_features,)
+    packed : ndarray of int64, shape (n_features + 2 + t,)
+        Output: feature ``f``'s drawn thresholds, increasing, are
+        ``packed[packed[f]:packed[f + 1]]`` (the last entry is scratch).
+    features : ndarray of bool, shape (n_features,)
+        Output: whether feature ``f`` has a drawn threshold.
+    """
+    n_features = n_thresholds.shape[0]
+    left = 0
+    for f in range(n_features):
+        left += n_thresholds[f]
+    needed = t
+    i = 0
+    out = n_features + 1
+    for f in range(n_features):
+        packed[f] = out
+        for b in range(n_thresholds[f]):
+            keep = uniform(key, i) * left < needed
+            packed[out] = b  # branch-free: kept when ``out`` moves on
+            out += keep
+            needed -= keep
+            left -= 1
+            i += 1
+        features[f] = packed[f] < out
+    packed[n_features] = out
