@@ -21,8 +21,8 @@ by subtraction, and only the scans shrink. The familiar names map onto Type 3:
 ``colsample_bytree=f`` (LightGBM's ``feature_fraction``) draws ``max(1, round(f F))`` features per
 tree, ``colsample_bynode=f`` per node. Draws use their own random stream (seed, iteration,
 node), so they change no other random choice; each is one compiled pass of selection sampling
-over the features or pairs (about 5 us per node for 1,000 of 7,140 pairs, against 60-130 us
-with a numpy generator per node).
+over the features or pairs (per node, 3 of 28 features: 9-19 us, against 62 us with a numpy
+generator per draw; 892 of 7,140 pairs: 33 us in the kernel, against 110-130 us).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Knuth's selection sampling over the pairs in (feature, threshold) order, with the counter-based
 random numbers of the samplers (``uniform(key, i)`` for pair ``i``), written straight into the
-packed layout the split kernels read. One pass over all pairs: about 20 us for the 7,140 pairs
-of 28 features x 255 bins.
+packed layout the split kernels read. One pass over all pairs: 33 us for the 7,140 pairs of
+28 features x 255 bins (on a loaded machine).
 """
 
 from __future__ import annotations
