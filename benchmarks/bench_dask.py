@@ -24,8 +24,6 @@ import argparse
 import statistics
 import time
 
-import numpy as np
-
 
 def _fit_smartboost(client, X, y, trees, leaves, threads):
     import smartboost.dask as sbd

@@ -3,7 +3,6 @@
 import json
 
 import numba
-import numpy as np
 import pytest
 from conftest import make_binary
 

@@ -90,8 +90,8 @@ def _demo(args: argparse.Namespace, extra: list[str]) -> int:
     runs = [("smartboost", _run_smartboost)]
     if args.compare:
         runs.append(("lightgbm", _run_lightgbm))
-    print(f"| library | trees | leaves | binning s | training s | prediction s | test AUC | test logloss | "
-          f"test error |\n|---|---|---|---|---|---|---|---|---|")
+    print("| library | trees | leaves | binning s | training s | prediction s | test AUC | test logloss | "
+          "test error |\n|---|---|---|---|---|---|---|---|---|")
     for name, run in runs:
         try:
             bin_s, train_s, predict_s, prob = run(params, X, y, Xt, args.trees)

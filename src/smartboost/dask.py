@@ -65,7 +65,7 @@ from .engine import Trainer, check_training_params, run_training, start_scores
 from .errors import DataError, DistributedError, ParameterError
 from .grower import GrownTree
 from .objectives import make_objective
-from .sampling import SAMPLERS, make_sampler, resolve_sampling_params
+from .sampling import make_sampler, resolve_sampling_params
 from .sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
                                    total_by_radix)
 from .sampling.importance import ProportionalSampler
@@ -200,7 +200,7 @@ class _Shard:
 
     def op_importance(self, iteration: int, previous_leaf_values: np.ndarray | None,
                       mean_abs_grad: float) -> None:
-        """Importances of the rows for a proportional sampler."""
+        """Importances of the rows, for a sampler that decides over every shard's rows."""
         self.ctx = self.rows.sampling_context(iteration, previous_leaf_values, mean_abs_grad)
         self.rows.importance(self.ctx)
 
@@ -419,7 +419,6 @@ class _DaskRows:
         self.part_index = part_index
         self.part_rows = part_rows
         self.sampler = make_sampler(params, 0)  # the driver's copy: random keys and parameters only
-        self.proportional = isinstance(self.sampler, ProportionalSampler)
         self._sampled = False
         self._k = 0
         self.traffic: list[int] = []
