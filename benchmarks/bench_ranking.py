@@ -7,12 +7,27 @@ Usage (the public sets are read from ``$SMARTBOOST_DATA``, default ``../shared/d
     python benchmarks/bench_ranking.py --dataset mslr-5k
     python benchmarks/bench_ranking.py --dataset synthetic --queries 10000 --leaves 255
     python benchmarks/bench_ranking.py --dataset synthetic --queries 2000 --smart-table --rates 0.1 0.2
+    python benchmarks/bench_ranking.py --dataset synthetic --queries 2000 --smart-table --units row query
+    python benchmarks/bench_ranking.py --dataset synthetic --queries 2000 --iteration-cost 3 --units row query
+    python benchmarks/bench_ranking.py --reader 200
 
 ``--smart-table`` (the SMART paper's LambdaMART figures): for smartboost without sampling and
-with each sampler of ``--samplers`` at each of ``--rates`` (twice the trees), and for LightGBM
-without sampling and with GOSS, the training seconds until test NDCG@10 first reaches the
+with each sampler of ``--samplers`` at each of ``--rates`` and each sampling unit of ``--units``
+(rows, or whole queries: ``sampling_unit``; twice the trees), and for LightGBM without sampling
+and with GOSS (when installed), the training seconds until test NDCG@10 first reaches the
 smartboost no-sampling best minus 0.002, and LightGBM's no-sampling best; ASRI is the mean
-sample rate. Test NDCG@10 is evaluated after every iteration outside the timing.
+sample rate (share of rows). Test NDCG@10 is evaluated after every iteration outside the
+timing. The NDCG@10 curves against iterations and against seconds go to
+``results/ranking_curves_<dataset>_<leaves>.png`` (``smartboost.plotting``).
+
+``--iteration-cost R``: seconds per iteration of ``--trees`` trees without sampling and with each
+sampler of ``--samplers`` at each of ``--rates`` and ``--units``, each run R times in interleaved
+order; the fastest of the R (the least disturbed on a shared machine) is reported.
+
+``--reader MB``: rows per second of smartboost's LETOR reading (``smartboost.datafile.read_data``)
+against scikit-learn's ``load_svmlight_file(..., query_id=True)`` on a generated MSLR-like text
+file of about MB megabytes (136 features, ``qid:``, LETOR 4.0-style ``#`` comments), written
+once into the temporary folder (never into the repository).
 
 Datasets: LightGBM's ranking example (``.query`` side files), MQ2008 Fold1 (LETOR 4.0, 46
 features), the first 5,000 rows of MSLR-WEB Fold1 train/test (136 features), and a generated
@@ -36,7 +51,6 @@ import numpy as np
 import smartboost as sb
 from smartboost.datafile import read_data
 from smartboost.datasets import make_ranking_like as synthetic
-from smartboost.experiments.ranking import ndcg_curve as _smartboost_curve
 from smartboost.metrics import get_metric
 
 THREADS = 2
@@ -58,6 +72,79 @@ def load(name: str, n_queries: int):
         data = read_data(DATA / path, format="svmlight", n_features=n_features)
         out.append((np.ascontiguousarray(data.X.toarray(), np.float32), data.label, data.qid))
     return out
+
+
+def letor_file(megabytes: int, seed: int = 0) -> Path:
+    """An MSLR-like LETOR text file of about ``megabytes`` MB in the temporary folder (made once).
+
+    Every row lists all 136 features: small integers, 6-significant-digit decimals (some in
+    exponent notation), large counts and zeros, then a LETOR 4.0-style ``#docid`` comment.
+    """
+    import tempfile
+
+    path = Path(tempfile.gettempdir()) / f"smartboost_letor_{megabytes}mb_{seed}.txt"
+    if path.exists():
+        return path
+    rng = np.random.default_rng(seed)
+    partial = path.with_suffix(".partial")
+    qid, written = 0, 0
+    with open(partial, "w") as f:
+        while written < megabytes * 1e6:
+            sizes = rng.integers(20, 201, 100)
+            n = int(sizes.sum())
+            columns = [np.char.mod("%d", rng.integers(0, 12, (n, 5))),
+                       np.char.mod("%.6g", rng.exponential(0.3, (n, 100)) * (rng.random((n, 100)) < 0.8)),
+                       np.char.mod("%d", rng.integers(0, 100_000, (n, 31)))]
+            values = np.concatenate(columns, axis=1)
+            label = rng.integers(0, 5, n)
+            query = np.repeat(np.arange(qid, qid + sizes.size), sizes)
+            qid += sizes.size
+            lines = [f"{label[i]} qid:{query[i]} " + " ".join(f"{j + 1}:{v}" for j, v in enumerate(values[i]))
+                     + f" #docid = GX{i:06d} inc = 1 prob = {rng.random():.6f}\n" for i in range(n)]
+            text = "".join(lines)
+            f.write(text)
+            written += len(text)
+    partial.rename(path)
+    return path
+
+
+def reader_speed(megabytes: int) -> str:
+    """Rows per second of read_data and of scikit-learn's loader on the same file (best of 2 each)."""
+    from sklearn.datasets import load_svmlight_file
+
+    from smartboost._config import threads
+
+    path = letor_file(megabytes)
+    size = path.stat().st_size / 1e6
+
+    def read_on(n_threads):
+        with threads(n_threads):
+            return read_data(path, format="svmlight")
+
+    timings, outputs = {}, {}
+    for name, read in ((f"smartboost read_data, {THREADS} threads", lambda: read_on(THREADS)),
+                       ("smartboost read_data, 1 thread", lambda: read_on(1)),
+                       ("scikit-learn load_svmlight_file", lambda: load_svmlight_file(str(path), query_id=True))):
+        seconds = []
+        for _ in range(2):
+            start = time.perf_counter()
+            outputs[name] = read()
+            seconds.append(time.perf_counter() - start)
+        timings[name] = min(seconds)
+    ours, _, (X, y, qid) = outputs.values()
+    X = X.tocsr()
+    same = (np.array_equal(ours.X.indptr, X.indptr) and np.array_equal(ours.X.indices, X.indices)
+            and np.array_equal(ours.X.data.view(np.uint64), X.data.view(np.uint64))
+            and np.array_equal(ours.label, y) and np.array_equal(ours.qid, qid))
+    n_rows = X.shape[0]
+    base = timings["scikit-learn load_svmlight_file"]
+    lines = [f"### LETOR reading: {path.name}, {size:.0f} MB, {n_rows:,} rows x 136 features; outputs bit for bit "
+             f"identical: {'yes' if same else 'NO'}", "",
+             "| reader | seconds (best of 2) | rows / s | MB / s | time / scikit-learn's |", "|---|---|---|---|---|"]
+    for name, seconds in timings.items():
+        cells = [name, f"{seconds:.2f}", f"{n_rows / seconds:,.0f}", f"{size / seconds:.1f}", f"{seconds / base:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def starts_of(qid: np.ndarray) -> np.ndarray:
@@ -106,6 +193,15 @@ def run_xgboost(X, y, qid, Xt, trees, leaves):
     return time.perf_counter() - start, booster.predict(xgb.DMatrix(Xt, nthread=THREADS)), None
 
 
+def _smartboost_curve(params, X, y, qid, Xt, yt, qidt, trees):
+    train = sb.Dataset(X, y, qid=qid)
+    booster = sb.train({**params, "metric": "ndcg@10", "verbosity": -1}, train, trees,
+                       valid_sets=[sb.Dataset(Xt, yt, qid=qidt, reference=train)], valid_names=["test"])
+    stats = booster.iteration_stats
+    return (np.cumsum(stats["seconds"]), np.array(booster.evals_result["test"]["ndcg@10"]),
+            np.mean(stats["sample_rate"]), booster)
+
+
 def _lightgbm_curve(params, X, y, qid, Xt, yt, qidt, trees):
     import lightgbm as lgb
 
@@ -119,46 +215,115 @@ def _lightgbm_curve(params, X, y, qid, Xt, yt, qidt, trees):
     for k in range(booster.current_iteration()):
         raw += booster.predict(Xt, start_iteration=k, num_iteration=1, raw_score=True)
         ndcg.append(metric(yt, raw, None, None, test_starts))
-    return seconds, np.array(ndcg), None
+    return seconds, np.array(ndcg), None, None
 
 
-def smart_table(args, X, y, qid, Xt, yt, qidt) -> str:
+def _sampled_runs(args, base):
+    """``(label, params)`` of every sampler x rate x unit of the command line."""
+    for rate in args.rates:
+        for sampling in args.samplers:
+            for unit in args.units:
+                label = f"{sampling} {rate}" + (" queries" if unit == "query" else "")
+                yield label, {**base, "sampling": sampling, "sample_rate": rate, "sampling_unit": unit}
+
+
+def smart_table(args, X, y, qid, Xt, yt, qidt) -> tuple[str, list]:
+    """The table's markdown and its runs ``(library, label, (seconds, ndcg, asri, booster))``."""
     base = {"objective": "lambdarank", "num_leaves": args.leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
             "lambdarank_truncation_level": 30, "num_threads": THREADS}
     runs = [("smartboost", "none", _smartboost_curve(base, X, y, qid, Xt, yt, qidt, args.trees))]
-    for rate in args.rates:
-        for sampling in args.samplers:
-            params = {**base, "sampling": sampling, "sample_rate": rate}
-            runs.append(("smartboost", f"{sampling} {rate}",
-                         _smartboost_curve(params, X, y, qid, Xt, yt, qidt, 2 * args.trees)))
-    runs.append(("lightgbm", "none", _lightgbm_curve(base, X, y, qid, Xt, yt, qidt, args.trees)))
-    for rate in args.rates:
-        goss = {**base, "data_sample_strategy": "goss", "top_rate": 2 * rate / 3, "other_rate": rate / 3}
-        runs.append(("lightgbm", f"goss {rate}", _lightgbm_curve(goss, X, y, qid, Xt, yt, qidt, 2 * args.trees)))
+    for label, params in _sampled_runs(args, base):
+        runs.append(("smartboost", label, _smartboost_curve(params, X, y, qid, Xt, yt, qidt, 2 * args.trees)))
+    try:
+        runs.append(("lightgbm", "none", _lightgbm_curve(base, X, y, qid, Xt, yt, qidt, args.trees)))
+        for rate in args.rates:
+            goss = {**base, "data_sample_strategy": "goss", "top_rate": 2 * rate / 3, "other_rate": rate / 3}
+            runs.append(("lightgbm", f"goss {rate}", _lightgbm_curve(goss, X, y, qid, Xt, yt, qidt, 2 * args.trees)))
+    except ImportError:
+        print("lightgbm is not installed: smartboost runs only")
     target = runs[0][2][1].max() - 0.002
-    lightgbm_best = next(curve[1].max() for library, label, curve in runs if (library, label) == ("lightgbm", "none"))
+    lightgbm_best = next((curve[1].max() for library, label, curve in runs if (library, label) == ("lightgbm", "none")),
+                         None)
     lines = [f"### SMART LambdaMART table, {args.dataset}: {len(y):,} rows / {len(starts_of(qid)) - 1:,} queries, "
              f"{args.leaves} leaves; targets: smartboost no-sampling best NDCG@10 - 0.002 = {target:.4f}, "
-             f"LightGBM no-sampling best = {lightgbm_best:.4f}", "",
-             "| library | run | ASRI | best NDCG@10 | it. to target | s to target | speed-up | s to LightGBM's best |",
-             "|---|---|---|---|---|---|---|---|"]
+             f"LightGBM no-sampling best = {_fmt(lightgbm_best, '.4f')}", "",
+             "| library | run | ASRI | best NDCG@10 | s / iteration | it. to target | s to target | speed-up "
+             "| s to LightGBM's best |", "|---|---|---|---|---|---|---|---|---|"]
     base_seconds = None
-    for library, label, (seconds, ndcg, asri) in runs:
+    for library, label, (seconds, ndcg, asri, _) in runs:
         hit = np.flatnonzero(ndcg >= target)
-        hit_lgb = np.flatnonzero(ndcg >= lightgbm_best)
+        hit_lgb = np.flatnonzero(ndcg >= lightgbm_best) if lightgbm_best is not None else np.zeros(0)
         t = float(seconds[hit[0]]) if hit.size else None
         if base_seconds is None:
             base_seconds = t
-        cells = [library, label, _fmt(asri, ".3f"), _fmt(ndcg.max(), ".4f"),
+        cells = [library, label, _fmt(asri, ".3f"), _fmt(ndcg.max(), ".4f"), _fmt(seconds[-1] / seconds.size, ".3f"),
                  _fmt(hit[0] + 1 if hit.size else None, "d"), _fmt(t, ".2f"),
                  _fmt(base_seconds / t if t and base_seconds else None, ".2f"),
                  _fmt(seconds[hit_lgb[0]] if hit_lgb.size else None, ".2f")]
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines), runs
+
+
+def iteration_cost(args, X, y, qid) -> str:
+    """Seconds per iteration of every run, the fastest of ``args.iteration_cost`` interleaved repeats."""
+    base = {"objective": "lambdarank", "num_leaves": args.leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
+            "lambdarank_truncation_level": 30, "num_threads": THREADS, "verbosity": -1}
+    runs = {"none": base, **dict(_sampled_runs(args, base))}
+    train = sb.Dataset(X, y, qid=qid)
+    seconds = {label: [] for label in runs}
+    rates = {}
+    for _ in range(args.iteration_cost):
+        for label, params in runs.items():
+            stats = sb.train(params, train, args.trees).iteration_stats
+            seconds[label].append(np.sum(stats["seconds"]) / args.trees)
+            rates[label] = np.mean(stats["sample_rate"])
+    lines = [f"### Seconds per iteration, {args.dataset}: {len(y):,} rows / {len(starts_of(qid)) - 1:,} queries, "
+             f"{args.leaves} leaves, {args.trees} trees, fastest of {args.iteration_cost}", "",
+             "| run | ASRI | s / iteration | / no sampling |", "|---|---|---|---|"]
+    for label in runs:
+        best = min(seconds[label])
+        lines.append(f"| {label} | {rates[label]:.3f} | {best:.3f} | {best / min(seconds['none']):.2f} |")
     return "\n".join(lines)
+
+
+def plot_curves(runs, path: str, title: str) -> None:
+    """Test NDCG@10 against iterations and against training seconds, one line per run (PNG)."""
+    from smartboost.plotting import plot_metric, pyplot
+
+    plt = pyplot(headless=True)
+    fig, axes = plt.subplots(1, 2, figsize=(15, 5))
+    ours = {f"smartboost {label}": curve[3] for library, label, curve in runs if library == "smartboost"}
+    best = max(curve[1].max() for _, _, curve in runs)
+    for ax, x in zip(axes, ("iteration", "seconds")):
+        ax.set_prop_cycle(color=plt.cm.tab20.colors)
+        plot_metric(ours, "ndcg@10", "test", x=x, ax=ax)
+        for line in ax.get_lines():  # whole-query samples dotted
+            line.set_linestyle(":" if line.get_label().endswith("queries") else "-")
+        for library, label, (seconds, ndcg, _, booster) in runs:
+            if booster is None:  # LightGBM: its own timings
+                ax.plot(np.arange(1, ndcg.size + 1) if x == "iteration" else seconds, ndcg, "--",
+                        label=f"{library} {label}")
+        ax.set_ylim(best - 0.03, best + 0.003)
+        ax.set_ylabel("test NDCG@10")
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _fmt(value, spec: str) -> str:
     return "-" if value is None else format(value, spec)
+
+
+def _report(text: str, name: str) -> None:
+    """Print a result table and keep it in ``results/<name>.md``."""
+    print(text)
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, f"{name}.md"), "w") as f:
+        f.write(text + "\n")
 
 
 def main() -> None:
@@ -170,16 +335,26 @@ def main() -> None:
     parser.add_argument("--smart-table", action="store_true", help="sampling runs: seconds to a target NDCG@10")
     parser.add_argument("--rates", type=float, nargs="+", default=[0.1, 0.2])
     parser.add_argument("--samplers", nargs="+", default=["uniform", "goss", "mvs", "smart1", "smart2"])
+    parser.add_argument("--units", nargs="+", default=["row"], choices=["row", "query"],
+                        help="sample rows, whole queries (sampling_unit), or both")
+    parser.add_argument("--iteration-cost", type=int, metavar="R", help="seconds per iteration, fastest of R repeats")
+    parser.add_argument("--reader", type=int, metavar="MB", help="time LETOR reading on a generated file of MB MB")
     args = parser.parse_args()
+    if args.reader:
+        _report(reader_speed(args.reader), f"ranking_reader_{args.reader}mb")
+        return
     (X, y, qid), (Xt, yt, qidt) = load(args.dataset, args.queries)
     test_starts = starts_of(qidt)
     sb.compile_kernels()
+    if args.iteration_cost:
+        _report(iteration_cost(args, X, y, qid), f"ranking_iteration_cost_{args.dataset}_{args.leaves}")
+        return
     if args.smart_table:
-        text = smart_table(args, X, y, qid, Xt, yt, qidt)
-        print(text)
-        os.makedirs(RESULTS, exist_ok=True)
-        with open(os.path.join(RESULTS, f"ranking_smart_table_{args.dataset}_{args.leaves}.md"), "w") as f:
-            f.write(text + "\n")
+        text, runs = smart_table(args, X, y, qid, Xt, yt, qidt)
+        _report(text, f"ranking_smart_table_{args.dataset}_{args.leaves}")
+        png = os.path.join(RESULTS, f"ranking_curves_{args.dataset}_{args.leaves}.png")
+        plot_curves(runs, png, f"{args.dataset}, {len(y):,} rows, {args.leaves} leaves: test NDCG@10")
+        print(f"curves: {png}")
         return
     rows = []
     for name, run in (("smartboost", run_smartboost), ("lightgbm", run_lightgbm), ("xgboost", run_xgboost)):
@@ -199,11 +374,7 @@ def main() -> None:
         lam = f"{lambda_seconds * 1e3:.2f}" if lambda_seconds is not None else "-"
         lines.append(f"| {name} | {ndcg[0]:.4f} | {ndcg[1]:.4f} | {ndcg[2]:.4f} | {seconds:.2f} | "
                      f"{seconds / args.trees:.4f} | {seconds / base:.2f} | {lam} |")
-    text = "\n".join(lines)
-    print(text)
-    os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, f"ranking_{args.dataset}_{args.leaves}.md"), "w") as f:
-        f.write(text + "\n")
+    _report("\n".join(lines), f"ranking_{args.dataset}_{args.leaves}")
 
 
 if __name__ == "__main__":

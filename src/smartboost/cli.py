@@ -211,7 +211,7 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
         raise SmartBoostError("the model's objective has no default metric; name one with --metric")
     print(f"| metric | {Path(args.data).name} |\n|---|---|")
     for name in names:
-        metric = get_metric(name)
+        metric = get_metric(name, getattr(booster.objective, "label_gain", None))
         value = metric(label, booster.objective.metric_score(raw), prediction, None, queries)
         print(f"| {metric.name} | {value:.6g} |")
     return 0

@@ -27,7 +27,7 @@ score, ties kept in row order (a stable sort); row weights are not used.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -135,7 +135,7 @@ DEFAULT_LABEL_GAIN = 2.0 ** np.arange(32) - 1.0
 """The gain of relevance grade ``i`` when ``label_gain`` is not given: ``2^i - 1``, grades 0-31."""
 
 
-def label_gains(label_gain=None, name: str = "label_gain") -> np.ndarray:
+def label_gains(label_gain: Sequence[float] | str | None = None, name: str = "label_gain") -> np.ndarray:
     """The gain table of NDCG (metric and ``lambdarank``): entry ``i`` is the gain of grade ``i``.
 
     Parameters
@@ -194,7 +194,7 @@ def check_relevance(label: np.ndarray, gains: np.ndarray, name: str = "label") -
     return label
 
 
-def _ranking_metric(name: str, label_gain=None) -> Metric | None:
+def _ranking_metric(name: str, label_gain: Sequence[float] | str | None = None) -> Metric | None:
     """``ndcg``/``map`` or ``ndcg@k``/``map@k`` (``k >= 1``), else None."""
     base, at, cut = name.lower().partition("@")
     base = {"lambdarank": "ndcg", "mean_average_precision": "map"}.get(base, base)
@@ -227,7 +227,7 @@ def canonical_metric_name(name: str) -> str:
     return metric.name
 
 
-def get_metric(name: str, label_gain=None) -> Metric:
+def get_metric(name: str, label_gain: Sequence[float] | str | None = None) -> Metric:
     """The metric registered under ``name`` (canonical or alias; ``ndcg@k`` and ``map@k`` for any k).
 
     Parameters

@@ -19,6 +19,7 @@ queries and sorts each query's scores once per iteration (stable: ties in row or
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numba import njit, prange
@@ -93,7 +94,7 @@ class _PairwiseRanking(Objective):
     options = ("sigmoid", "lambdarank_truncation_level", "lambdarank_norm", "label_gain")
 
     def __init__(self, sigmoid: float = 1.0, lambdarank_truncation_level: int = 30,
-                 lambdarank_norm: bool = True, label_gain=None) -> None:
+                 lambdarank_norm: bool = True, label_gain: Sequence[float] | str | None = None) -> None:
         if not sigmoid > 0.0:
             raise ParameterError(f"sigmoid must be > 0, got {sigmoid}")
         self.sigmoid = float(sigmoid)
