@@ -30,6 +30,10 @@ from ..metrics import check_relevance, label_gains
 from .base import Objective, register
 
 
+_SMALLEST_RATIO_TERM = 1e-280
+"""Below this, ``exp(sigma (s_j - s_top))`` is too close to underflow for the ratio form of rho."""
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigma, truncation, ndcg_weighted,
                      normalise, out_grad, out_hess):
@@ -38,6 +42,10 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
     Each query is gathered once in ranked order into small contiguous arrays (scores, labels,
     gains, lambdas), so the pair loop reads only those: 48.0 -> 38.9 ms (best of 10, 2 threads)
     against indexing the rows through the ranking, on 224,516 rows in 2,000 queries.
+
+    ``rho_ij`` comes from one exponential per document, ``e_p = exp(sigma (s_p - s_top))``,
+    as ``e_j / (e_i + e_j)``, and the damping joins the same division: one division and no
+    exponential per pair.
     """
     n_queries = query_starts.shape[0] - 1
     discounts = longest_query_discounts(query_starts)
@@ -59,6 +67,7 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
             s[p] = score[start + order[p]]
             rel[p] = label[start + order[p]]
             gain[p] = gain_table[int(rel[p])]
+        e = np.exp(sigma * (s - s[0]))  # in (0, 1]: exp(sigma (s_i - s_j)) = e_i / e_j
         spread = s[0] != s[n - 1]
         total = 0.0
         for pi in range(min(truncation, n)):
@@ -67,13 +76,21 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
                     continue
                 high, low = (pi, pj) if rel[pi] > rel[pj] else (pj, pi)
                 weight = 1.0
+                damping = 1.0
                 if ndcg_weighted:
                     weight = abs(gain[pi] - gain[pj]) * (discounts[pi] - discounts[pj]) * inverse_ideal[q]
                     if normalise and spread:  # LightGBM: damp pairs far apart in score
-                        weight /= 0.01 + abs(s[pi] - s[pj])
-                rho = 1.0 / (1.0 + math.exp(sigma * (s[high] - s[low])))
-                step = sigma * weight * rho
-                curvature = sigma * sigma * weight * rho * (1.0 - rho)
+                        damping = 0.01 + abs(s[pi] - s[pj])
+                both = e[low] + e[high]
+                if e[pj] > _SMALLEST_RATIO_TERM:
+                    # rho = e_low / both, 1 - rho = e_high / both: one division per pair
+                    inverse = 1.0 / (both * damping)
+                    step = sigma * weight * e[low] * inverse
+                    curvature = step * sigma * e[high] * inverse * damping
+                else:  # e underflows far below the query's top score: the plain formula
+                    rho = 1.0 / (1.0 + math.exp(sigma * (s[high] - s[low])))
+                    step = sigma * weight / damping * rho
+                    curvature = step * sigma * (1.0 - rho)
                 lam[high] -= step
                 lam[low] += step
                 hess[high] += curvature
