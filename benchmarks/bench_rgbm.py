@@ -36,16 +36,15 @@ import os
 import subprocess
 import sys
 import time
-from collections import defaultdict
 
 import numpy as np
+from phases import PhaseTimer
 
 import smartboost as sb
 from smartboost import datasets
 from smartboost.experiments.rgbm import load, rgbm_figure
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-
 
 
 def cmd_experiment(args) -> None:
@@ -55,58 +54,6 @@ def cmd_experiment(args) -> None:
     result = rgbm_figure(data, args.iterations, threads=2)
     print(result.markdown())
     result.save(RESULTS)
-
-class _PhaseTimer:
-    """Wall and process CPU seconds spent in the steps of an iteration (``--phases``), by
-    wrapping the library's methods for the duration of a run."""
-
-    STEPS = (("gradients", "_rows", "TrainingRows", "compute_gradients"),
-             ("row sample", "_rows", "TrainingRows", "draw_sample"),
-             ("fixed point", "grower", "NodeRows", "units"),
-             ("fixed point", "grower", "NodeRows", "to_fixed_point"),
-             ("column copy", "grower", "NodeRows", "use_features"),
-             ("histograms", "grower", "NodeRows", "histogram"),
-             ("partitions", "grower", "NodeRows", "partition"),
-             ("split scans", "grower", None, "find_best_split"),
-             ("split scans", "grower", None, "subtract_and_find_splits"),
-             ("score update", "_rows", "TrainingRows", "add_tree"))
-
-    def __init__(self):
-        import importlib
-        self.seconds = defaultdict(float)
-        self.cpu = defaultdict(float)
-        self._saved = []
-        for phase, module, owner, name in self.STEPS:
-            target = importlib.import_module(f"smartboost.{module}")
-            target = getattr(target, owner) if owner else target
-            original = getattr(target, name, None)
-            if original is None:  # an older source without this step
-                continue
-            self._saved.append((target, name, original))
-            setattr(target, name, self._timed(phase, original))
-
-    def _timed(self, phase, fn):
-        def timed(*a, **k):
-            start, cpu = time.perf_counter(), time.process_time()
-            try:
-                return fn(*a, **k)
-            finally:
-                self.seconds[phase] += time.perf_counter() - start
-                self.cpu[phase] += time.process_time() - cpu
-        return timed
-
-    def split(self, iterations: int, total: float, clock: str) -> dict[str, float]:
-        """Milliseconds per iteration of each step (``clock``: "wall" or "cpu"); "row sample"
-        without the gradients inside it; "rest": the iteration's other time."""
-        ms = {phase: 1e3 * s / iterations for phase, s in (self.seconds if clock == "wall" else self.cpu).items()}
-        ms["row sample"] = ms.get("row sample", 0.0) - ms.get("gradients", 0.0)
-        ms["rest"] = 1e3 * total / iterations - sum(ms.values())
-        return ms
-
-    def restore(self):
-        for target, name, original in self._saved:
-            setattr(target, name, original)
-
 
 class _CpuClock(sb.TrainingCallback):
     """Process CPU seconds of every iteration."""
@@ -148,7 +95,7 @@ def cost_worker(args) -> dict:
         wall = booster.iteration_stats["seconds"][args.skip:]
         out[t] = {"wall": 1e3 * float(np.median(wall)), "cpu": 1e3 * float(np.median(clock.seconds[args.skip:]))}
         if args.phases:
-            timer, clock = _PhaseTimer(), _CpuClock()
+            timer, clock = PhaseTimer(), _CpuClock()
             try:
                 booster = sb.train(params, train_set, args.trees, callbacks=[clock])
             finally:

@@ -4,12 +4,14 @@ Usage (public sets are read through ``smartboost.datasets`` from ``$SMARTBOOST_D
 
     python benchmarks/bench_sampling.py smart-table --dataset a8a
     python benchmarks/bench_sampling.py mvs-figure --dataset a8a --seeds 5
-    python benchmarks/bench_sampling.py iteration-cost --rows 1000000
+    python benchmarks/bench_sampling.py iteration-cost --rows 1000000 [--phases]
     python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2
 
 The first three are ``smartboost experiment sampling --which ...`` (the functions of
 ``smartboost.experiments.sampling``) on 2 threads; this script adds LightGBM and CatBoost side by
 side. Every run prints markdown; tables and PNG plots (matplotlib) go to ``benchmarks/results/``.
+``iteration-cost --phases`` also prints where the wall time of an iteration goes, step by step
+(``benchmarks/phases.py``), for no sampling and each sampler and rate.
 Datasets: any binary set of the registry (``a8a``, ``lightgbm-binary``, ``agaricus``, ...) and
 ``synthetic`` (``make_higgs_like``: 1,000,000 training rows, 250,000 test rows, 28 features).
 All runs use 2 threads, learning rate 0.1, 255 bins, and 31 leaves (255 on ``synthetic``).
@@ -30,6 +32,7 @@ import os
 import time
 
 import numpy as np
+from phases import PhaseTimer
 
 import smartboost as sb
 from smartboost.experiments.report import Result
@@ -63,6 +66,32 @@ def cmd_iteration_cost(args) -> None:
     sb.compile_kernels()
     samplers = [SamplerSpec(name, {"sampling": name}) for name in args.samplers] if args.samplers else COST_SAMPLERS
     _show(iteration_cost(data, args.rates, args.trees, samplers, threads=THREADS))
+    if args.phases:
+        _phase_table(data, samplers, args.rates, args.trees)
+
+
+def _phase_table(data, samplers, rates, trees) -> None:
+    """Where an iteration's wall time goes, without sampling and for each sampler and rate (one
+    more run each, under :class:`phases.PhaseTimer`; ms per iteration over all iterations)."""
+    params = {**base_params(data, None, THREADS), "verbosity": -1}
+    train_set = sb.Dataset(data.X, data.y)
+    runs = [("none", params)] + [(f"{spec.label} {rate}", {**params, **spec.params, "sample_rate": rate})
+                                 for spec in samplers for rate in rates]
+    split = {}
+    for label, run in runs:
+        timer = PhaseTimer()
+        try:
+            booster = sb.train(run, train_set, trees)
+        finally:
+            timer.restore()
+        split[label] = timer.split(trees, float(np.sum(booster.iteration_stats["seconds"])), "wall")
+    phases = list(split["none"])
+    lines = [f"Steps of an iteration, {data.describe()}, wall ms per iteration over {trees} iterations:", "",
+             "| run | " + " | ".join(phases) + " | total |", "|---" * (len(phases) + 2) + "|"]
+    for label, ms in split.items():
+        lines.append(f"| {label} | " + " | ".join(f"{ms.get(p, 0.0):.1f}" for p in phases)
+                     + f" | {sum(ms.values()):.1f} |")
+    print("\n".join(lines))
 
 
 # -- side by side ---------------------------------------------------------------------------------
@@ -189,6 +218,8 @@ def main() -> None:
     commands.choices["mvs-figure"].add_argument("--seeds", type=int, default=5)
     commands.choices["iteration-cost"].add_argument("--rates", type=float, nargs="+", default=[0.05, 0.1, 0.2])
     commands.choices["iteration-cost"].add_argument("--samplers", nargs="+", help="default: COST_SAMPLERS")
+    commands.choices["iteration-cost"].add_argument("--phases", action="store_true",
+                                                    help="also time the steps of an iteration")
     side = commands.choices["side-by-side"]
     side.add_argument("--rates", type=float, nargs="+", default=[0.1, 0.2])
     side.add_argument("--samplers", nargs="+", default=["uniform", "goss", "mvs", "smart1", "smart2"])
