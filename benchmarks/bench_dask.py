@@ -66,9 +66,24 @@ def _auc(client, library, model, X, y):
     return roc_auc_score(y.compute(), p)
 
 
+def _scatter_chunks(client, X_np, y_np, n_chunks: int):
+    """Dask arrays of ``n_chunks`` row chunks, each sent to its own worker (not inside the graph)."""
+    import dask.array as da
+
+    workers = sorted(client.scheduler_info()["workers"])
+    size = -(-X_np.shape[0] // n_chunks)
+    X_parts, y_parts = [], []
+    for k, start in enumerate(range(0, X_np.shape[0], size)):
+        stop = min(X_np.shape[0], start + size)
+        where = [workers[k % len(workers)]]
+        X_future, y_future = client.scatter([X_np[start:stop], y_np[start:stop]], workers=where)
+        X_parts.append(da.from_delayed(X_future, shape=(stop - start, X_np.shape[1]), dtype=X_np.dtype))
+        y_parts.append(da.from_delayed(y_future, shape=(stop - start,), dtype=y_np.dtype))
+    return da.concatenate(X_parts).persist(), da.concatenate(y_parts).persist()
+
+
 def run(rows: int, n_workers: int, libraries: list[str], leaves: int, t1: int, t2: int, threads: int,
         repeats: int) -> list[dict]:
-    import dask.array as da
     from distributed import Client, LocalCluster
 
     from smartboost.datasets import make_higgs_like
@@ -77,9 +92,7 @@ def run(rows: int, n_workers: int, libraries: list[str], leaves: int, t1: int, t
     results = []
     with LocalCluster(n_workers=n_workers, threads_per_worker=threads, processes=True, dashboard_address=":0",
                       memory_limit=0) as cluster, Client(cluster) as client:
-        chunk = -(-rows // n_workers)
-        X = da.from_array(X_np, chunks=(chunk, X_np.shape[1])).persist()
-        y = da.from_array(y_np, chunks=chunk).persist()
+        X, y = _scatter_chunks(client, X_np, y_np, n_workers)
         del X_np, y_np
         for library in libraries:  # warm-up: compiles (or loads) smartboost's kernels on the workers
             FITTERS[library](client, X, y, 1, leaves, threads)
