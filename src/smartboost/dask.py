@@ -348,6 +348,7 @@ class _Workers:
     def __init__(self, addresses: list[tuple[str, int]], names: list[str], authkey: bytes, timeout: float) -> None:
         self.names = names
         self.timeout = timeout
+        self.one_at_a_time = True  # until the first iteration is done: see :meth:`call`
         self.conns = [_no_delay(Client(address, authkey=authkey)) for address in addresses]
         self.bytes_received = 0
         self.bytes_sent = 0
@@ -356,14 +357,24 @@ class _Workers:
         return len(self.conns)
 
     def call(self, step: str, *args: Any) -> list[Any]:
-        """Run ``step(*args)`` on every shard; their answers in shard order."""
-        message = cloudpickle.dumps((step, args), protocol=5)
-        for i, conn in enumerate(self.conns):
-            self._send(i, step, conn, message)
-        return [self._receive(i, step) for i in range(len(self.conns))]
+        """Run ``step(*args)`` on every shard; their answers in shard order.
+
+        While ``one_at_a_time`` is set (setup and the first iteration, when the shards compile
+        or load their kernels), each shard's step starts after the previous shard answered:
+        processes that share numba's cache (one machine, or a shared file system) must not
+        compile the same kernel at once, or the cache can end up holding the index of one
+        compilation and the code of another, which crashes later loads (numba issue #4807).
+        """
+        return self.call_each(step, [args] * len(self.conns))
 
     def call_each(self, step: str, args: Sequence[tuple]) -> list[Any]:
         """Run ``step(*args[i])`` on shard ``i``; their answers in shard order."""
+        if self.one_at_a_time:
+            answers = []
+            for i, conn in enumerate(self.conns):
+                self._send(i, step, conn, cloudpickle.dumps((step, args[i]), protocol=5))
+                answers.append(self._receive(i, step))
+            return answers
         for i, conn in enumerate(self.conns):
             self._send(i, step, conn, cloudpickle.dumps((step, args[i]), protocol=5))
         return [self._receive(i, step) for i in range(len(self.conns))]
@@ -404,6 +415,18 @@ class _Workers:
             except (EOFError, OSError):
                 pass
             conn.close()
+
+
+class _AllAtOnceAfterFirstIteration(TrainingCallback):
+    """Lets the shards run their steps at the same time once every kernel is compiled (see
+    :meth:`_Workers.call`)."""
+
+    def __init__(self, workers: _Workers) -> None:
+        self.workers = workers
+
+    def after_iteration(self, env: Any) -> bool:
+        self.workers.one_at_a_time = False
+        return False
 
 
 class _DaskRows:
@@ -697,7 +720,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         rows = _DaskRows(workers, n_rows, resolved, part_index, [d["part_rows"] for d in described])
         trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names)
         try:
-            booster = run_training(trainer, callbacks)
+            booster = run_training(trainer, [*(callbacks or []), _AllAtOnceAfterFirstIteration(workers)])
         except DistributedError as exc:
             for callback in callbacks or []:
                 if isinstance(callback, Checkpoint) and os.path.exists(callback.path):
