@@ -10,6 +10,10 @@ for every library alike; the fits of the libraries are interleaved. smartboost a
 bytes its driver sent and received per tree (from ``Booster.iteration_stats["bytes"]``): they
 depend on the number of workers, leaves and histogram cells, not on the number of rows.
 
+``--max-depth D`` grows depth-wise trees of depth D instead (smartboost ``grow_policy="depthwise"``
+and XGBoost ``depthwise``, no leaf limit; LightGBM has no depth-wise growth, so it grows leaf-wise
+trees of at most 2^D leaves and depth D): smartboost then sends one step per level.
+
 Usage::
 
     python benchmarks/bench_dask.py --rows 4000000 --workers 1 2
@@ -25,28 +29,33 @@ import statistics
 import time
 
 
-def _fit_smartboost(client, X, y, trees, leaves, threads):
+def _fit_smartboost(client, X, y, trees, leaves, threads, depth):
     import smartboost.dask as sbd
     params = {"objective": "binary", "num_leaves": leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
               "max_bin": 255, "verbosity": -1, "num_threads": threads}
+    if depth:
+        params.update(grow_policy="depthwise", max_depth=depth, num_leaves=0)
     start = time.perf_counter()
     booster = sbd.train(client, params, X, y, num_boost_round=trees)
     return time.perf_counter() - start, booster
 
 
-def _fit_lightgbm(client, X, y, trees, leaves, threads):
+def _fit_lightgbm(client, X, y, trees, leaves, threads, depth):
     import lightgbm as lgb
-    model = lgb.DaskLGBMClassifier(client=client, n_estimators=trees, num_leaves=leaves, learning_rate=0.1,
-                                   min_child_samples=20, max_bin=255, n_jobs=threads, verbosity=-1)
+    shape = {"num_leaves": 2 ** depth, "max_depth": depth} if depth else {"num_leaves": leaves}
+    model = lgb.DaskLGBMClassifier(client=client, n_estimators=trees, learning_rate=0.1, min_child_samples=20,
+                                   max_bin=255, n_jobs=threads, verbosity=-1, **shape)
     start = time.perf_counter()
     model.fit(X, y)
     return time.perf_counter() - start, model
 
 
-def _fit_xgboost(client, X, y, trees, leaves, threads):
+def _fit_xgboost(client, X, y, trees, leaves, threads, depth):
     import xgboost.dask as xgb_dask
-    model = xgb_dask.DaskXGBClassifier(n_estimators=trees, max_leaves=leaves, grow_policy="lossguide", max_depth=0,
-                                       learning_rate=0.1, max_bin=256, tree_method="hist", n_jobs=threads)
+    shape = ({"grow_policy": "depthwise", "max_depth": depth, "max_leaves": 0} if depth else
+             {"grow_policy": "lossguide", "max_depth": 0, "max_leaves": leaves})
+    model = xgb_dask.DaskXGBClassifier(n_estimators=trees, learning_rate=0.1, max_bin=256, tree_method="hist",
+                                       n_jobs=threads, **shape)
     model.client = client
     start = time.perf_counter()
     model.fit(X, y)
@@ -83,7 +92,7 @@ def _scatter_chunks(client, X_np, y_np, n_chunks: int):
 
 
 def run(rows: int, n_workers: int, libraries: list[str], leaves: int, t1: int, t2: int, threads: int,
-        repeats: int) -> list[dict]:
+        repeats: int, depth: int = 0) -> list[dict]:
     from distributed import Client, LocalCluster
 
     from smartboost.datasets import make_higgs_like
@@ -95,13 +104,13 @@ def run(rows: int, n_workers: int, libraries: list[str], leaves: int, t1: int, t
         X, y = _scatter_chunks(client, X_np, y_np, n_workers)
         del X_np, y_np
         for library in libraries:  # warm-up: compiles (or loads) smartboost's kernels on the workers
-            FITTERS[library](client, X, y, 1, leaves, threads)
+            FITTERS[library](client, X, y, 1, leaves, threads, depth)
         times: dict[str, dict[int, list[float]]] = {lib: {t1: [], t2: []} for lib in libraries}
         last = {}
         for _ in range(repeats):
             for trees in (t1, t2):
                 for library in libraries:
-                    seconds, model = FITTERS[library](client, X, y, trees, leaves, threads)
+                    seconds, model = FITTERS[library](client, X, y, trees, leaves, threads, depth)
                     times[library][trees].append(seconds)
                     last[library] = model
         for library in libraries:
@@ -123,12 +132,16 @@ def main() -> None:
     parser.add_argument("--trees", type=int, nargs=2, default=[5, 25], metavar=("T1", "T2"))
     parser.add_argument("--threads", type=int, default=1, help="threads per worker")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--max-depth", type=int, default=0,
+                        help="depth-wise trees of this depth instead of leaf-wise ones (see the docstring)")
     args = parser.parse_args()
     rows_out = []
     for rows in args.rows:
         for n_workers in args.workers:
-            rows_out += run(rows, n_workers, args.libraries, args.leaves, *args.trees, args.threads, args.repeats)
-    print(f"\n{args.leaves} leaves, trees {args.trees[0]} vs {args.trees[1]}, {args.threads} thread(s) per worker\n")
+            rows_out += run(rows, n_workers, args.libraries, args.leaves, *args.trees, args.threads, args.repeats,
+                            args.max_depth)
+    shape = f"depth-wise trees of depth {args.max_depth}" if args.max_depth else f"{args.leaves} leaves"
+    print(f"\n{shape}, trees {args.trees[0]} vs {args.trees[1]}, {args.threads} thread(s) per worker\n")
     print("| rows | workers | library | ms per tree | vs lightgbm | fit s (T2 trees) | train AUC | MB per tree |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows_out:

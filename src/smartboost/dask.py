@@ -276,6 +276,11 @@ class _Shard:
         self._hists[large] = parent
         return n_left, n_right, self._hists[left]
 
+    def op_split_many(self, requests: list[tuple]) -> list[tuple[int, int, np.ndarray | None]]:
+        """:meth:`op_split` of every node of a depth-wise level, in order (none is a child of
+        another, so no returned histogram is touched by a later split of the list)."""
+        return [self.op_split(*request) for request in requests]
+
     def _build(self, node: int) -> np.ndarray:
         hist = self._free.pop() if self._free else np.empty((self.binned.histogram_layout.n_cells, 2), FIXED_DTYPE)
         self.node_rows.histogram(node, *self._sums[node], hist)
@@ -548,6 +553,22 @@ class _DaskRows:
             return n_left, n_right, -1
         _add_up([a[2] for a in answers], out)
         return n_left, n_right, left
+
+    def split_many(self, requests: list[tuple]) -> list[tuple[int, int, int]]:
+        """See ``grower.RowSource``: a depth-wise level in one round trip."""
+        answers = self.workers.call("split_many", [(node, left, right, feature, bin_threshold, missing_left,
+                                                    out is not None)
+                                                   for node, left, right, feature, bin_threshold, missing_left, _, _, out
+                                                   in requests])
+        results = []
+        for j, request in enumerate(requests):
+            out = request[-1]
+            n_left = sum(a[j][0] for a in answers)
+            n_right = sum(a[j][1] for a in answers)
+            if out is not None:
+                _add_up([a[j][2] for a in answers], out)
+            results.append((n_left, n_right, request[1] if out is not None else -1))
+        return results
 
     def add_tree(self, k: int, grown: GrownTree) -> None:
         """Add the new tree to every shard's scores."""

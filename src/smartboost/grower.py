@@ -18,6 +18,8 @@ A row source answers three calls (the protocol :class:`RowSource`):
   node's rows to its children and, when ``out`` is given, write one child's histogram into it;
   return both children's row counts and which child that was. The grower derives the other child
   as parent minus it (ALGORITHMS.md 2), fused with both children's split scans.
+- ``split_many(requests)``: ``split`` of every node of a depth-wise level at once (one round
+  trip for a distributed source).
 
 Growth policies share one loop over a priority queue of splittable leaves:
 
@@ -85,6 +87,10 @@ class RowSource(Protocol):
               out: np.ndarray | None) -> tuple[int, int, int]:
         """Split ``node`` into ``left`` and ``right``; returns ``(n_left, n_right, built)``, where
         ``built`` is the child whose histogram was written into ``out`` (-1 when ``out`` is None)."""
+
+    def split_many(self, requests: list[tuple]) -> list[tuple[int, int, int]]:
+        """:meth:`split` of several nodes, none a child of another (a depth-wise level), in order;
+        each request is the tuple of :meth:`split`'s arguments."""
 
 
 class NodeRows:
@@ -227,6 +233,10 @@ class NodeRows:
         self.histogram(built, *sums, out)
         return n_left, n_right, built
 
+    def split_many(self, requests: list[tuple]) -> list[tuple[int, int, int]]:
+        """See :class:`RowSource`."""
+        return [self.split(*request) for request in requests]
+
 
 class _Node:
     """Growth state of one node (Python side only)."""
@@ -357,13 +367,22 @@ class TreeGrower:
             self._push_or_release(heap, root)
         n_leaves = 1
         while heap and n_leaves < self.max_leaves:
-            node = heapq.heappop(heap)[-1]
-            n_leaves += 1
-            left, right = self._split(source, node, len(nodes), room=n_leaves < self.max_leaves)
-            nodes += [left, right]
-            split_of[node.id] = (*node.split[:4], left.id)
-            self._push_or_release(heap, left)
-            self._push_or_release(heap, right)
+            # leaf-wise: the best leaf; depth-wise: every leaf of the shallowest level (in the
+            # order a one-at-a-time loop would take them), split in one call to the source
+            level = heap[0][0]
+            batch = []
+            while heap and n_leaves < self.max_leaves and (not batch or self.depthwise and heap[0][0] == level):
+                parent = heapq.heappop(heap)[-1]
+                n_leaves += 1
+                batch.append(self._split_request(parent, len(nodes) + 2 * len(batch), room=n_leaves < self.max_leaves))
+            requests = [request for _, _, request in batch]
+            answers = [source.split(*requests[0])] if len(batch) == 1 else source.split_many(requests)
+            for (parent, slot, request), answer in zip(batch, answers):
+                left, right = self._split_finish(parent, request[1], slot, answer)
+                nodes += [left, right]
+                split_of[parent.id] = (*parent.split[:4], left.id)
+                self._push_or_release(heap, left)
+                self._push_or_release(heap, right)
         for entry in heap:
             self._release(entry[-1])
         return self._pack(nodes, split_of, learning_rate)
@@ -377,19 +396,27 @@ class TreeGrower:
         key = (node.depth, -gain, node.id) if self.depthwise else (-gain, node.id)
         heapq.heappush(heap, (*key, node))
 
-    def _split(self, source: RowSource, parent: _Node, left_id: int, room: bool) -> tuple[_Node, _Node]:
-        """Split ``parent`` into two new nodes and find their best splits: the source builds one
-        child's histogram, the other is the parent's minus it, in the parent's slot."""
+    def _split_request(self, parent: _Node, left_id: int, room: bool) -> tuple[_Node, int, tuple]:
+        """The source's arguments to split ``parent`` into nodes ``left_id`` and ``left_id + 1``,
+        with a histogram slot for one child unless no child can be split (``room``: whether the
+        tree may still grow after this split). Returns ``(parent, slot, request)``."""
         feature, bin_threshold, missing_left, _, gl, hl = parent.split
         gr, hr = parent.g - gl, parent.h - hl
         # ask for a histogram unless no child can be split, whatever the row counts turn out to be
         wanted = room and parent.depth + 1 < self.max_depth and max(hl, hr) * self.h_unit >= self.min_hess_to_split
         slot = self._new_slot() if wanted else -1
-        n_left, n_right, built = source.split(parent.id, left_id, left_id + 1, feature, bin_threshold, missing_left,
-                                              (gl, hl), (gr, hr), self._slots[slot] if wanted else None)
+        return parent, slot, (parent.id, left_id, left_id + 1, feature, bin_threshold, missing_left, (gl, hl),
+                              (gr, hr), self._slots[slot] if wanted else None)
+
+    def _split_finish(self, parent: _Node, left_id: int, slot: int, answer: tuple[int, int, int]) -> tuple[_Node, _Node]:
+        """The two children of ``parent`` from the source's answer, with their best splits: the
+        source built one child's histogram, the other is the parent's minus it, in the parent's
+        slot."""
+        n_left, n_right, built = answer
+        gl, hl = parent.split[4:6]
         left = _Node(left_id, n_left, parent.depth + 1, gl, hl)
-        right = _Node(left_id + 1, n_right, parent.depth + 1, gr, hr)
-        if not wanted:
+        right = _Node(left_id + 1, n_right, parent.depth + 1, parent.g - gl, parent.h - hl)
+        if slot < 0:
             self._release(parent)
             return left, right
         small, large = (left, right) if built == left.id else (right, left)
