@@ -370,18 +370,21 @@ class _Workers:
         compile the same kernel at once, or the cache can end up holding the index of one
         compilation and the code of another, which crashes later loads (numba issue #4807).
         """
-        return self.call_each(step, [args] * len(self.conns))
+        return self._run(step, [cloudpickle.dumps((step, args), protocol=5)] * len(self.conns))
 
     def call_each(self, step: str, args: Sequence[tuple]) -> list[Any]:
         """Run ``step(*args[i])`` on shard ``i``; their answers in shard order."""
+        return self._run(step, [cloudpickle.dumps((step, a), protocol=5) for a in args])
+
+    def _run(self, step: str, messages: list[bytes]) -> list[Any]:
         if self.one_at_a_time:
             answers = []
-            for i, conn in enumerate(self.conns):
-                self._send(i, step, conn, cloudpickle.dumps((step, args[i]), protocol=5))
+            for i, (conn, message) in enumerate(zip(self.conns, messages)):
+                self._send(i, step, conn, message)
                 answers.append(self._receive(i, step))
             return answers
-        for i, conn in enumerate(self.conns):
-            self._send(i, step, conn, cloudpickle.dumps((step, args[i]), protocol=5))
+        for i, (conn, message) in enumerate(zip(self.conns, messages)):
+            self._send(i, step, conn, message)
         return [self._receive(i, step) for i in range(len(self.conns))]
 
     def _send(self, i: int, step: str, conn: Any, message: bytes) -> None:
@@ -556,18 +559,15 @@ class _DaskRows:
 
     def split_many(self, requests: list[tuple]) -> list[tuple[int, int, int]]:
         """See ``grower.RowSource``: a depth-wise level in one round trip."""
-        answers = self.workers.call("split_many", [(node, left, right, feature, bin_threshold, missing_left,
-                                                    out is not None)
-                                                   for node, left, right, feature, bin_threshold, missing_left, _, _, out
-                                                   in requests])
+        # a request is split()'s arguments: (node, left, right, feature, bin, missing_left, sums, sums, out)
+        answers = self.workers.call("split_many", [(*request[:6], request[8] is not None) for request in requests])
         results = []
         for j, request in enumerate(requests):
-            out = request[-1]
-            n_left = sum(a[j][0] for a in answers)
-            n_right = sum(a[j][1] for a in answers)
+            left, out = request[1], request[8]
             if out is not None:
-                _add_up([a[j][2] for a in answers], out)
-            results.append((n_left, n_right, request[1] if out is not None else -1))
+                _add_up([answer[j][2] for answer in answers], out)
+            results.append((sum(answer[j][0] for answer in answers), sum(answer[j][1] for answer in answers),
+                            left if out is not None else -1))
         return results
 
     def add_tree(self, k: int, grown: GrownTree) -> None:

@@ -408,7 +408,8 @@ class TreeGrower:
         return parent, slot, (parent.id, left_id, left_id + 1, feature, bin_threshold, missing_left, (gl, hl),
                               (gr, hr), self._slots[slot] if wanted else None)
 
-    def _split_finish(self, parent: _Node, left_id: int, slot: int, answer: tuple[int, int, int]) -> tuple[_Node, _Node]:
+    def _split_finish(self, parent: _Node, left_id: int, slot: int,
+                      answer: tuple[int, int, int]) -> tuple[_Node, _Node]:
         """The two children of ``parent`` from the source's answer, with their best splits: the
         source built one child's histogram, the other is the parent's minus it, in the parent's
         slot."""
