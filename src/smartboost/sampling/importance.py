@@ -103,11 +103,13 @@ class Smart2Sampler(Smart1Sampler):
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
         self.eta = params["smart_eta"]
-        self._scores_1 = np.empty(n_rows)  # scores one iteration back
-        self._scores_2 = np.empty(n_rows)  # scores two iterations back
+        # l'(y~) is the gradient this run computed two iterations ago, at those scores: kept, not
+        # recomputed (for lambdarank, one lambda-kernel call less per iteration)
+        shape = n_rows if self.eta > 0.0 else 0
+        self._grad_1 = np.empty(shape)  # uncorrected gradients one iteration back
+        self._grad_2 = np.empty(shape)  # two iterations back: l'(y~)
+        self._grad_0 = np.empty(shape)  # this iteration's, before the correction
         self._history = 0  # iterations of this run seen so far (the correction needs two)
-        self._old_grad = np.empty(n_rows)
-        self._old_hess = np.empty(n_rows)
 
     def importance(self, ctx):
         """``w h``."""
@@ -119,19 +121,19 @@ class Smart2Sampler(Smart1Sampler):
         when no correction applies at this iteration."""
         if not (self.eta > 0.0 and self._history >= 2 and ctx.previous_leaf is not None):
             return None
-        ctx.objective.grad_hess(ctx.label, self._scores_2, self._old_grad, self._old_hess)
-        return leaf_sums(ctx.previous_leaf, self._old_grad, ctx.previous_leaf_values.shape[0])
+        return leaf_sums(ctx.previous_leaf, self._grad_2, ctx.previous_leaf_values.shape[0])
 
     def correct_gradients(self, ctx, rows, totals=None):
         """The improved diagonal approximation (leaf means from ``totals``, or from these rows);
-        also keeps the two-iteration score history."""
+        also keeps the two-iteration gradient history."""
         totals = self.correction_totals(ctx) if totals is None else totals
+        if self.eta > 0.0:
+            np.copyto(self._grad_0, ctx.grad)
         if totals is not None:
             means = np.divide(totals[0], totals[1], out=np.zeros(totals.shape[1]), where=totals[1] > 0)
-            smart2_correct(rows, ctx.grad, self._old_grad, ctx.previous_leaf, means, self.eta)
+            smart2_correct(rows, ctx.grad, self._grad_2, ctx.previous_leaf, means, self.eta)
         if self.eta > 0.0:
-            self._scores_1, self._scores_2 = self._scores_2, self._scores_1
-            np.copyto(self._scores_1, ctx.scores)
+            self._grad_2, self._grad_1, self._grad_0 = self._grad_1, self._grad_0, self._grad_2
         self._history += 1
 
 
