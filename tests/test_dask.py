@@ -149,6 +149,13 @@ def test_depthwise_levels_take_one_round_trip_each_and_equal_single_machine(clie
     assert max(int((tree.left >= 0).sum()) for tree in model.trees) > splits / 4  # more splits than round trips
 
 
+def test_driver_kernels_use_one_thread_when_a_shard_shares_its_host():
+    import socket
+    assert sbd._driver_threads([("127.0.0.1", 5000)], 0) == 1
+    assert sbd._driver_threads([("10.255.255.1", 5000), (socket.gethostname(), 5001)], 4) == 1
+    assert sbd._driver_threads([("192.0.2.7", 5000), ("192.0.2.8", 5000)], 4) == 4  # TEST-NET-1: never this host
+
+
 def test_dataframe_regression_and_multiclass_equal_single_machine(client):
     X, y = _data(seed=2)
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
