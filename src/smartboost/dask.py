@@ -365,10 +365,12 @@ class _Workers:
         """Run ``step(*args)`` on every shard; their answers in shard order.
 
         While ``one_at_a_time`` is set (setup and the first iteration, when the shards compile
-        or load their kernels), each shard's step starts after the previous shard answered:
-        processes that share numba's cache (one machine, or a shared file system) must not
-        compile the same kernel at once, or the cache can end up holding the index of one
-        compilation and the code of another, which crashes later loads (numba issue #4807).
+        or load their kernels), the first shard runs each step alone and the others start when
+        it has answered, so they load the kernels it compiled: processes that share numba's
+        cache (one machine, or a shared file system) must not compile the same kernel at once,
+        or the cache can end up holding the index of one compilation and the code of another,
+        which crashes later loads (numba issue #4807). It costs one step's time more, whatever
+        the number of shards.
         """
         return self._run(step, [cloudpickle.dumps((step, args), protocol=5)] * len(self.conns))
 
@@ -377,15 +379,13 @@ class _Workers:
         return self._run(step, [cloudpickle.dumps((step, a), protocol=5) for a in args])
 
     def _run(self, step: str, messages: list[bytes]) -> list[Any]:
-        if self.one_at_a_time:
-            answers = []
-            for i, (conn, message) in enumerate(zip(self.conns, messages)):
-                self._send(i, step, conn, message)
-                answers.append(self._receive(i, step))
-            return answers
-        for i, (conn, message) in enumerate(zip(self.conns, messages)):
-            self._send(i, step, conn, message)
-        return [self._receive(i, step) for i in range(len(self.conns))]
+        first = 1 if self.one_at_a_time else 0
+        answers = []
+        for group in (range(first), range(first, len(self.conns))):
+            for i in group:
+                self._send(i, step, self.conns[i], messages[i])
+            answers += [self._receive(i, step) for i in group]
+        return answers
 
     def _send(self, i: int, step: str, conn: Any, message: bytes) -> None:
         try:
