@@ -150,10 +150,12 @@ def test_depthwise_levels_take_one_round_trip_each_and_equal_single_machine(clie
 
 
 def test_driver_kernels_use_one_thread_when_a_shard_shares_its_host():
-    import socket
-    assert sbd._driver_threads([("127.0.0.1", 5000)], 0) == 1
-    assert sbd._driver_threads([("10.255.255.1", 5000), (socket.gethostname(), 5001)], 4) == 1
-    assert sbd._driver_threads([("192.0.2.7", 5000), ("192.0.2.8", 5000)], 4) == 4  # TEST-NET-1: never this host
+    from multiprocessing.connection import Client, Listener
+    with Listener(("127.0.0.1", 0)) as listener, Client(listener.address) as conn:
+        assert sbd._link_ends(conn) == ("127.0.0.1", "127.0.0.1")
+    assert sbd._driver_threads([("127.0.0.1", "127.0.0.1")], 0) == 1
+    assert sbd._driver_threads([("192.0.2.1", "10.255.255.1"), ("192.0.2.1", "192.0.2.1")], 4) == 1
+    assert sbd._driver_threads([("192.0.2.1", "192.0.2.7"), ("192.0.2.1", "192.0.2.8")], 4) == 4  # other hosts
 
 
 def test_dataframe_regression_and_multiclass_equal_single_machine(client):
