@@ -81,10 +81,9 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
                     weight = abs(gain[pi] - gain[pj]) * (discounts[pi] - discounts[pj]) * inverse_ideal[q]
                     if normalise and spread:  # LightGBM: damp pairs far apart in score
                         damping = 0.01 + abs(s[pi] - s[pj])
-                both = e[low] + e[high]
                 if e[pj] > _SMALLEST_RATIO_TERM:
-                    # rho = e_low / both, 1 - rho = e_high / both: one division per pair
-                    inverse = 1.0 / (both * damping)
+                    # rho = e_low / (e_low + e_high), 1 - rho = e_high / (...): one division per pair
+                    inverse = 1.0 / ((e[low] + e[high]) * damping)
                     step = sigma * weight * e[low] * inverse
                     curvature = step * sigma * e[high] * inverse * damping
                 else:  # e underflows far below the query's top score: the plain formula
