@@ -9,6 +9,7 @@ from smartboost._kernels.histogram import build_histogram, build_histogram_paral
 from smartboost._kernels.partition import partition, partition_parallel
 from smartboost._kernels.split import find_best_split, leaf_score, subtract_and_find_splits
 from smartboost.binning import BinMapper
+from smartboost import grower
 from smartboost.grower import NodeRows
 from smartboost._kernels.selection import draw_pairs
 
@@ -65,11 +66,14 @@ def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_f
     np.testing.assert_array_equal(parallel, expected)
 
 
+@pytest.mark.parametrize("compact", [False, True])
 @pytest.mark.parametrize("sparse_features", [0, 3])
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
-def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_features):
-    """RGBM's per-tree features: histograms read a compact copy of their bins for the tree's rows;
-    their cells (and the sparse features') equal the full build, the other cells are not written."""
+def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_features, compact, monkeypatch):
+    """RGBM's per-tree features: histograms read a compact copy of their bins for the tree's rows
+    (indexed by row id, or by position for a compact tree); their cells (and the sparse
+    features') equal the full build, the other cells are not written."""
+    monkeypatch.setattr(grower, "COMPACT_ROWS_FRACTION", 1.0 if compact else 0.0)
     _, mapper, binned, offsets, n_cells, _, _ = _binned(n_features=6, sparse_features=sparse_features)
     rng = np.random.default_rng(2)
     rows = np.sort(rng.choice(4000, 1500, replace=False)).astype(np.uint32)
@@ -78,15 +82,46 @@ def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_f
     source.set_rows(rows, rng.standard_normal(4000), rng.random(4000), np.ones(4000))
     source.use_features(chosen)
     g, h, _ = source.to_fixed_point(*source.units())
+    assert source.is_compact == compact
     hist = np.full((n_cells, 2), -7, np.int64)
     source.histogram(0, g, h, hist)
-    expected = _reference_histogram(binned, offsets, n_cells, rows, source.gh[:, 0].astype(np.int64),
-                                    source.gh[:, 1].astype(np.int64))
+    gh = np.zeros((4000, 2), np.int64)
+    gh[rows] = source.gh[:rows.size] if compact else source.gh[rows]
+    expected = _reference_histogram(binned, offsets, n_cells, rows, gh[:, 0], gh[:, 1])
     dense = binned.histogram_layout.dense_features
     for f in range(6):
         cells = slice(offsets[f], offsets[f] + mapper.n_bins[f] + 1)
         written = chosen[f] or f not in dense
         np.testing.assert_array_equal(hist[cells], expected[cells] if written else -7)
+
+
+@pytest.mark.parametrize("sparse_features", [0, 3])
+def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, monkeypatch):
+    """A compact tree (its rows' bins copied, positions in the row list) partitions and builds
+    histograms exactly as the same rows read in place, and gives their ids back in order."""
+    _, mapper, binned, offsets, n_cells, _, _ = _binned(n_features=6, sparse_features=sparse_features)
+    rng = np.random.default_rng(5)
+    rows = np.sort(rng.choice(4000, 900, replace=False)).astype(np.uint32)
+    grad, hess = rng.standard_normal(4000), rng.random(4000)
+    results = []
+    for fraction in (0.0, 1.0):
+        monkeypatch.setattr(grower, "COMPACT_ROWS_FRACTION", fraction)
+        source = NodeRows(binned, 2)
+        source.set_rows(rows.copy(), grad, hess, np.ones(4000))
+        source.use_features(None)
+        g, h, _ = source.to_fixed_point(*source.units())
+        hists = []
+        for node, (feature, threshold) in enumerate([(1, 7), (4, 3), (5, 9)]):  # nodes 0, 1, 2 -> children
+            source.partition(node, 2 * node + 1, 2 * node + 2, feature, threshold, node == 1)
+            hist = np.empty((n_cells, 2), np.int64)
+            source.histogram(2 * node + 1, g, h, hist)
+            hists.append(hist)
+        start, end = source.segments(np.arange(7))
+        results.append((source.is_compact, source.row_ids().copy(), start, end, hists))
+    (flat, *plain), (compact, *copied) = results
+    assert compact and not flat
+    for a, b in zip(plain, copied):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
 def test_gather_columns_copies_the_rows_given():
@@ -252,13 +287,15 @@ def test_partition_is_stable_and_matches_numpy(n, start, end, missing_left):
     segment = rows[start:end]
     goes_left = (column[segment] <= 4) | (missing_left & (column[segment] == 8))
     expected = np.concatenate([segment[goes_left], segment[~goes_left]])
-    for n_chunks in (None, 1, 2, 5):
+    # the column alone (column-major bins), and as the second of 3 row-major columns
+    flat_layouts = [(column, 0, 1), (np.column_stack([column + 1, column, column + 2]).ravel(), 1, 3)]
+    for (bins, base, stride), n_chunks in itertools.product(flat_layouts, (None, 1, 2, 5)):
         r = rows.copy()
         scratch = np.empty(n, np.uint32)
         if n_chunks is None:
-            n_left = partition(r, start, end, column, 4, missing_left, 8, scratch)
+            n_left = partition(r, start, end, bins, base, stride, 4, missing_left, 8, scratch)
         else:
-            n_left = partition_parallel(r, start, end, column, 4, missing_left, 8, scratch, n_chunks)
+            n_left = partition_parallel(r, start, end, bins, base, stride, 4, missing_left, 8, scratch, n_chunks)
         assert n_left == goes_left.sum()
         np.testing.assert_array_equal(r[start:end], expected)
         np.testing.assert_array_equal(r[:start], rows[:start])

@@ -201,6 +201,24 @@ def test_sample_rate_one_equals_no_sampling(sampling, binary_data):
     assert _trees(sampled) == _trees(base)
 
 
+@pytest.mark.parametrize("params", [
+    {"sampling": "mvs", "sample_rate": 0.3},
+    {"sampling": "smart2", "sample_rate": 0.3, "step_rule": "leaf_line", "boosting": "gradient"},
+    {"sampling": "bernoulli", "sample_rate": 0.3, "selection_type": 3, "selection_t": 2},
+    {"sampling": "uniform", "sample_rate": 0.3, "line_search_rows": "all", "step_rule": "line"},
+])
+def test_compact_sampled_trees_equal_trees_on_the_rows_in_place(params, binary_data, monkeypatch):
+    """Sampled trees copy their rows' bins into a compact array (grower.NodeRows): same models."""
+    from smartboost import grower
+    X, y = binary_data
+    train = sb.Dataset(X, y)
+    models = []
+    for fraction in (0.0, 1.0):
+        monkeypatch.setattr(grower, "COMPACT_ROWS_FRACTION", fraction)
+        models.append(_trees(sb.train({"objective": "binary", "verbosity": -1, **params}, train, 6)))
+    assert models[0] == models[1]
+
+
 def test_smart2_with_eta_zero_is_the_uncorrected_sampler(binary_data, monkeypatch):
     X, y = binary_data
     train = sb.Dataset(X, y)

@@ -171,7 +171,7 @@ class TrainingRows:
 
     def add_tree(self, k: int, grown: GrownTree) -> None:
         """Add the new tree of output ``k`` to every row's score; record each row's leaf."""
-        rows = self.rows[:self.n_sampled]
+        rows = self.node_rows.row_ids()
         start, end = self.node_rows.segments(grown.leaf_nodes)
         add_leaf_values(self.scores[k], rows, start, end, grown.leaf_values)
         if self.previous_leaf.size:
@@ -195,7 +195,7 @@ class TrainingRows:
         """``rho`` of the ``line`` rule for the new tree of output ``k`` (its fitted values are
         the tree's values divided by the learning rate)."""
         learning_rate = self.params["learning_rate"]
-        rows = self.rows[:self.n_sampled]
+        rows = self.node_rows.row_ids()
         fitted = grown.leaf_values / learning_rate
         direction = np.zeros(self.n_rows)
         start, end = self.node_rows.segments(grown.leaf_nodes)
@@ -212,7 +212,7 @@ class TrainingRows:
     def leaf_line_steps(self, k: int, grown: GrownTree) -> np.ndarray:
         """The ``leaf_line`` rule: each leaf's own step over its rows of the sample (Friedman's
         TreeBoost), starting from its fitted value."""
-        rows = self.rows[:self.n_sampled]
+        rows = self.node_rows.row_ids()
         fitted = grown.leaf_values / self.params["learning_rate"]
         start, end = self.node_rows.segments(grown.leaf_nodes)
         scores = self.scores[k]

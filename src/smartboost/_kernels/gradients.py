@@ -53,10 +53,11 @@ def fixed_point_units(rows, grad, hess, weight):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def to_fixed_point(rows, grad, hess, weight, g_unit, h_unit, gh):
+def to_fixed_point(rows, grad, hess, weight, g_unit, h_unit, gh, by_position):
     """Write ``(round(w g / g_unit), round(w h / h_unit))`` of ``rows``; return their int64 sums.
 
-    ``gh`` (int32, shape (n_rows_total, 2), indexed by row id) is written for ``rows`` only.
+    ``gh`` (int32, shape (n_rows_total, 2)) is written for ``rows`` only, at each row's id, or
+    with ``by_position`` at its position in ``rows`` (the compact rows of ``grower.NodeRows``).
     """
     g_scale = 1.0 / g_unit
     h_scale = 1.0 / h_unit
@@ -66,8 +67,9 @@ def to_fixed_point(rows, grad, hess, weight, g_unit, h_unit, gh):
         r = rows[i]
         gq = np.int64(np.rint(grad[r] * weight[r] * g_scale))
         hq = np.int64(np.rint(hess[r] * weight[r] * h_scale))
-        gh[r, 0] = gq
-        gh[r, 1] = hq
+        at = i if by_position else r
+        gh[at, 0] = gq
+        gh[at, 1] = hq
         g_sum += gq
         h_sum += hq
     return g_sum, h_sum

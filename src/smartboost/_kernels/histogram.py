@@ -198,6 +198,47 @@ def gather_columns(rows, column_major, features, out):
 
 
 @njit(cache=True, nogil=True, parallel=True)
+def gather_rows(ids, dense_bins, columns, out):
+    """Copy the bins of ``columns`` for rows ``ids`` into the compact ``out``, one row per id.
+
+    A sampled tree's rows are scattered over the data; copied in order, they fill a small
+    array that stays in cache (see ``grower.NodeRows``).
+
+    Parameters
+    ----------
+    ids : ndarray of uint32
+        Rows to copy.
+    dense_bins : ndarray of uint8, shape (n_rows, n_dense), C order
+        Row-major bins.
+    columns : ndarray of uint32, shape (t,)
+        Columns of ``dense_bins`` to copy, in the order of ``out``'s columns.
+    out : ndarray of uint8, shape (ids.size, t), C order
+        ``out[i, j]`` = ``dense_bins[ids[i], columns[j]]``.
+    """
+    n = ids.shape[0]
+    n_dense = dense_bins.shape[1]
+    for block in prange((n + _GATHER_BLOCK - 1) // _GATHER_BLOCK):
+        last = min(n, (block + 1) * _GATHER_BLOCK)
+        for i in range(block * _GATHER_BLOCK, last):
+            if i + _PREFETCH_ROWS < last:
+                prefetch(dense_bins, ids[i + _PREFETCH_ROWS] * n_dense)
+            row = ids[i]
+            for j in range(columns.shape[0]):
+                out[i, j] = dense_bins[row, columns[j]]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def gather_sparse_rows(ids, indptr, cells, out_indptr, out_cells):
+    """Copy the sparse cells of rows ``ids`` (``cells[indptr[r]:indptr[r + 1]]`` for row ``r``)
+    to ``out_cells[out_indptr[i]:out_indptr[i + 1]]`` (``out_indptr`` given)."""
+    for i in prange(ids.shape[0]):
+        first = indptr[ids[i]]
+        j = out_indptr[i]
+        for k in range(out_indptr[i + 1] - j):
+            out_cells[j + k] = cells[first + k]
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def sparse_row_lengths(row_major, sparse_features, default_bins, out):
     """Number of non-default sparse-feature bins of every row (``out[r + 1]``)."""
     for r in prange(row_major.shape[0]):
