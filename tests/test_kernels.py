@@ -99,7 +99,7 @@ def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_f
 def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, monkeypatch):
     """A compact tree (its rows' bins copied, positions in the row list) partitions and builds
     histograms exactly as the same rows read in place, and gives their ids back in order."""
-    _, mapper, binned, offsets, n_cells, _, _ = _binned(n_features=6, sparse_features=sparse_features)
+    _, _, binned, _, n_cells, _, _ = _binned(n_features=6, sparse_features=sparse_features)
     rng = np.random.default_rng(5)
     rows = np.sort(rng.choice(4000, 900, replace=False)).astype(np.uint32)
     grad, hess = rng.standard_normal(4000), rng.random(4000)
