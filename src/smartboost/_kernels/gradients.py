@@ -74,3 +74,23 @@ def to_fixed_point(rows, grad, hess, weight, g_unit, h_unit, gh, by_position):
         h_sum += hq
     return g_sum, h_sum
 
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def gather_pair(rows, a, b, out_a, out_b):
+    """``out_a[i], out_b[i] = a[rows[i]], b[rows[i]]``: the labels and scores of a sample's rows
+    (numpy's fancy indexing took 3x longer for 100,000 of 1M rows)."""
+    for i in prange(rows.shape[0]):
+        r = rows[i]
+        out_a[i] = a[r]
+        out_b[i] = b[r]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def scatter_pair(rows, a, b, out_a, out_b):
+    """``out_a[rows[i]], out_b[rows[i]] = a[i], b[i]``: a sample's gradients and hessians back
+    to their rows."""
+    for i in prange(rows.shape[0]):
+        r = rows[i]
+        out_a[r] = a[i]
+        out_b[r] = b[i]

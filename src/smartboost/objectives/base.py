@@ -37,6 +37,10 @@ class Objective:
     needs_queries : bool
         The objective reads the training set's queries (:meth:`bind_queries`) before
         :meth:`grad_hess`.
+    row_wise : bool
+        Each row's gradient and hessian depend on its own label and raw scores only, so
+        :meth:`grad_hess` may be given any subset of the rows (the trainer then computes them
+        for the sampled rows alone when the sampler does not read them).
     sigma_smooth : float or None
         Smoothness constant of ALGORITHMS.md 5 (for RGBM's constant step 1/sigma).
     options : tuple of str
@@ -62,6 +66,7 @@ class Objective:
     hessian_exact: ClassVar[bool] = True
     first_order_only: ClassVar[bool] = False
     needs_queries: ClassVar[bool] = False
+    row_wise: ClassVar[bool] = True
     num_outputs: int = 1
 
     def check_label(self, label: np.ndarray, name: str = "label", training: bool = True) -> np.ndarray:

@@ -29,6 +29,7 @@ class CustomObjective(Objective):
 
     name = "custom"
     default_metric = None
+    row_wise = False  # the user's function sees the whole training set
 
     def __init__(self, function: Callable[[np.ndarray, np.ndarray], tuple] | None = None) -> None:
         self.function = function

@@ -106,6 +106,7 @@ class _PairwiseRanking(Objective):
 
     task = "ranking"
     needs_queries = True
+    row_wise = False
     ndcg_weighted: bool
     options = ("sigmoid", "lambdarank_truncation_level", "lambdarank_norm", "label_gain")
 

@@ -134,6 +134,9 @@ class Sampler:
         and hessian as the L2 norms of their per-class vectors (CatBoost's rule for MVS).
     supports_queries : bool
         Whether the sampler can draw whole queries (:meth:`draw_queries`, ``sampling_unit='query'``).
+    reads_gradients : bool
+        Whether the draw reads the gradients (False: the trainer may compute them for the
+        sampled rows only).
     row_ids : ndarray of int64 or None
         Id of each row among every machine's rows (None on one machine: the row's index): a
         row's random number depends on that id only, not on how rows are spread over machines.
@@ -143,6 +146,7 @@ class Sampler:
     needs_previous_leaves: ClassVar[bool] = False
     supports_multiclass: ClassVar[bool] = True
     supports_queries: ClassVar[bool] = False
+    reads_gradients: ClassVar[bool] = True
 
     def __init__(self, params: dict[str, Any], n_rows: int) -> None:
         self.params = params

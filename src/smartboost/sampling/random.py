@@ -16,6 +16,8 @@ from .base import QueryDraw, Sampler
 class _ConstantRateSampler(Sampler):
     """A sampler whose rows all have probability ``s``: weights ``w / s``, computed once."""
 
+    reads_gradients = False
+
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
         self._weight_source = None
