@@ -65,7 +65,7 @@ def cmd_iteration_cost(args) -> None:
     data = load("synthetic", args.rows)
     sb.compile_kernels()
     samplers = [SamplerSpec(name, {"sampling": name}) for name in args.samplers] if args.samplers else COST_SAMPLERS
-    _show(iteration_cost(data, args.rates, args.trees, samplers, threads=THREADS))
+    _show(iteration_cost(data, args.rates, args.trees, samplers, threads=THREADS, repeats=args.repeats))
     if args.phases:
         _phase_table(data, samplers, args.rates, args.trees)
 
@@ -218,6 +218,8 @@ def main() -> None:
     commands.choices["mvs-figure"].add_argument("--seeds", type=int, default=5)
     commands.choices["iteration-cost"].add_argument("--rates", type=float, nargs="+", default=[0.05, 0.1, 0.2])
     commands.choices["iteration-cost"].add_argument("--samplers", nargs="+", help="default: COST_SAMPLERS")
+    commands.choices["iteration-cost"].add_argument("--repeats", type=int, default=1,
+                                                    help="measure every (none, sampler) pair this many times")
     commands.choices["iteration-cost"].add_argument("--phases", action="store_true",
                                                     help="also time the steps of an iteration")
     side = commands.choices["side-by-side"]

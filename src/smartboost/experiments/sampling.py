@@ -231,31 +231,51 @@ def mvs_figure(data: ExperimentData, rates: Sequence[float], num_boost_round: in
 
 def iteration_cost(data: ExperimentData, rates: Sequence[float], num_boost_round: int,
                    samplers: Sequence[SamplerSpec] = COST_SAMPLERS, skip: int = 5, leaves: int | None = None,
-                   threads: int = 0, progress: Progress = None) -> Result:
+                   threads: int = 0, progress: Progress = None, repeats: int = 1) -> Result:
     """Median training milliseconds per iteration at each sample rate, against no sampling.
 
-    Each configuration first runs a 3-iteration warm-up (kernel compilation); the first ``skip``
+    Each sampled run is paired with a no-sampling run just before it, and its ratio is taken
+    to that run (a shared machine drifts over a table); with ``repeats`` > 1 every pair is
+    measured that many times, in turn, and the table gives medians and the range of the ratios.
+    Each run first trains a 3-iteration warm-up (kernel compilation); the first ``skip``
     iterations of the timed run (tree shapes still changing) are left out when there are more.
 
     Returns
     -------
     Result
-        Rows ``sampling``, ``rate``, ``ms per iteration``, ``ratio to none`` (no figure).
+        Rows ``sampling``, ``rate``, ``ms per iteration``, ``ratio to none`` and, with repeats,
+        ``ratio range`` (no figure).
     """
     params = base_params(data, leaves, threads)
     train_set = Dataset(data.X, data.y)
-    rows = []
-    base = None
-    for spec, rate in [(SamplerSpec("none"), 1.0)] + [(s, r) for s in samplers for r in rates]:
-        run = {**params, "verbosity": -1, **({**spec.params, "sample_rate": rate} if rate < 1.0 else {})}
+
+    def ms_per_iteration(run: dict[str, Any]) -> float:
         for rounds in (3, num_boost_round):  # warm-up, then the timed run
-            booster = train(run, train_set, rounds)
+            booster = train({**params, "verbosity": -1, **run}, train_set, rounds)
         per_iteration = booster.iteration_stats["seconds"]
-        seconds = float(np.median(per_iteration[skip:] if len(per_iteration) > skip else per_iteration))
-        base = seconds if base is None else base
-        rows.append({"sampling": spec.label, "rate": rate, "ms per iteration": seconds * 1e3,
-                     "ratio to none": seconds / base})
-        _say(progress, f"{spec.label} at {rate}: {seconds * 1e3:.2f} ms per iteration")
+        return 1e3 * float(np.median(per_iteration[skip:] if len(per_iteration) > skip else per_iteration))
+
+    configs = [(spec, rate) for spec in samplers for rate in rates]
+    none_ms: list[float] = []
+    sampled_ms: dict[int, list[float]] = {k: [] for k in range(len(configs))}
+    ratios: dict[int, list[float]] = {k: [] for k in range(len(configs))}
+    for _ in range(repeats):
+        for k, (spec, rate) in enumerate(configs):
+            base = ms_per_iteration({})
+            ms = ms_per_iteration({**spec.params, "sample_rate": rate})
+            none_ms.append(base)
+            sampled_ms[k].append(ms)
+            ratios[k].append(ms / base)
+            _say(progress, f"{spec.label} at {rate}: {ms:.2f} ms per iteration, none {base:.2f} ms")
+    rows = [{"sampling": "none", "rate": 1.0, "ms per iteration": float(np.median(none_ms)), "ratio to none": 1.0}]
+    for k, (spec, rate) in enumerate(configs):
+        rows.append({"sampling": spec.label, "rate": rate, "ms per iteration": float(np.median(sampled_ms[k])),
+                     "ratio to none": float(np.median(ratios[k]))})
+        if repeats > 1:
+            rows[-1]["ratio range"] = f"{min(ratios[k]):.3f}-{max(ratios[k]):.3f}"
+    if repeats > 1:
+        rows[0]["ratio range"] = "-"
     title = (f"Training ms per iteration, {data.describe()}, {params['num_leaves']} leaves (median of iterations "
-             f"{skip + 1}-{num_boost_round})")
+             f"{skip + 1}-{num_boost_round}; each sampled run paired with a no-sampling run, {repeats} "
+             f"repeat{'s' if repeats > 1 else ''}; none: median of all its runs)")
     return Result(f"iteration_cost_{data.name}", title, rows)
