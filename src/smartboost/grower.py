@@ -140,7 +140,7 @@ class NodeRows:
         self._start: list[int] = []
         self._end: list[int] = []
         self.is_compact = False
-        self._split_bins: dict[int, tuple[np.ndarray, int, int]] = {}  # feature -> the partition's bins
+        self._columns: dict[int, np.ndarray] = {}  # feature -> the bins its partitions read
 
     def set_rows(self, rows: np.ndarray, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray) -> None:
         """The next tree's rows and their values.
@@ -183,9 +183,9 @@ class NodeRows:
             bins, indptr, sparse_cells = self._gather_compact(self._all_columns if columns is None else columns)
             self._hist_arrays = (bins, dense_offsets, indptr, sparse_cells, *self.layout.arrays[4:], cells)
             dense = self.layout.dense_features if columns is None else self.layout.dense_features[columns]
-            self._split_bins = {int(f): (bins.reshape(-1), j, bins.shape[1]) for j, f in enumerate(dense)}
+            self._columns = {int(f): bins[:, j] for j, f in enumerate(dense)}
             return
-        self._split_bins = {}
+        self._columns = {}
         if columns is None:
             self._hist_arrays = (*self.layout.arrays, None)
             return
@@ -239,30 +239,30 @@ class NodeRows:
         else:
             build_histogram(self.rows, start, end, *self._hist_arrays, self.gh, g, h, out)
 
-    def _feature_bins(self, feature: int) -> tuple[np.ndarray, int, int]:
-        """The partition's ``(bins, base, stride)`` of ``feature`` (see ``_kernels.partition``)."""
-        found = self._split_bins.get(feature)
-        if found is None:
+    def _column(self, feature: int) -> np.ndarray:
+        """The bins of ``feature`` the partition reads, one per entry of the row list's values:
+        a row of the column-major bins, or for a compact tree a column of its compact bins."""
+        column = self._columns.get(feature)
+        if column is None:
             if self.is_compact:  # a sparse feature: its bins of the tree's rows, in order
-                found = (self.data.column_major[feature][self.ids], 0, 1)
+                column = self.data.column_major[feature][self.ids]
             else:
-                found = (self.data.column_major.reshape(-1), feature * self.data.n_rows, 1)
-            self._split_bins[feature] = found
-        return found
+                column = self.data.column_major[feature]
+            self._columns[feature] = column
+        return column
 
     def partition(self, node: int, left: int, right: int, feature: int, bin_threshold: int,
                   missing_left: bool) -> tuple[int, int]:
         """Send the rows of ``node`` to ``left`` (bins <= ``bin_threshold``, or missing when
         ``missing_left``) and ``right``; return their row counts."""
         start, end = self._start[node], self._end[node]
-        bins, base, stride = self._feature_bins(feature)
+        column = self._column(feature)
         missing_bin = self.n_bins[feature]
         if end - start >= PARTITION_PARALLEL_MIN_ROWS and self.n_threads > 1:
-            n_left = partition_parallel(self.rows, start, end, bins, base, stride, bin_threshold, missing_left,
-                                        missing_bin, self.scratch, self.n_threads)
+            n_left = partition_parallel(self.rows, start, end, column, bin_threshold, missing_left, missing_bin,
+                                        self.scratch, self.n_threads)
         else:
-            n_left = partition(self.rows, start, end, bins, base, stride, bin_threshold, missing_left, missing_bin,
-                               self.scratch)
+            n_left = partition(self.rows, start, end, column, bin_threshold, missing_left, missing_bin, self.scratch)
         for child in (left, right):
             if child >= len(self._start):
                 grow = child + 1 - len(self._start)

@@ -15,8 +15,11 @@ from numba.extending import intrinsic
 
 @intrinsic
 def prefetch(typingctx, array, flat_index):
-    """Hint the CPU to load element ``flat_index`` of a C-contiguous ``array`` into cache."""
+    """Hint the CPU to load element ``flat_index`` of ``array`` into cache: of its flat data
+    when it is C-contiguous, else of a 1-d array with its stride (a column view)."""
     if not isinstance(array, types.Array) or not isinstance(flat_index, types.Integer):
+        return None
+    if array.layout != "C" and array.ndim != 1:
         return None
     sig = types.void(array, flat_index)
 
@@ -24,8 +27,12 @@ def prefetch(typingctx, array, flat_index):
         array_type, index_type = signature.args
         ary = context.make_array(array_type)(context, builder, args[0])
         index = context.cast(builder, args[1], index_type, types.intp)
-        ptr = builder.gep(ary.data, [index])
         i8p = ir.IntType(8).as_pointer()
+        if array_type.layout == "C":
+            ptr = builder.gep(ary.data, [index])
+        else:
+            stride = cgutils.unpack_tuple(builder, ary.strides, 1)[0]
+            ptr = builder.gep(builder.bitcast(ary.data, i8p), [builder.mul(index, stride)])
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")

@@ -1,13 +1,12 @@
 """Row partitioning: split a node's slice of the tree's row list into (left, right), in place.
 
 The partition is stable (rows keep their order on each side), so a node's rows stay sorted by
-row id and the result is the same for any thread count. The writes are branchless
-(PERFORMANCE.md 4, 1.65x faster than branches).
-
-The split feature's bin of row ``r`` is ``bins[base + r * stride]`` in a flat bin array: the
-column-major bins of the data (``stride`` 1, one feature's bins contiguous: PERFORMANCE.md 1,
-3.4x faster than row-major there), or the compact row-major bins of a sampled tree's rows
-(``stride`` = its columns; see ``grower.NodeRows``), which stay in cache.
+row id and the result is the same for any thread count. Decisions read the column-major bins
+(one feature's bins contiguous: PERFORMANCE.md 1, 3.4x faster than row-major here), or a
+column of a sampled tree's compact row-major bins (a strided view, which numba compiles
+separately; see ``grower.NodeRows``), and the writes are branchless (PERFORMANCE.md 4, 1.65x
+faster than branches). Passing the bins as (flat array, base, stride) instead, one kernel for
+both, made full-data partitions 13% slower (22.7 vs 20.0 ms per tree).
 
 Serial (small nodes): left rows are compacted forward in place, right rows go to the scratch
 buffer and are copied back after the left ones.
@@ -40,7 +39,7 @@ def goes_left(bin_value, threshold, missing_left, missing_bin):
 
 
 @njit(cache=True, nogil=True)
-def partition(rows, start, end, bins, base, stride, threshold, missing_left, missing_bin, scratch):
+def partition(rows, start, end, column, threshold, missing_left, missing_bin, scratch):
     """Partition ``rows[start:end]`` on one thread.
 
     The bin of the row ``PREFETCH_DISTANCE`` ahead is prefetched: small nodes of a sampled tree
@@ -54,9 +53,9 @@ def partition(rows, start, end, bins, base, stride, threshold, missing_left, mis
         The tree's row list, modified in place.
     start, end : int
         The node's slice.
-    bins : ndarray of uint8, 1-d
-        Flat bin array; row ``r``'s bin of the split feature is ``bins[base + r * stride]``.
-    base, stride : int
+    column : ndarray of uint8, shape (n_rows,)
+        The split feature's bins (a row of the column-major bins, or a column of compact
+        row-major bins).
     threshold : int
         Bins ``<= threshold`` go left.
     missing_left : bool
@@ -75,9 +74,9 @@ def partition(rows, start, end, bins, base, stride, threshold, missing_left, mis
     right = 0
     for i in range(start, end):
         if i + PREFETCH_DISTANCE < end:
-            prefetch(bins, base + rows[i + PREFETCH_DISTANCE] * stride)
+            prefetch(column, rows[i + PREFETCH_DISTANCE])
         row = rows[i]
-        go = goes_left(bins[base + row * stride], threshold, missing_left, missing_bin)
+        go = goes_left(column[row], threshold, missing_left, missing_bin)
         rows[left] = row
         scratch[right] = row
         left += go
@@ -87,8 +86,7 @@ def partition(rows, start, end, bins, base, stride, threshold, missing_left, mis
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def partition_parallel(rows, start, end, bins, base, stride, threshold, missing_left, missing_bin, scratch,
-                       n_chunks):
+def partition_parallel(rows, start, end, column, threshold, missing_left, missing_bin, scratch, n_chunks):
     """Partition ``rows[start:end]`` in ``n_chunks`` parallel chunks; same result as :func:`partition`.
 
     ``scratch`` must hold at least ``end`` entries (chunk regions use the node's own slice).
@@ -102,7 +100,7 @@ def partition_parallel(rows, start, end, bins, base, stride, threshold, missing_
         hi = chunk_end - 1
         for i in range(chunk_start, chunk_end):
             row = rows[i]
-            go = goes_left(bins[base + row * stride], threshold, missing_left, missing_bin)
+            go = goes_left(column[row], threshold, missing_left, missing_bin)
             scratch[lo] = row
             scratch[hi] = row
             lo += go
