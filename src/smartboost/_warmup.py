@@ -35,4 +35,8 @@ def compile_kernels() -> float:
         booster = train({"objective": objective, "num_leaves": 64, "verbosity": -1}, train_set, 2,
                         valid_sets=[Dataset(data[:100], y[:100], reference=train_set)])
         booster.predict(data[:10])
+    # a sampled tree on compact rows (grower.NodeRows), large enough for the parallel partition
+    sampled = np.tile(X, (3, 1))
+    train({"objective": "binary", "num_leaves": 64, "verbosity": -1, "sampling": "bernoulli", "sample_rate": 0.2},
+          Dataset(sampled, np.tile(y, 3)), 2)
     return time.perf_counter() - start
