@@ -4,7 +4,7 @@ Usage (public sets are read through ``smartboost.datasets`` from ``$SMARTBOOST_D
 
     python benchmarks/bench_sampling.py smart-table --dataset a8a
     python benchmarks/bench_sampling.py mvs-figure --dataset a8a --seeds 5
-    python benchmarks/bench_sampling.py iteration-cost --rows 1000000 [--phases]
+    python benchmarks/bench_sampling.py iteration-cost --rows 1000000 [--repeats 3] [--phases]
     python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2
 
 The first three are ``smartboost experiment sampling --which ...`` (the functions of
