@@ -75,7 +75,6 @@ def to_fixed_point(rows, grad, hess, weight, g_unit, h_unit, gh, by_position):
     return g_sum, h_sum
 
 
-
 @njit(cache=True, nogil=True, parallel=True)
 def gather_pair(rows, a, b, out_a, out_b):
     """``out_a[i], out_b[i] = a[rows[i]], b[rows[i]]``: the labels and scores of a sample's rows
