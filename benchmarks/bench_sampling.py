@@ -5,7 +5,7 @@ Usage (public sets are read through ``smartboost.datasets`` from ``$SMARTBOOST_D
     python benchmarks/bench_sampling.py smart-table --dataset a8a
     python benchmarks/bench_sampling.py mvs-figure --dataset a8a --seeds 5
     python benchmarks/bench_sampling.py iteration-cost --rows 1000000 [--repeats 3] [--phases]
-    python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2
+    python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2 [--libraries lightgbm]
 
 The first three are ``smartboost experiment sampling --which ...`` (the functions of
 ``smartboost.experiments.sampling``) on 2 threads; this script adds LightGBM and CatBoost side by
@@ -164,13 +164,14 @@ def cmd_side_by_side(args) -> None:
         for sampling in args.samplers:
             p = {**base, "sampling": sampling, "sample_rate": rate}
             runs.append(("smartboost", f"{sampling} {rate}", lambda p=p: _smartboost_run(p, X, y, Xt, yt, sampled)))
-    runs.append(("lightgbm", "none", lambda: _lightgbm_run(lgb_base, X, y, Xt, yt, args.trees)))
-    for rate in args.rates:
-        bag = {**lgb_base, "bagging_fraction": rate, "bagging_freq": 1}
-        goss = {**lgb_base, "data_sample_strategy": "goss", "top_rate": 2 * rate / 3, "other_rate": rate / 3}
-        runs.append(("lightgbm", f"bagging {rate}", lambda p=bag: _lightgbm_run(p, X, y, Xt, yt, sampled)))
-        runs.append(("lightgbm", f"goss {rate}", lambda p=goss: _lightgbm_run(p, X, y, Xt, yt, sampled)))
-    if args.catboost:
+    if "lightgbm" in args.libraries:
+        runs.append(("lightgbm", "none", lambda: _lightgbm_run(lgb_base, X, y, Xt, yt, args.trees)))
+        for rate in args.rates:
+            bag = {**lgb_base, "bagging_fraction": rate, "bagging_freq": 1}
+            goss = {**lgb_base, "data_sample_strategy": "goss", "top_rate": 2 * rate / 3, "other_rate": rate / 3}
+            runs.append(("lightgbm", f"bagging {rate}", lambda p=bag: _lightgbm_run(p, X, y, Xt, yt, sampled)))
+            runs.append(("lightgbm", f"goss {rate}", lambda p=goss: _lightgbm_run(p, X, y, Xt, yt, sampled)))
+    if "catboost" in args.libraries:
         runs.append(("catboost", "none", lambda: _catboost_run({**cat_base, "bootstrap_type": "No"}, X, y, Xt, yt,
                                                                args.trees)))
         for rate in args.rates:
@@ -190,7 +191,7 @@ def cmd_side_by_side(args) -> None:
             base_seconds[library] = t
         rows.append({"library": library, "run": label, "iteration": int(reached[0]) + 1 if reached.size else None,
                      "seconds to target": t, "best AUC": float(auc.max()),
-                     "s per iteration": float(seconds[-1] / len(seconds))})
+                     "s per iteration (mean)": float(seconds[-1] / len(seconds))})
     for row in rows:
         t = row["seconds to target"]
         row["speed-up vs own none"] = base_seconds[row["library"]] / t if t and base_seconds.get(row["library"]) else None
@@ -227,7 +228,8 @@ def main() -> None:
     side.add_argument("--samplers", nargs="+", default=["uniform", "goss", "mvs", "smart1", "smart2"])
     side.add_argument("--sampled-trees", type=int, default=None,
                       help="trees of the sampled runs (default: twice --trees, so that they can reach the target)")
-    side.add_argument("--no-catboost", dest="catboost", action="store_false")
+    side.add_argument("--libraries", nargs="*", default=["lightgbm", "catboost"], choices=["lightgbm", "catboost"],
+                      help="reference libraries run next to smartboost (smartboost alone: --libraries)")
     args = parser.parse_args()
     args.run(args)
 
