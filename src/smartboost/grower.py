@@ -169,7 +169,8 @@ class NodeRows:
 
     def use_features(self, features: np.ndarray | None) -> None:
         """Build histograms of the ``features`` only (bool mask; None: all) in this tree (after
-        :meth:`set_rows`); the other features' cells are not written."""
+        :meth:`set_rows`); the other features' cells are not written. Makes the tree's compact
+        copy of its rows' bins (of those features) when the tree is compact."""
         columns = None if features is None else self.layout.dense_columns(features)
         cells = None
         if columns is not None:
