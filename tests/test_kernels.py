@@ -7,7 +7,7 @@ import pytest
 
 from smartboost._kernels.histogram import build_histogram, build_histogram_parallel, gather_columns
 from smartboost._kernels.partition import partition, partition_parallel
-from smartboost._kernels.split import find_best_split, leaf_score, subtract_and_find_splits
+from smartboost._kernels.split import find_best_split, leaf_score, split_scratch, subtract_and_find_splits
 from smartboost.binning import BinMapper
 from smartboost import grower
 from smartboost.grower import NodeRows
@@ -144,7 +144,7 @@ def test_histogram_subtraction_equals_direct_build():
     built = np.array([True, True, False, True])  # the tree's histograms leave feature 2 out
     subtract_and_find_splits(parent, small, offsets, mapper.n_bins, built, built, None, built, None,
                              g[small_rows].sum(), h[small_rows].sum(), 1000, False, g[large_rows].sum(),
-                             h[large_rows].sum(), 3000, False, 1.0, 1.0, params)
+                             h[large_rows].sum(), 3000, False, 1.0, 1.0, params, split_scratch(mapper.n_bins))
     large = _reference_histogram(binned, offsets, n_cells, large_rows, g, h)
     for f in range(4):
         cells = slice(offsets[f], offsets[f] + mapper.n_bins[f] + 1)
@@ -202,7 +202,8 @@ def test_split_finding_matches_brute_force(seed, params, share):
         usable, packed = _pack(np.array([every[k][0] for k in keep]),
                                          np.array([every[k][1] for k in keep]), 3)
     feature, b, missing_left, gain, gl, hl = find_best_split(
-        hist, offsets, mapper.n_bins, usable, packed, g.sum(), h.sum(), 200, 1e-3, 1e-3, params)
+        hist, offsets, mapper.n_bins, usable, packed, g.sum(), h.sum(), 200, 1e-3, 1e-3, params,
+        split_scratch(mapper.n_bins))
     expected_gain, expected = _brute_force_split(X, binned, mapper, g, h, params, pairs=pairs)
     if expected is None:
         assert feature == -1
@@ -228,18 +229,87 @@ def test_scans_over_every_candidate_equal_the_full_scans(seed):
     _, every = _pack(feature, bins, 5)
     params = np.array([0.5, 1.0, 0.0, 2.0, 10.0])
     hist = _reference_histogram(binned, offsets, n_cells, rows, g, h)
-    full = find_best_split(hist, offsets, mapper.n_bins, usable, None, g.sum(), h.sum(), 3000, 1e-3, 1e-3, params)
+    scratch = split_scratch(mapper.n_bins)
+    full = find_best_split(hist, offsets, mapper.n_bins, usable, None, g.sum(), h.sum(), 3000, 1e-3, 1e-3, params,
+                           scratch)
     assert full[0] >= 0
     assert find_best_split(hist, offsets, mapper.n_bins, usable, every, g.sum(), h.sum(), 3000, 1e-3, 1e-3,
-                           params) == full
+                           params, scratch) == full
     small_rows = rows[::3]
     small = _reference_histogram(binned, offsets, n_cells, small_rows, g, h)
     sums = (g[small_rows].sum(), h[small_rows].sum(), small_rows.size, True,
             g.sum() - g[small_rows].sum(), h.sum() - h[small_rows].sum(), 3000 - small_rows.size, True,
-            1e-3, 1e-3, params)
+            1e-3, 1e-3, params, scratch)
     results = [subtract_and_find_splits(hist.copy(), small, offsets, mapper.n_bins, usable, usable, candidates,
                                         usable, candidates, *sums) for candidates in (None, every)]
     assert results[0] == results[1] and results[0][0][0] >= 0
+
+
+def _one_pass_scan(hist, n_thresholds, g_extra, h_extra, g_total, h_total, unit, min_h, l1, l2):
+    """Reference: every threshold in order, compared with the best so far by cross-multiplication."""
+    best = (-1.0, 1.0, -1)
+    gl, hl = g_extra, h_extra
+    for b in range(n_thresholds):
+        gl, hl = gl + int(hist[b, 0]), hl + int(hist[b, 1])
+        g_left, h_left = gl * unit, hl * unit
+        d_left, d_right = h_left + l2, h_total - h_left + l2
+        t_left, t_right = max(abs(g_left) - l1, 0.0), max(abs(g_total - g_left) - l1, 0.0)
+        num, den = t_left * t_left * d_right + t_right * t_right * d_left, d_left * d_right
+        valid = h_left >= min_h and h_total - h_left >= min_h and d_left > 0 and d_right > 0
+        if valid and num * best[1] > best[0] * den:
+            best = (num, den, b)
+    return best[2]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_vectorised_scan_picks_the_threshold_of_a_one_pass_scan(seed):
+    """Scores with divisions select the thresholds compared exactly: same bin as comparing every
+    threshold by cross-multiplication, including ties (empty bins repeat a score: the lowest wins,
+    as do mirrored halves)."""
+    from smartboost._kernels.split import _scan_thresholds
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 256))
+    hist = np.zeros((n, 2), np.int64)
+    filled = rng.random(n) < rng.choice([0.05, 0.5, 1.0])
+    hist[filled, 0] = rng.integers(-2**40, 2**40, filled.sum())
+    hist[filled, 1] = rng.integers(0, 2**40, filled.sum())
+    if seed % 3 == 0:  # mirrored: threshold b and n - 2 - b split into the same two halves
+        half = hist[: n // 2].copy()
+        hist[n - n // 2:] = half[::-1] * np.array([-1, 1])
+        if n % 2:
+            hist[n // 2] = 0
+    unit = 2.0 ** -30
+    g_extra, h_extra = (int(rng.integers(-2**40, 2**40)), int(rng.integers(0, 2**40))) if seed % 2 else (0, 0)
+    g_total = (g_extra + int(hist[:, 0].sum())) * unit
+    h_total = (h_extra + int(hist[:, 1].sum())) * unit
+    for l1, l2, min_h in ((0.0, 0.0, 0.0), (10.0, 1.0, 0.0), (0.0, 1e-3, h_total / 4)):
+        expected = _one_pass_scan(hist, n, g_extra, h_extra, g_total, h_total, unit, min_h, l1, l2)
+        got = _scan_thresholds(hist, 0, n, None, g_extra, h_extra, g_total, h_total, unit, unit, min_h, l1, l2,
+                               np.empty((3, n)))
+        assert got[2] == expected
+        if expected >= 0:
+            assert (got[3], got[4]) == (g_extra + hist[:expected + 1, 0].sum(), h_extra + hist[:expected + 1, 1].sum())
+
+
+@pytest.mark.parametrize("g_total, h_total, l2, first, second", [
+    # two thresholds whose scores are a rounding apart, where the divided and the cross-multiplied
+    # forms disagree on which is larger (found by a random search)
+    (-3720204166800024, 8048831325492749, 0.1, (-415458619378476, 1518559433589071),
+     (-458935480878901, 1629365217878347)),
+    (-3648991864356035, 5140651967470228, 0.0, (-1653589278953495, 2683065809057023),
+     (-2079674927099291, 3270296296472440)),
+    (-583837154992250, 8654589184043100, 0.0, (2305280907187214, 7816277098896845),
+     (1567471448745408, 8206883760375051)),
+])
+def test_vectorised_scan_compares_near_ties_exactly(g_total, h_total, l2, first, second):
+    from smartboost._kernels.split import _scan_thresholds
+    hist = np.array([first, (second[0] - first[0], second[1] - first[1]),
+                     (g_total - second[0], h_total - second[1])], np.int64)
+    unit = 2.0 ** -30
+    expected = _one_pass_scan(hist, 2, 0, 0, g_total * unit, h_total * unit, unit, 0.0, 0.0, l2)
+    got = _scan_thresholds(hist, 0, 2, None, 0, 0, g_total * unit, h_total * unit, unit, unit, 0.0, 0.0, l2,
+                           np.empty((3, 2)))
+    assert got[2] == expected
 
 
 def test_type_1_draws_are_uniform_pairs_in_the_packed_layout():
@@ -274,7 +344,8 @@ def test_split_without_missing_sends_missing_to_heavier_side():
     build_histogram(np.arange(100, dtype=np.uint32), 0, 100, *binned.histogram_layout.arrays, None,
                     np.column_stack([g, h]).astype(np.int32), g.sum(), h.sum(), hist)
     feature, b, missing_left, *_ = find_best_split(hist, offsets, mapper.n_bins, np.ones(1, np.bool_), None,
-                                                   g.sum(), h.sum(), 100, 1.0, 1.0, np.zeros(5))
+                                                   g.sum(), h.sum(), 100, 1.0, 1.0, np.zeros(5),
+                                                   split_scratch(mapper.n_bins))
     assert (feature, b, missing_left) == (0, 79, True)
 
 

@@ -43,7 +43,7 @@ from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.histogram import (build_histogram, build_histogram_parallel, gather_columns, gather_rows,
                                  gather_sparse_rows)
 from ._kernels.partition import partition, partition_parallel
-from ._kernels.split import SPLIT_PARAMS_ORDER, find_best_split, leaf_values, subtract_and_find_splits
+from ._kernels.split import SPLIT_PARAMS_ORDER, find_best_split, leaf_values, split_scratch, subtract_and_find_splits
 from .binning import BinMapper, BinnedData, histogram_cells
 from .selection import FeatureSelector
 from .tree import Tree
@@ -351,6 +351,7 @@ class TreeGrower:
         self.n_thresholds = np.where(usable, self.n_bins - 1 + extra, 0)
         self.thresholds = [mapper.thresholds(f) for f in range(mapper.n_features)]
         self.split_params = np.array([params[name] for name in SPLIT_PARAMS_ORDER], np.float64)
+        self.scan_scratch = split_scratch(self.n_bins)
         self.lambda_l1 = params["lambda_l1"]
         self.lambda_l2 = params["lambda_l2"]
         self.min_rows_to_split = max(2, 2 * params["min_data_in_leaf"])
@@ -435,7 +436,8 @@ class TreeGrower:
             hist = self._slots[root.slot]
             source.root_histogram(root.g, root.h, hist)
             root.split = find_best_split(hist, self.offsets, self.n_bins, *self._candidates(root), root.g, root.h,
-                                         root.n_rows, self.g_unit, self.h_unit, self.split_params)
+                                         root.n_rows, self.g_unit, self.h_unit, self.split_params,
+                                         self.scan_scratch)
             self._push_or_release(heap, root)
         n_leaves = 1
         while heap and n_leaves < self.max_leaves:
@@ -499,7 +501,7 @@ class TreeGrower:
         small.split, large.split = subtract_and_find_splits(
             self._slots[large.slot], self._slots[small.slot], self.offsets, self.n_bins, self.tree_built,
             *self._candidates(small), *self._candidates(large), small.g, small.h, small.n_rows, scan_small, large.g,
-            large.h, large.n_rows, scan_large, self.g_unit, self.h_unit, self.split_params)
+            large.h, large.n_rows, scan_large, self.g_unit, self.h_unit, self.split_params, self.scan_scratch)
         if not scan_small:
             small.split = None
         if not scan_large:
