@@ -371,3 +371,52 @@ def test_partition_is_stable_and_matches_numpy(n, start, end, missing_left):
         np.testing.assert_array_equal(r[start:end], expected)
         np.testing.assert_array_equal(r[:start], rows[:start])
         np.testing.assert_array_equal(r[end:], rows[end:])
+
+
+def _random_tree(rng, n_leaves, n_bins):
+    """Arrays of a random binary tree in the grower's layout (right child = left child + 1)."""
+    feature, threshold, missing_left, left = [-1], [0], [False], [-1]
+    open_leaves = [0]
+    while len(open_leaves) < n_leaves:
+        node = open_leaves.pop(rng.integers(len(open_leaves)))
+        f = int(rng.integers(n_bins.size))
+        feature[node], threshold[node] = f, int(rng.integers(n_bins[f]))
+        missing_left[node], left[node] = bool(rng.integers(2)), len(feature)
+        for _ in range(2):
+            open_leaves.append(len(feature))
+            feature.append(-1), threshold.append(0), missing_left.append(False), left.append(-1)
+    return (np.array(feature, np.int32), np.array(threshold, np.int32), np.array(missing_left),
+            np.array(left, np.int32))
+
+
+@pytest.mark.parametrize("n", [1, 7, 15, 16, 17, 100, 3 * 4096 + 5, 50_000])
+@pytest.mark.parametrize("record", [False, True])
+def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record):
+    """add_tree_to_rows (8 lanes per thread, refilled as rows finish) adds every listed row's
+    leaf value once, and records its leaf, like following the tree row by row."""
+    from smartboost._kernels.predict import add_tree_to_rows, pack_bin_decisions
+    rng = np.random.default_rng(n)
+    n_bins = rng.integers(2, 255, 6)
+    bins = np.column_stack([rng.integers(0, b + 1, n + 50) for b in n_bins]).astype(np.uint8)  # b: missing
+    feature, threshold, missing_left, left = _random_tree(rng, 40, n_bins)
+    value = rng.normal(size=feature.size)
+    leaf_nodes = np.flatnonzero(left < 0)
+    leaf_of_node = np.full(feature.size, -1, np.int32)
+    leaf_of_node[leaf_nodes] = np.arange(leaf_nodes.size, dtype=np.int32)
+    rows = np.sort(rng.choice(n + 50, n, replace=False)).astype(np.uint32)
+    scores = rng.normal(size=n + 50)
+    expected, expected_leaf = scores.copy(), np.full(n + 50, -1, np.int32)
+    for r in rows:
+        node = 0
+        while left[node] >= 0:
+            b = bins[r, feature[node]]
+            goes_left = b == n_bins[feature[node]] and missing_left[node] or b <= threshold[node]
+            node = left[node] + (not goes_left)
+        expected[r] += value[node]
+        expected_leaf[r] = leaf_of_node[node]
+    leaves = np.full(n + 50, -1, np.int32) if record else None
+    add_tree_to_rows(bins, rows, pack_bin_decisions(feature, threshold, missing_left, n_bins, left), value,
+                     leaf_of_node, scores, leaves)
+    np.testing.assert_array_equal(scores, expected)
+    if record:
+        np.testing.assert_array_equal(leaves, expected_leaf)

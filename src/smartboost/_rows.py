@@ -195,10 +195,11 @@ class TrainingRows:
         if self.previous_leaf.size:
             assign_leaves(rows, start, end, self.previous_leaf)
         if self.n_sampled < self.n_rows:
-            self._walk_out_of_sample(grown, self.scores[k], self.previous_leaf)
+            self._walk_out_of_sample(grown, self.scores[k], self.previous_leaf if self.previous_leaf.size else None)
 
-    def _walk_out_of_sample(self, grown: GrownTree, scores: np.ndarray, leaves_out: np.ndarray) -> None:
-        """Add the tree to ``scores`` of the rows it was not grown on (walking it on their bins)."""
+    def _walk_out_of_sample(self, grown: GrownTree, scores: np.ndarray, leaves_out: np.ndarray | None) -> None:
+        """Add the tree to ``scores`` of the rows it was not grown on (walking it on their bins),
+        and record their leaves in ``leaves_out`` when given."""
         tree = grown.tree
         leaf_of_node = np.full(tree.n_nodes, -1, np.int32)
         leaf_of_node[grown.leaf_nodes] = np.arange(grown.leaf_nodes.size, dtype=np.int32)
@@ -223,7 +224,7 @@ class TrainingRows:
         else:
             on, weight = slice(None), self.weight
             if self.n_sampled < self.n_rows:
-                self._walk_out_of_sample(grown, direction, self.previous_leaf[:0])
+                self._walk_out_of_sample(grown, direction, None)
                 direction[self.out_of_sample[:self.n_rows - self.n_sampled]] /= learning_rate
         return line_search(self.objective, self.label[on], self.scores[k][on], direction[on], weight)
 
