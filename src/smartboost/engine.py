@@ -265,8 +265,9 @@ class Trainer:
     def evaluate(self) -> list[EvalResult]:
         """Every metric on every evaluation set at the current scores."""
         results = []
+        transform = any(metric.uses_prediction for metric in self.metrics)
         for eval_set in self.eval_sets:
-            prediction = self.objective.transform(eval_set.raw)
+            prediction = self.objective.transform(eval_set.raw) if transform else None
             for metric in self.metrics:
                 value = metric(eval_set.label, self.objective.metric_score(eval_set.raw), prediction,
                                eval_set.dataset.weight, eval_set.dataset.query_starts)

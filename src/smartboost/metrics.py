@@ -59,6 +59,10 @@ class Metric:
         with multiclass objectives, and the others only with single-output objectives.
     ranking : bool
         Whether the metric needs the data's queries (``fn(label, raw, queries)``).
+    uses_prediction : bool
+        Whether ``fn`` reads ``prediction``; when no metric of a run does, the training loop
+        passes None instead of transforming every evaluation set's scores (the sigmoid of
+        250,000 binary scores: 6.7 ms per iteration).
     """
 
     name: str
@@ -68,8 +72,9 @@ class Metric:
     doc: str = ""
     multiclass: bool = False
     ranking: bool = False
+    uses_prediction: bool = False
 
-    def __call__(self, label: np.ndarray, raw: np.ndarray, prediction: np.ndarray,
+    def __call__(self, label: np.ndarray, raw: np.ndarray, prediction: np.ndarray | None,
                  weight: np.ndarray | None = None, queries: np.ndarray | None = None) -> float:
         """Evaluate the metric (``queries``: the query starts, for ranking metrics)."""
         if self.ranking:
@@ -100,7 +105,7 @@ def _error(label, raw, prediction, weight):
 
 
 def _auc(label, raw, prediction, weight):
-    return roc_auc(label, raw, np.ones_like(raw) if weight is None else weight)
+    return roc_auc(label, raw, np.ones_like(raw) if weight is None else weight, np.argsort(raw))
 
 
 def _multi_logloss(label, raw, prediction, weight):
@@ -114,9 +119,10 @@ def _multi_error(label, raw, prediction, weight):
 
 
 METRICS: tuple[Metric, ...] = (
-    Metric("rmse", _rmse, False, ("root_mean_squared_error", "l2_root"), "root mean squared error"),
-    Metric("mse", _mse, False, ("l2", "mean_squared_error"), "mean squared error"),
-    Metric("mae", _mae, False, ("l1", "mean_absolute_error"), "mean absolute error"),
+    Metric("rmse", _rmse, False, ("root_mean_squared_error", "l2_root"), "root mean squared error",
+           uses_prediction=True),
+    Metric("mse", _mse, False, ("l2", "mean_squared_error"), "mean squared error", uses_prediction=True),
+    Metric("mae", _mae, False, ("l1", "mean_absolute_error"), "mean absolute error", uses_prediction=True),
     Metric("logloss", _logloss, False, ("binary_logloss", "log_loss", "binary_log_loss"),
            "binary cross-entropy of 0/1 labels, from raw scores"),
     Metric("error", _error, False, ("binary_error", "classification_error"),

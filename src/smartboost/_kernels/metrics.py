@@ -7,12 +7,12 @@ from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
-def roc_auc(label, score, weight):
+def roc_auc(label, score, weight, order):
     """Weighted area under the ROC curve; tied scores count one half.
 
     AUC = sum over (positive i, negative j) of w_i w_j ([s_i > s_j] + [s_i = s_j] / 2), divided
-    by (sum of positive weights)(sum of negative weights): one sort, then one pass over groups
-    of equal scores. NaN when one class has no weight.
+    by (sum of positive weights)(sum of negative weights): one pass, in increasing score, over
+    groups of equal scores. NaN when one class has no weight.
 
     Parameters
     ----------
@@ -22,8 +22,10 @@ def roc_auc(label, score, weight):
         Any score increasing with P(positive).
     weight : ndarray of float64
         Row weights.
+    order : ndarray of int
+        ``np.argsort(score)``, sorted by numpy (7.5 ms for 250,000 scores, against 31.7 ms for
+        numba's ``np.argsort`` inside the kernel).
     """
-    order = np.argsort(score)
     n = order.shape[0]
     area = 0.0
     negative_below = 0.0
