@@ -117,6 +117,8 @@ def _binned_step(bins, decisions, node, row):
 
 @njit(cache=True, nogil=True, inline="always")
 def _add_leaf(value, leaf_of_node, scores, leaves_out, node, row):
+    """``scores[row] += value[node]`` for a row at leaf ``node``; its leaf position goes to
+    ``leaves_out`` when that is an array (None: compiled without)."""
     scores[row] += value[node]
     if leaves_out is not None:
         leaves_out[row] = leaf_of_node[node]
