@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import draw_bernoulli, draw_exact
+from .._kernels.sampling import (
+    draw_bernoulli,
+    draw_exact,
+    draw_exact_parallel,
+    exact_chunk_counts,
+)
 from .base import QueryDraw, Sampler
 
 
@@ -36,9 +41,10 @@ class UniformSampler(_ConstantRateSampler):
     supports_queries = True
 
     def sample(self, ctx, rows, rest):
-        """Selection sampling over every row."""
-        n = draw_exact(self.key(ctx.iteration), int(round(self.target_size)), rows, rest)
-        return n, self._weights(ctx)
+        """Selection sampling over every row, in parallel chunks."""
+        key = self.key(ctx.iteration)
+        counts = exact_chunk_counts(key, rows.shape[0], int(round(self.target_size)))
+        return draw_exact_parallel(key, counts, rows, rest), self._weights(ctx)
 
     def draw_queries(self, ctx, draw: QueryDraw) -> None:
         """Selection sampling over the queries: exactly ``max(1, round(s Q))`` of them."""
