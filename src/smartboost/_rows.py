@@ -18,7 +18,7 @@ import numpy as np
 
 from ._common import INDEX_DTYPE
 from ._kernels.gradients import gather_pair, scatter_pair
-from ._kernels.predict import add_leaf_values, add_tree_to_rows, assign_leaves, pack_bin_decisions
+from ._kernels.predict import add_leaf_values, assign_leaves
 from .binning import BinnedData
 from .grower import GrownTree, NodeRows
 from .objectives import Objective
@@ -200,13 +200,8 @@ class TrainingRows:
     def _walk_out_of_sample(self, grown: GrownTree, scores: np.ndarray, leaves_out: np.ndarray | None) -> None:
         """Add the tree to ``scores`` of the rows it was not grown on (walking it on their bins),
         and record their leaves in ``leaves_out`` when given."""
-        tree = grown.tree
-        leaf_of_node = np.full(tree.n_nodes, -1, np.int32)
-        leaf_of_node[grown.leaf_nodes] = np.arange(grown.leaf_nodes.size, dtype=np.int32)
-        decisions = pack_bin_decisions(tree.feature, tree.bin_threshold, tree.missing_left,
-                                       self.data.mapper.n_bins, tree.left)
-        add_tree_to_rows(self.data.row_major, self.out_of_sample[:self.n_rows - self.n_sampled], decisions,
-                         tree.value, leaf_of_node, scores, leaves_out)
+        grown.tree.add_to_binned_rows(self.data.row_major, self.out_of_sample[:self.n_rows - self.n_sampled],
+                                      self.data.mapper.n_bins, scores, grown.leaf_nodes, leaves_out)
 
     # -- step rules that read the rows (smartboost.steps) ---------------------------------------
 

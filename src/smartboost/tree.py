@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from ._kernels.predict import add_tree_to_rows, pack_bin_decisions
 from .errors import ModelFormatError
 
 __all__ = ["Tree", "PackedTrees"]
@@ -89,6 +90,31 @@ class Tree:
             if self.left[node] >= 0:
                 depth[self.left[node]] = depth[self.right[node]] = depth[node] + 1
         return int(depth.max())
+
+    def add_to_binned_rows(self, bins: np.ndarray, rows: np.ndarray, missing_bin: np.ndarray, scores: np.ndarray,
+                           leaf_nodes: np.ndarray | None = None, leaves_out: np.ndarray | None = None) -> None:
+        """Add the tree's output to ``scores[rows]`` by walking it on the rows' bins
+        (``_kernels.predict.add_tree_to_rows``).
+
+        Parameters
+        ----------
+        bins : ndarray of uint8, shape (n_rows, n_features)
+            Row-major bins, binned with the edges the tree was grown on.
+        rows : ndarray of uint32
+            Rows to update.
+        missing_bin : ndarray of int64, shape (n_features,)
+            Each feature's missing-value bin (``BinMapper.n_bins``).
+        scores : ndarray of float64
+            Updated in place.
+        leaf_nodes, leaves_out : ndarray, optional
+            When given, ``leaves_out[row]`` receives the position in ``leaf_nodes`` of the
+            row's leaf.
+        """
+        leaf_of_node = np.full(self.n_nodes, -1, np.int32)
+        if leaf_nodes is not None:
+            leaf_of_node[leaf_nodes] = np.arange(leaf_nodes.size, dtype=np.int32)
+        decisions = pack_bin_decisions(self.feature, self.bin_threshold, self.missing_left, missing_bin, self.left)
+        add_tree_to_rows(bins, rows, decisions, self.value, leaf_of_node, scores, leaves_out)
 
     def to_dict(self) -> dict[str, list]:
         """JSON-ready representation; non-finite thresholds become strings ('inf', '-inf')."""

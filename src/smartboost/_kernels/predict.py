@@ -150,7 +150,7 @@ def add_tree_to_rows(bins, rows, decisions, value, leaf_of_node, scores, leaves_
     """Add one tree's output to ``scores[rows]`` by walking it on the rows' bins.
 
     The training loop's update of the rows a tree was not grown on, and of evaluation sets
-    (``Booster.predict_binned``). Each thread walks 8 rows
+    (both through ``Tree.add_to_binned_rows``). Each thread walks 8 rows
     at once, one level per row per step, and starts the next row in a lane as soon as one
     reaches its leaf: independent rows hide each other's load latency and mispredictions. The
     lanes are 8 pairs of scalars (``_lane`` inlined 8 times), which stay in registers; in
