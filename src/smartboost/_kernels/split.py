@@ -89,18 +89,13 @@ def _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_unit, h_unit,
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _threshold_scores(g_left, h_left, n_thresholds, g_total, h_total, min_h, l1, l2, score):
-    """``score[b] = T(GL)^2/DL + T(GR)^2/DR`` of every threshold, -inf where the split is not
-    valid. No branch and no loop-carried value: the loop is vectorised (numpy's error model
-    lets a division by zero give inf instead of raising; such thresholds are invalid)."""
+    """``score[b]`` = the children's score ``num / den`` of every threshold, -inf where the
+    split is not valid. No branch and no loop-carried value: the loop is vectorised (numpy's
+    error model lets a division by zero give inf instead of raising; such thresholds are
+    invalid)."""
     for b in range(n_thresholds):
-        h_right = h_total - h_left[b]
-        d_left = h_left[b] + l2
-        d_right = h_right + l2
-        t_left = max(abs(g_left[b]) - l1, 0.0)
-        t_right = max(abs(g_total - g_left[b]) - l1, 0.0)
-        s = t_left * t_left / d_left + t_right * t_right / d_right
-        valid = (h_left[b] >= min_h) & (h_right >= min_h) & (d_left > 0.0) & (d_right > 0.0)
-        score[b] = s if valid else -np.inf
+        num, den, valid = _children_score(g_left[b], h_left[b], g_total, h_total, min_h, l1, l2)
+        score[b] = num / den if valid else -np.inf
 
 
 @njit(cache=True, nogil=True)
@@ -120,7 +115,7 @@ def _max_score(score, n):
 
 
 _NEAR_BEST = 1e-12
-"""Thresholds whose score (two divisions) is within this relative margin of the largest one are
+"""Thresholds whose score (divided out) is within this relative margin of the largest one are
 compared exactly, by cross-multiplication. The margin is far above the few units of rounding of
 either form, so the result is that of comparing every threshold by cross-multiplication."""
 
@@ -138,8 +133,8 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     The winner is the lowest threshold whose score ``T(GL)^2/DL + T(GR)^2/DR``
     (``D = H + lambda_l2``), kept as the fraction ``num / den``, no other threshold beats by
     cross-multiplication, compared in order. Over every threshold this runs in three passes
-    over ``scratch`` (float64, shape ``(3, >= n_thresholds)``): the left sums, every score with
-    two divisions in a vectorised loop, then the exact comparison of the thresholds near the
+    over ``scratch`` (float64, shape ``(3, >= n_thresholds)``): the left sums, every score
+    ``num / den`` in a vectorised loop, then the exact comparison of the thresholds near the
     largest score only (``_NEAR_BEST``). Measured 0.62 us per 255-bin feature against 1.0 us
     for one pass comparing every threshold by cross-multiplication (itself 0.88 us against
     1.51 us with early exits and 1.55 us with two divisions, before vectorisation).
