@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import smartboost as sb
-from smartboost._kernels.sampling import solve_scale, solve_scale_sorted
+from smartboost._kernels.sampling import kth_largest, solve_scale, solve_scale_sorted
 from smartboost._params import explicit_params, resolve_params
 from smartboost.errors import ParameterError
 from smartboost.objectives import make_objective
@@ -72,6 +72,54 @@ def test_solver_property(values, fraction):
     c = solve_scale(importance, target, np.uint64(3))
     assert np.minimum(1.0, c * importance).sum() == pytest.approx(target, rel=1e-7)
     assert c == pytest.approx(solve_scale_sorted(importance, target), rel=1e-7)
+
+
+def _large_solver_cases():
+    """Beyond 65,536 rows, where the solver brackets the answer from a sample first."""
+    rng = np.random.default_rng(5)
+    n = 200_000
+    yield rng.random(n), 0.1 * n                                  # no row is sure
+    yield rng.exponential(size=n) ** 3, 0.1 * n                   # heavy tail: the bracket holds rows
+    yield np.round(rng.exponential(size=n) ** 2, 1), 0.05 * n     # ties inside the bracket
+    yield np.where(rng.random(n) < 0.9, 0.0, rng.random(n)), 0.05 * n   # mostly zeros
+    yield np.where(rng.random(n) < 0.999, 0.0, 1.0 + rng.random(n)), 150.0   # 200 positive rows
+    yield np.r_[np.full(n - 10, 1e-9), np.full(10, 1e9)], 20.0    # 10 sure rows, the rest tiny
+    yield rng.random(n), 3.0                                      # a tiny target
+
+
+@pytest.mark.parametrize("importance, target", list(_large_solver_cases()))
+def test_bracketed_solver_equals_sorted_reference(importance, target):
+    c = solve_scale(importance, target, np.uint64(11))
+    assert c == pytest.approx(solve_scale_sorted(importance, target), rel=1e-9)
+    assert np.minimum(1.0, c * importance).sum() == pytest.approx(target, rel=1e-9)
+
+
+def test_bracketed_solver_edge_cases():
+    n = 100_000
+    assert solve_scale(np.zeros(n), 10.0, np.uint64(0)) == 0.0
+    importance = np.r_[np.zeros(n - 100), np.ones(100)]
+    assert solve_scale(importance, 100.0, np.uint64(0)) == np.inf
+
+
+@pytest.mark.parametrize("k", [1, 7, 20_000, 150_000, 200_000])
+def test_kth_largest_equals_sorted_reference(k):
+    rng = np.random.default_rng(k)
+    values = np.round(rng.exponential(size=200_000), 2)   # many ties
+    value, greater = kth_largest(values, k, np.uint64(3))
+    descending = np.sort(values)[::-1]
+    assert value == descending[k - 1]
+    assert greater == np.count_nonzero(values > value)
+
+
+def test_solver_does_not_depend_on_the_thread_count():
+    importance = np.random.default_rng(2).exponential(size=300_000) ** 3
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = solve_scale(importance, 30_000.0, np.uint64(4))
+    finally:
+        numba.set_num_threads(threads)
+    assert solve_scale(importance, 30_000.0, np.uint64(4)) == one
 
 
 def test_solver_edge_cases():

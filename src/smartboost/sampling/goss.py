@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import draw_top_and_rest, weighted_abs
+from .._kernels.sampling import draw_top_and_rest, top_threshold, weighted_abs
 from .base import Sampler
 
 
@@ -30,6 +30,8 @@ class GOSSSampler(Sampler):
         k_top = int(round(self.top_rate * self.n_rows))
         k_rest = min(int(round(self.rest_rate * self.n_rows)), self.n_rows - k_top)
         rest_weight = (1.0 - self.top_rate) / self.rest_rate
-        n = draw_top_and_rest(self._abs_grad, k_top, k_rest, self.key(ctx.iteration), ctx.weight, rest_weight,
-                              rows, rest, self.sample_weight)
+        key = self.key(ctx.iteration)
+        threshold, ties = top_threshold(self._abs_grad, k_top, key)
+        n = draw_top_and_rest(self._abs_grad, threshold, ties, k_top, k_rest, key, ctx.weight, rest_weight, rows,
+                              rest, self.sample_weight)
         return n, self.sample_weight
