@@ -12,6 +12,7 @@ import smartboost as sb
 from smartboost.errors import DataError, ParameterError
 from smartboost.metrics import canonical_metric_name, get_metric
 from smartboost.objectives import make_objective
+from smartboost.objectives.ranking import rank_by_score
 
 
 def make_ranking(n_queries=60, seed=0, n_features=5):
@@ -232,6 +233,36 @@ def test_lambdas_equal_the_brute_force_reference(name, truncation, gain_table, s
     expected_g, expected_h = _reference_lambdas(y, score, starts, truncation, 1.5, name == "lambdarank", gain_table)
     np.testing.assert_allclose(g, expected_g, atol=1e-12)
     np.testing.assert_allclose(h, expected_h, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 60, 500])
+@pytest.mark.parametrize("start", ["identity", "reversed", "shuffled", "nearly sorted"])
+def test_rank_by_score_is_the_stable_sort(n, start):
+    rng = np.random.default_rng(n)
+    score = np.round(rng.standard_normal(n), 1)  # ties: ranked by index
+    stable = np.argsort(-score, kind="stable")
+    order = {"identity": np.arange(n), "reversed": np.arange(n)[::-1], "shuffled": rng.permutation(n),
+             "nearly sorted": stable.copy()}[start].astype(np.int32)
+    if start == "nearly sorted" and n > 2:
+        order[[0, n // 2]] = order[[n // 2, 0]]
+    rank_by_score(score, order)  # "reversed" and "shuffled" at n = 500 take the merge sort
+    np.testing.assert_array_equal(order, stable)
+
+
+def test_lambdas_do_not_depend_on_the_last_ranking():
+    X, y, sizes = make_ranking(30, seed=4)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    rng = np.random.default_rng(0)
+    first, second = rng.standard_normal((2, len(y)))
+    used, fresh = (make_objective("lambdarank", {}) for _ in range(2))
+    used.bind_queries(y, starts)
+    fresh.bind_queries(y, starts)
+    g, h, g_fresh, h_fresh = np.empty((4, len(y)))
+    used.grad_hess(y, first, g, h)   # leaves first's ranking behind
+    used.grad_hess(y, second, g, h)
+    fresh.grad_hess(y, second, g_fresh, h_fresh)
+    np.testing.assert_array_equal(g, g_fresh)
+    np.testing.assert_array_equal(h, h_fresh)
 
 
 @pytest.mark.parametrize("params", [{"objective": "lambdarank"}, {"objective": "rank_pairwise"},

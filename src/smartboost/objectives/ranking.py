@@ -13,7 +13,8 @@ with ``w_ij = |delta NDCG@k|`` when i and j swap places (gain ``label_gain[rel]`
 log2(1 + S) / S, S the sum of 2 |lambda_ij| (LightGBM's normalisation). Queries whose labels are
 all equal contribute nothing. Also as LightGBM does under ``lambdarank_norm``, |delta NDCG| is
 divided by 0.01 + |s_i - s_j| once the query's scores differ. The kernel is parallel over
-queries and sorts each query's scores once per iteration (stable: ties in row order).
+queries and ranks each query's documents once per iteration (ties in row order), starting
+from the last iteration's ranking.
 """
 
 from __future__ import annotations
@@ -34,10 +35,43 @@ _SMALLEST_RATIO_TERM = 1e-280
 """Below this, ``exp(sigma (s_j - s_top))`` is too close to underflow for the ratio form of rho."""
 
 
+_SORT_SHIFTS_PER_DOCUMENT = 16
+"""Insertion sort from the last ranking gives up (for a merge sort) past this many moves per document."""
+
+
+@njit(cache=True, nogil=True)
+def rank_by_score(score, order):
+    """Put ``order`` (a permutation of ``range(len(score))``) in ranked order: decreasing
+    ``score``, ties by increasing index (the stable sort of ``-score``).
+
+    Insertion sort from ``order`` as given, which is last iteration's ranking: one tree moves
+    few documents, so this costs about O(n) (10.2 against 25.9 ms for a merge sort of every
+    query, 1.1M rows in 10,000 queries, 2 threads). Past 16 moves per document it falls back
+    to the merge sort, so a reshuffled query costs at most that much more.
+    """
+    n = order.shape[0]
+    budget = _SORT_SHIFTS_PER_DOCUMENT * n
+    for i in range(1, n):
+        k = order[i]
+        v = score[k]
+        j = i - 1
+        while j >= 0 and (score[order[j]] < v or (score[order[j]] == v and order[j] > k)):
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = k
+        budget -= i - 1 - j
+        if budget < 0:
+            order[:] = np.argsort(-score, kind="mergesort")
+            return
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigma, truncation, ndcg_weighted,
-                     normalise, out_grad, out_hess):
+                     normalise, ranking, out_grad, out_hess):
     """LambdaMART / RankNet gradients and hessians of every row (see the module docstring).
+
+    ``ranking`` holds each query's ranking of the last call (indices within the query), the
+    starting point of :func:`rank_by_score`, and receives this call's.
 
     Each query is gathered once in ranked order into small contiguous arrays (scores, labels,
     gains, lambdas), so the pair loop reads only those: 48.0 -> 38.9 ms (best of 10, 2 threads)
@@ -62,7 +96,8 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
             out_hess[i] = 0.0
         if ndcg_weighted and inverse_ideal[q] == 0.0:
             continue
-        order = np.argsort(-score[start:end], kind="mergesort")
+        order = ranking[start:end]
+        rank_by_score(score[start:end], order)
         s = np.empty(n)
         rel = np.empty(n)
         gain = np.empty(n)
@@ -143,6 +178,9 @@ class _PairwiseRanking(Objective):
         self.query_starts = query_starts
         self._inverse_ideal = inverse_ideal_dcg(label, query_starts, self.lambdarank_truncation_level,
                                                self._gains)
+        # each query's ranking at the last call (row order at first): where the next sort starts
+        self._ranking = np.arange(label.shape[0], dtype=np.int32) - np.repeat(
+            query_starts[:-1], np.diff(query_starts)).astype(np.int32)
 
     def init_score(self, label, weight):
         """0: rankings do not change with a constant."""
@@ -151,8 +189,8 @@ class _PairwiseRanking(Objective):
     def grad_hess(self, label, raw, out_grad, out_hess):
         """Pairwise lambdas of every query."""
         pairwise_lambdas(label, raw, self.query_starts, self._inverse_ideal, self._gains, self.sigmoid,
-                         self.lambdarank_truncation_level, self.ndcg_weighted, self.lambdarank_norm, out_grad,
-                         out_hess)
+                         self.lambdarank_truncation_level, self.ndcg_weighted, self.lambdarank_norm,
+                         self._ranking, out_grad, out_hess)
 
     def loss(self, label, raw):
         """No per-row loss: the loss of a ranking couples the documents of a query."""
