@@ -115,11 +115,13 @@ def partition_parallel(rows, start, end, column, threshold, missing_left, missin
         chunk_end = min(end, chunk_start + size)
         n_chunk_left = n_left[k]
         dest = start + left_before[k]
+        # unsigned indices: numba wraps negative ones, and LLVM cannot tell these are not, which
+        # kept the copies scalar (1.71-1.81 -> 1.57-1.74 ms for a 1M-row partition)
         for i in range(n_chunk_left):
-            rows[dest + i] = scratch[chunk_start + i]
+            rows[np.uint64(dest + i)] = scratch[np.uint64(chunk_start + i)]
         # right rows of earlier chunks: (chunk_start - start) - left_before[k]
         dest = start + total_left + (chunk_start - start) - left_before[k]
         n_chunk_right = chunk_end - chunk_start - n_chunk_left
         for i in range(n_chunk_right):
-            rows[dest + i] = scratch[chunk_end - 1 - i]
+            rows[np.uint64(dest + i)] = scratch[np.uint64(chunk_end - 1 - i)]
     return total_left
