@@ -5,7 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from smartboost._kernels.histogram import build_histogram, build_histogram_parallel, gather_columns
+from smartboost._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel,
+                                          gather_columns)
 from smartboost._kernels.partition import partition, partition_parallel
 from smartboost._kernels.split import find_best_split, leaf_score, split_scratch, subtract_and_find_splits
 from smartboost.binning import BinMapper
@@ -64,6 +65,34 @@ def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_f
     build_histogram_parallel(rows, 0, rows.size, *layout.arrays, None, gh, *totals, parallel,
                              np.empty((n_chunks, n_cells, 2), np.int64))
     np.testing.assert_array_equal(parallel, expected)
+
+
+@pytest.mark.parametrize("n_blocks", [1, 2, 3, 7, 9])
+def test_histogram_over_column_blocks_matches_reference(n_blocks):
+    _, _, binned, offsets, n_cells, g, h = _binned(n_features=8, missing_rate=0.2)
+    layout = binned.histogram_layout
+    rows = np.sort(np.random.default_rng(2).choice(4000, 1700, replace=False)).astype(np.uint32)
+    gh = np.column_stack([g, h]).astype(np.int32)
+    hist = np.full((n_cells, 2), -7, np.int64)  # every cell must be overwritten
+    build_histogram_columns(rows, 0, rows.size, *layout.arrays[:4], gh, hist, n_blocks)
+    np.testing.assert_array_equal(hist, _reference_histogram(binned, offsets, n_cells, rows, g, h))
+
+
+def test_wide_dense_data_builds_histograms_over_column_blocks(monkeypatch):
+    """From HIST_COLUMNS_PER_THREAD columns per thread, trees grown with 2 threads use the
+    column blocks and equal the 1-thread trees."""
+    import smartboost as sb
+    calls = []
+    monkeypatch.setattr(grower, "build_histogram_columns",
+                        lambda *args: calls.append(1) or build_histogram_columns(*args))
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((3000, 2 * grower.HIST_COLUMNS_PER_THREAD))
+    y = X[:, 0] + X[:, 5] * X[:, 9] + 0.1 * rng.standard_normal(3000)
+    params = {"objective": "regression", "num_leaves": 15, "verbosity": -1}
+    two = sb.train({**params, "num_threads": 2}, sb.Dataset(X, y), 3).predict(X)
+    assert calls
+    one = sb.train({**params, "num_threads": 1}, sb.Dataset(X, y), 3).predict(X)
+    np.testing.assert_array_equal(two, one)
 
 
 @pytest.mark.parametrize("compact", [False, True])

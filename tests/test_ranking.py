@@ -250,7 +250,7 @@ def test_rank_by_score_is_the_stable_sort(n, start):
 
 
 def test_lambdas_do_not_depend_on_the_last_ranking():
-    X, y, sizes = make_ranking(30, seed=4)
+    _, y, sizes = make_ranking(30, seed=4)
     starts = np.concatenate([[0], np.cumsum(sizes)])
     rng = np.random.default_rng(0)
     first, second = rng.standard_normal((2, len(y)))

@@ -37,11 +37,11 @@ from typing import Protocol
 
 import numpy as np
 
-from ._common import (COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_PARALLEL_MIN_ROWS, INDEX_DTYPE,
-                      PARTITION_PARALLEL_MIN_ROWS, ROW_FIXED_DTYPE)
+from ._common import (COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PER_THREAD, HIST_PARALLEL_MIN_ROWS,
+                      INDEX_DTYPE, PARTITION_PARALLEL_MIN_ROWS, ROW_FIXED_DTYPE)
 from ._kernels.gradients import fixed_point_units, to_fixed_point
-from ._kernels.histogram import (build_histogram, build_histogram_parallel, gather_columns, gather_rows,
-                                 gather_sparse_rows)
+from ._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel, gather_columns,
+                                 gather_rows, gather_sparse_rows)
 from ._kernels.partition import partition, partition_parallel
 from ._kernels.split import SPLIT_PARAMS_ORDER, find_best_split, leaf_values, split_scratch, subtract_and_find_splits
 from .binning import BinMapper, BinnedData, histogram_cells
@@ -137,6 +137,7 @@ class NodeRows:
         self._all_columns = np.arange(self.layout.dense_features.size, dtype=np.uint32)
         self._sparse = np.ones(self.n_bins.size, np.bool_)
         self._sparse[self.layout.dense_features] = False
+        self._column_blocks = False  # parallel histograms over blocks of columns (use_features)
         self._start: list[int] = []
         self._end: list[int] = []
         self.is_compact = False
@@ -180,6 +181,8 @@ class NodeRows:
             first = self.layout.offsets[written].astype(np.int64)
             cells = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
         dense_offsets = self.layout.dense_offsets if columns is None else self.layout.dense_offsets[columns]
+        self._column_blocks = (columns is None and not self._sparse.any()
+                               and dense_offsets.size >= HIST_COLUMNS_PER_THREAD * self.n_threads)
         if self.is_compact:
             bins, indptr, sparse_cells = self._gather_compact(self._all_columns if columns is None else columns)
             self._hist_arrays = (bins, dense_offsets, indptr, sparse_cells, *self.layout.arrays[4:], cells)
@@ -236,7 +239,11 @@ class NodeRows:
         """Write the histogram of ``node`` (fixed-point sums ``g``, ``h``) into ``out``."""
         start, end = self._start[node], self._end[node]
         if end - start >= HIST_PARALLEL_MIN_ROWS and self.n_threads > 1:
-            build_histogram_parallel(self.rows, start, end, *self._hist_arrays, self.gh, g, h, out, self.thread_hists)
+            if self._column_blocks:
+                build_histogram_columns(self.rows, start, end, *self._hist_arrays[:4], self.gh, out, self.n_threads)
+            else:
+                build_histogram_parallel(self.rows, start, end, *self._hist_arrays, self.gh, g, h, out,
+                                         self.thread_hists)
         else:
             build_histogram(self.rows, start, end, *self._hist_arrays, self.gh, g, h, out)
 

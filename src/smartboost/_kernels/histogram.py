@@ -37,13 +37,14 @@ columns: 16 beats 8 by 17-19%; small nodes gain most), 24 is as slow as 8; on fu
 
 @njit(cache=True, nogil=True)
 def _accumulate(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh, hist):
-    """Add rows ``rows[start:end]`` into ``hist`` (no zeroing; sparse defaults left out)."""
+    """Add rows ``rows[start:end]`` into ``hist`` (no zeroing; sparse defaults left out).
+    ``dense_bins`` may be a block of a row-major array's columns."""
     n_dense = dense_bins.shape[1]
     has_sparse = sparse_indptr.shape[0] > 1
     for i in range(start, end):
         if i + _PREFETCH_ROWS < end:
             ahead = rows[i + _PREFETCH_ROWS]
-            prefetch(dense_bins, ahead * n_dense)
+            prefetch(dense_bins[ahead], 0)
             prefetch(gh, ahead * 2)
             if has_sparse:
                 prefetch(sparse_cells, sparse_indptr[ahead])
@@ -164,6 +165,33 @@ def build_histogram_parallel(rows, start, end, dense_bins, dense_offsets, sparse
         for j in prange(cells.shape[0]):
             _merge(thread_hists, cells[j], hist)
     _complete_sparse_features(hist, sparse_first, sparse_last, default_cells, g_total, h_total)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def build_histogram_columns(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh, hist,
+                            n_blocks):
+    """Histogram of ``rows[start:end]`` over blocks of columns: block ``b`` of ``n_blocks``
+    zeroes and accumulates its columns' cells, for every row. For layouts of dense features
+    only, all of them given (each feature's cells run up to the next one's first cell; the
+    sparse arrays are the layout's empty ones). Equal to :func:`build_histogram` exactly.
+
+    No private histograms to zero and merge, and each block's cells stay in its core's cache,
+    while every block reads every row's g and h: wide data favours it. On 2 threads, histograms
+    per iteration against :func:`build_histogram_parallel` (same models): 136 features, 10,000
+    queries: 437-446 vs 488-592 ms; 84 features, 400k rows: 112-114 vs 137-143 ms; 56
+    features: equal; 28 features: 51 vs 43-46 ms (400k rows), 130-135 vs 95-98 ms (1M).
+    """
+    n_dense = dense_bins.shape[1]
+    per_block = (n_dense + n_blocks - 1) // n_blocks
+    for b in prange(n_blocks):
+        first = min(n_dense, b * per_block)
+        stop = min(n_dense, first + per_block)
+        last_cell = dense_offsets[stop] if stop < n_dense else hist.shape[0]
+        for cell in range(dense_offsets[first] if first < n_dense else last_cell, last_cell):
+            hist[cell, 0] = 0
+            hist[cell, 1] = 0
+        _accumulate(rows, start, end, dense_bins[:, first:stop], dense_offsets[first:stop], sparse_indptr,
+                    sparse_cells, gh, hist)
 
 
 _GATHER_BLOCK = 1024
