@@ -37,8 +37,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ._common import (COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PER_THREAD, HIST_PARALLEL_MIN_ROWS,
-                      INDEX_DTYPE, PARTITION_PARALLEL_MIN_ROWS, ROW_FIXED_DTYPE)
+from ._common import (COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PARALLEL_MIN_ROWS, HIST_COLUMNS_PER_THREAD,
+                      HIST_PARALLEL_MIN_ROWS, INDEX_DTYPE, PARTITION_PARALLEL_MIN_ROWS, ROW_FIXED_DTYPE)
 from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel, gather_columns,
                                  gather_rows, gather_sparse_rows)
@@ -238,7 +238,8 @@ class NodeRows:
     def histogram(self, node: int, g: int, h: int, out: np.ndarray) -> None:
         """Write the histogram of ``node`` (fixed-point sums ``g``, ``h``) into ``out``."""
         start, end = self._start[node], self._end[node]
-        if end - start >= HIST_PARALLEL_MIN_ROWS and self.n_threads > 1:
+        parallel_from = HIST_COLUMNS_PARALLEL_MIN_ROWS if self._column_blocks else HIST_PARALLEL_MIN_ROWS
+        if end - start >= parallel_from and self.n_threads > 1:
             if self._column_blocks:
                 build_histogram_columns(self.rows, start, end, *self._hist_arrays[:4], self.gh, out, self.n_threads)
             else:
