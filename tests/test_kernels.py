@@ -78,9 +78,10 @@ def test_histogram_over_column_blocks_matches_reference(n_blocks):
     np.testing.assert_array_equal(hist, _reference_histogram(binned, offsets, n_cells, rows, g, h))
 
 
-def test_wide_dense_data_builds_histograms_over_column_blocks(monkeypatch):
+@pytest.mark.parametrize("sampling", [{}, {"sampling": "bernoulli", "sample_rate": 0.15}])  # 0.15: compact
+def test_wide_dense_data_builds_histograms_over_column_blocks(sampling, monkeypatch):
     """From HIST_COLUMNS_PER_THREAD columns per thread, trees grown with 2 threads use the
-    column blocks and equal the 1-thread trees."""
+    column blocks (on every row, and on a sample's compact copy) and equal the 1-thread trees."""
     import smartboost as sb
     calls = []
     monkeypatch.setattr(grower, "build_histogram_columns",
@@ -88,7 +89,7 @@ def test_wide_dense_data_builds_histograms_over_column_blocks(monkeypatch):
     rng = np.random.default_rng(3)
     X = rng.standard_normal((3000, 2 * grower.HIST_COLUMNS_PER_THREAD))
     y = X[:, 0] + X[:, 5] * X[:, 9] + 0.1 * rng.standard_normal(3000)
-    params = {"objective": "regression", "num_leaves": 15, "verbosity": -1}
+    params = {"objective": "regression", "num_leaves": 15, "verbosity": -1, **sampling}
     two = sb.train({**params, "num_threads": 2}, sb.Dataset(X, y), 3).predict(X)
     assert calls
     one = sb.train({**params, "num_threads": 1}, sb.Dataset(X, y), 3).predict(X)
