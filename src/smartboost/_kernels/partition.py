@@ -8,13 +8,20 @@ separately; see ``grower.NodeRows``), and the writes are branchless (PERFORMANCE
 faster than branches). Passing the bins as (flat array, base, stride) instead, one kernel for
 both, made full-data partitions 13% slower (22.7 vs 20.0 ms per tree).
 
+Every index of the row loops is unsigned. numba wraps negative indices, and LLVM cannot tell
+that a signed index is not negative, so each load and store carried that check. Measured
+alternately on 1M rows, 2 threads: 2.83 -> 1.42 ms per parallel call, 4.71 -> 3.18 ms per
+serial call. Per tree at 1M x 28 with 255 leaves: 18.0-20.8 -> 10.7-12.4 ms with RGBM's
+Type 3 at t = 3, but only 23.6-29.1 -> 19.1-25.1 ms on every feature, where the histograms
+stream the whole row-major bins between partitions and leave them little cache.
+
 Serial (small nodes): left rows are compacted forward in place, right rows go to the scratch
 buffer and are copied back after the left ones.
 
 Parallel: the slice is cut into chunks; inside its own region of the scratch buffer each chunk
 writes its left rows forward from the region's start and its right rows backward from the
-region's end, both writes at every row (they land on the same slot when only one slot is left),
-so no chunk ever writes outside its region. A second pass copies the chunks back: left rows in
+region's end, one store per row to the slot its side selects, so no chunk ever writes outside
+its region. A second pass copies the chunks back: left rows in
 chunk order, then right rows in chunk order (each chunk's right rows reversed back).
 
 ::
@@ -70,19 +77,20 @@ def partition(rows, start, end, column, threshold, missing_left, missing_bin, sc
     int
         Number of rows sent left; they now occupy ``rows[start:start + n_left]``.
     """
-    left = start
-    right = 0
-    for i in range(start, end):
-        if i + PREFETCH_DISTANCE < end:
-            prefetch(column, rows[i + PREFETCH_DISTANCE])
+    left = np.uint64(start)
+    right = np.uint64(0)
+    for k in range(end - start):
+        i = np.uint64(start + k)
+        if k + PREFETCH_DISTANCE < end - start:
+            prefetch(column, rows[i + np.uint64(PREFETCH_DISTANCE)])
         row = rows[i]
-        go = goes_left(column[row], threshold, missing_left, missing_bin)
+        go = np.uint64(goes_left(column[np.uint64(row)], threshold, missing_left, missing_bin))
         rows[left] = row
         scratch[right] = row
         left += go
-        right += 1 - go
+        right += np.uint64(1) - go
     rows[left:end] = scratch[:right]
-    return left - start
+    return np.int64(left) - start
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -96,16 +104,15 @@ def partition_parallel(rows, start, end, column, threshold, missing_left, missin
     for k in prange(n_chunks):
         chunk_start = start + k * size
         chunk_end = min(end, chunk_start + size)
-        lo = chunk_start
-        hi = chunk_end - 1
-        for i in range(chunk_start, chunk_end):
-            row = rows[i]
-            go = goes_left(column[row], threshold, missing_left, missing_bin)
-            scratch[lo] = row
-            scratch[hi] = row
+        lo = np.uint64(chunk_start)
+        hi = np.uint64(chunk_end - 1)
+        for i in range(chunk_end - chunk_start):
+            row = rows[np.uint64(chunk_start + i)]
+            go = np.uint64(goes_left(column[np.uint64(row)], threshold, missing_left, missing_bin))
+            scratch[lo if go else hi] = row
             lo += go
-            hi -= 1 - go
-        n_left[k] = lo - chunk_start
+            hi -= np.uint64(1) - go
+        n_left[k] = np.int64(lo) - chunk_start
     left_before = np.zeros(n_chunks, np.int64)
     for k in range(1, n_chunks):
         left_before[k] = left_before[k - 1] + n_left[k - 1]
