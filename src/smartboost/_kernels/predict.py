@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._intrinsics import prefetch
+
 
 @njit(cache=True, nogil=True)
 def find_leaf(X, i, node, feature, split_value, missing_left, missing_value, left, right):
@@ -65,17 +67,29 @@ def predict_trees(X, feature, split_value, missing_left, missing_value, left, ri
                 out[i] += value[find_leaf(X, i, root, feature, split_value, missing_left, missing_value, left, right)]
 
 
+_LEAF_ROWS_PREFETCH = 32
+"""Rows ahead that :func:`add_leaf_values` and :func:`assign_leaves` prefetch."""
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def add_leaf_values(raw, rows, leaf_start, leaf_end, leaf_value):
     """Add each leaf's value to the scores of the rows it holds (leaf segments of ``rows``).
 
     The training-score update with no tree traversal (PERFORMANCE.md 5: 20-26x faster than
     traversing the tree per row). Each row is in exactly one segment, so leaves run in parallel.
+    A leaf's rows are spread over the whole score array, one cache line each, so the score
+    ``_LEAF_ROWS_PREFETCH`` rows ahead is prefetched: per full-data tree at 1M x 28 and 255
+    leaves, 4.1-6.9 -> 3.3-4.3 ms, six alternating runs of 8 trees (on 255 random leaves in
+    isolation: 3.67 ms without, 2.93 / 2.49 / 2.35 / 2.12 ms with 8 / 16 / 32 / 64 rows ahead).
     """
     for k in prange(leaf_value.shape[0]):
         v = leaf_value[k]
-        for i in range(leaf_start[k], leaf_end[k]):
-            raw[rows[i]] += v
+        first = leaf_start[k]
+        n = leaf_end[k] - first
+        for i in range(n):
+            if i + _LEAF_ROWS_PREFETCH < n:
+                prefetch(raw, rows[np.uint64(first + i + _LEAF_ROWS_PREFETCH)])
+            raw[rows[np.uint64(first + i)]] += v
 
 
 _LEAF = np.uint64(0xFFFFFF)
@@ -212,9 +226,14 @@ def add_tree_to_rows(bins, rows, decisions, value, leaf_of_node, scores, leaves_
             _walk_row(bins, decisions, value, leaf_of_node, scores, leaves_out, np.int64(0), np.int64(rows[i]))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def assign_leaves(rows, leaf_start, leaf_end, leaves_out):
-    """``leaves_out[row] = k`` for every row of leaf segment ``k`` of ``rows``."""
-    for k in range(leaf_start.shape[0]):
-        for i in range(leaf_start[k], leaf_end[k]):
-            leaves_out[rows[i]] = k
+    """``leaves_out[row] = k`` for every row of leaf segment ``k`` of ``rows`` (as
+    :func:`add_leaf_values`)."""
+    for k in prange(leaf_start.shape[0]):
+        first = leaf_start[k]
+        n = leaf_end[k] - first
+        for i in range(n):
+            if i + _LEAF_ROWS_PREFETCH < n:
+                prefetch(leaves_out, rows[np.uint64(first + i + _LEAF_ROWS_PREFETCH)])
+            leaves_out[rows[np.uint64(first + i)]] = k
