@@ -18,7 +18,7 @@ import numpy as np
 
 from ._common import INDEX_DTYPE
 from ._kernels.gradients import gather_pair, scatter_pair
-from ._kernels.predict import add_leaf_values, assign_leaves
+from ._kernels.predict import add_leaf_values
 from .binning import BinnedData
 from .grower import GrownTree, NodeRows
 from .objectives import Objective
@@ -191,11 +191,10 @@ class TrainingRows:
         """Add the new tree of output ``k`` to every row's score; record each row's leaf."""
         rows = self.node_rows.row_ids()
         start, end = self.node_rows.segments(grown.leaf_nodes)
-        add_leaf_values(self.scores[k], rows, start, end, grown.leaf_values)
-        if self.previous_leaf.size:
-            assign_leaves(rows, start, end, self.previous_leaf)
+        leaves_out = self.previous_leaf if self.previous_leaf.size else None
+        add_leaf_values(self.scores[k], rows, start, end, grown.leaf_values, leaves_out)
         if self.n_sampled < self.n_rows:
-            self._walk_out_of_sample(grown, self.scores[k], self.previous_leaf if self.previous_leaf.size else None)
+            self._walk_out_of_sample(grown, self.scores[k], leaves_out)
 
     def _walk_out_of_sample(self, grown: GrownTree, scores: np.ndarray, leaves_out: np.ndarray | None) -> None:
         """Add the tree to ``scores`` of the rows it was not grown on (walking it on their bins),
@@ -213,7 +212,7 @@ class TrainingRows:
         fitted = grown.leaf_values / learning_rate
         direction = np.zeros(self.n_rows)
         start, end = self.node_rows.segments(grown.leaf_nodes)
-        add_leaf_values(direction, rows, start, end, fitted)
+        add_leaf_values(direction, rows, start, end, fitted, None)
         if self.params["line_search_rows"] == "sample":
             on, weight = rows, self.sample_weight[rows]
         else:

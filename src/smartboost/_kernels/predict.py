@@ -68,12 +68,14 @@ def predict_trees(X, feature, split_value, missing_left, missing_value, left, ri
 
 
 _LEAF_ROWS_PREFETCH = 32
-"""Rows ahead that :func:`add_leaf_values` and :func:`assign_leaves` prefetch."""
+"""Rows ahead that :func:`add_leaf_values` prefetches."""
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def add_leaf_values(raw, rows, leaf_start, leaf_end, leaf_value):
-    """Add each leaf's value to the scores of the rows it holds (leaf segments of ``rows``).
+def add_leaf_values(raw, rows, leaf_start, leaf_end, leaf_value, leaves_out):
+    """Add each leaf's value to the scores of the rows it holds (leaf segments of ``rows``),
+    and write each row's leaf position ``k`` to ``leaves_out[row]`` when that is an array
+    (None: compiled without).
 
     The training-score update with no tree traversal (PERFORMANCE.md 5: 20-26x faster than
     traversing the tree per row). Each row is in exactly one segment, so leaves run in parallel.
@@ -89,7 +91,10 @@ def add_leaf_values(raw, rows, leaf_start, leaf_end, leaf_value):
         for i in range(n):
             if i + _LEAF_ROWS_PREFETCH < n:
                 prefetch(raw, rows[np.uint64(first + i + _LEAF_ROWS_PREFETCH)])
-            raw[rows[np.uint64(first + i)]] += v
+            row = rows[np.uint64(first + i)]
+            raw[row] += v
+            if leaves_out is not None:
+                leaves_out[row] = k
 
 
 _LEAF = np.uint64(0xFFFFFF)
@@ -224,16 +229,3 @@ def add_tree_to_rows(bins, rows, decisions, value, leaf_of_node, scores, leaves_
                 _walk_row(bins, decisions, value, leaf_of_node, scores, leaves_out, node, row)
         for i in range(next_row, stop):
             _walk_row(bins, decisions, value, leaf_of_node, scores, leaves_out, np.int64(0), np.int64(rows[i]))
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def assign_leaves(rows, leaf_start, leaf_end, leaves_out):
-    """``leaves_out[row] = k`` for every row of leaf segment ``k`` of ``rows`` (as
-    :func:`add_leaf_values`)."""
-    for k in prange(leaf_start.shape[0]):
-        first = leaf_start[k]
-        n = leaf_end[k] - first
-        for i in range(n):
-            if i + _LEAF_ROWS_PREFETCH < n:
-                prefetch(leaves_out, rows[np.uint64(first + i + _LEAF_ROWS_PREFETCH)])
-            leaves_out[rows[np.uint64(first + i)]] = k
