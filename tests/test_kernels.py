@@ -4,7 +4,9 @@ import itertools
 
 import numpy as np
 import pytest
+from numba import njit
 
+from smartboost._kernels.exp import exp as vector_exp
 from smartboost._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel,
                                           gather_columns)
 from smartboost._kernels.partition import partition, partition_parallel
@@ -450,3 +452,30 @@ def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record):
     np.testing.assert_array_equal(scores, expected)
     if record:
         np.testing.assert_array_equal(leaves, expected_leaf)
+
+
+@njit
+def _exp_each(x, out):
+    for i in range(x.shape[0]):
+        out[i] = vector_exp(x[i])
+
+
+def test_vectorisable_exp_is_within_one_ulp_of_numpy():
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-745.0, 709.7, 200_000), rng.uniform(-1.0, 1.0, 100_000),
+                        rng.uniform(-1e-8, 1e-8, 1_000)])
+    out = np.empty_like(x)
+    _exp_each(x, out)
+    ref = np.exp(x)
+    normal = ref >= np.finfo(np.float64).tiny
+    assert (np.abs(out - ref) <= np.spacing(ref))[normal].all()
+    assert (np.abs(out - ref) <= np.finfo(np.float64).smallest_subnormal)[~normal].all()
+    assert (out == ref).mean() > 0.85
+
+
+def test_vectorisable_exp_at_special_values():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 709.78, 709.79, 1e4, -745.1, -745.2, -1e4, 5e-324])
+    out = np.empty_like(x)
+    _exp_each(x, out)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out, np.exp(x))  # nan where nan; inf and 0 beyond the range

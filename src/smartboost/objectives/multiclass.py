@@ -9,31 +9,42 @@ class-major, shape (K, n_rows), so each class's scores are one contiguous row.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit, prange
 
+from .._kernels.exp import exp
 from ..errors import DataError, ParameterError
 from .base import Objective, register
 
+_ROWS_PER_BLOCK = 1024
 
-@njit(cache=True, nogil=True, parallel=True)
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def _softmax_grad_hess(label, raw, out_grad, out_hess):
+    # Blocks of rows, each loop over the rows of a block: they vectorise with the vectorisable
+    # exp (_kernels/exp.py), one exp per class and row (kept in out_hess until p is known).
     n_class, n = raw.shape
     scale = n_class / (n_class - 1.0)
-    for i in prange(n):
-        top = raw[0, i]
+    for block in prange((n + _ROWS_PER_BLOCK - 1) // _ROWS_PER_BLOCK):
+        start = block * _ROWS_PER_BLOCK
+        end = min(n, start + _ROWS_PER_BLOCK)
+        top = raw[0, start:end].copy()
         for k in range(1, n_class):
-            top = max(top, raw[k, i])
-        total = 0.0
+            row = raw[k, start:end]
+            for i in range(end - start):
+                top[i] = max(top[i], row[i])
+        total = np.zeros(end - start)
         for k in range(n_class):
-            total += math.exp(raw[k, i] - top)
-        y = int(label[i])
+            row, e = raw[k, start:end], out_hess[k, start:end]
+            for i in range(end - start):
+                e[i] = exp(row[i] - top[i])
+                total[i] += e[i]
         for k in range(n_class):
-            p = math.exp(raw[k, i] - top) / total
-            out_grad[k, i] = p - (1.0 if k == y else 0.0)
-            out_hess[k, i] = scale * p * (1.0 - p)
+            y, g, e = label[start:end], out_grad[k, start:end], out_hess[k, start:end]
+            for i in range(end - start):
+                p = e[i] / total[i]
+                g[i] = p - (1.0 if y[i] == k else 0.0)
+                e[i] = scale * p * (1.0 - p)
 
 
 def _log_softmax(raw: np.ndarray) -> np.ndarray:
