@@ -5,7 +5,7 @@ Usage (public sets are read through ``smartboost.datasets`` from ``$SMARTBOOST_D
     python benchmarks/bench_sampling.py smart-table --dataset a8a
     python benchmarks/bench_sampling.py mvs-figure --dataset a8a --seeds 5
     python benchmarks/bench_sampling.py iteration-cost --rows 1000000 [--repeats 3] [--phases]
-    python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2 [--libraries lightgbm]
+    python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2 [--libraries lightgbm] [--leaves 31]
 
 The first three are ``smartboost experiment sampling --which ...`` (the functions of
 ``smartboost.experiments.sampling``) on 2 threads; this script adds LightGBM and CatBoost side by
@@ -14,7 +14,8 @@ side. Every run prints markdown; tables and PNG plots (matplotlib) go to ``bench
 (``benchmarks/phases.py``), for no sampling and each sampler and rate.
 Datasets: any binary set of the registry (``a8a``, ``lightgbm-binary``, ``agaricus``, ...) and
 ``synthetic`` (``make_higgs_like``: 1,000,000 training rows, 250,000 test rows, 28 features).
-All runs use 2 threads, learning rate 0.1, 255 bins, and 31 leaves (255 on ``synthetic``).
+All runs use 2 threads, learning rate 0.1, 255 bins, and 31 leaves (255 on ``synthetic``;
+``side-by-side --leaves`` sets them).
 
 Side by side, every library trains on the same arrays with the same trees; per-iteration
 training time is recorded by a callback (LightGBM, CatBoost) or by smartboost's own
@@ -151,7 +152,7 @@ def cmd_side_by_side(args) -> None:
     data = load(args.dataset, args.rows)
     X, y, Xt, yt = data.X, data.y, data.X_test, data.y_test
     sb.compile_kernels()
-    base = base_params(data, threads=THREADS)
+    base = base_params(data, leaves=args.leaves, threads=THREADS)
     leaves = base["num_leaves"]
     lgb_base = {"objective": "binary", "learning_rate": 0.1, "num_leaves": leaves, "min_data_in_leaf": 20,
                 "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": THREADS, "seed": 0}
@@ -228,6 +229,8 @@ def main() -> None:
     side.add_argument("--samplers", nargs="+", default=["uniform", "goss", "mvs", "smart1", "smart2"])
     side.add_argument("--sampled-trees", type=int, default=None,
                       help="trees of the sampled runs (default: twice --trees, so that they can reach the target)")
+    side.add_argument("--leaves", type=int, default=None,
+                      help="leaves per tree, every library (default: 255 on synthetic, 31 otherwise)")
     side.add_argument("--libraries", nargs="*", default=["lightgbm", "catboost"], choices=["lightgbm", "catboost"],
                       help="reference libraries run next to smartboost (smartboost alone: --libraries)")
     args = parser.parse_args()
