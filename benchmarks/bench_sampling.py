@@ -152,13 +152,13 @@ def cmd_side_by_side(args) -> None:
     data = load(args.dataset, args.rows)
     X, y, Xt, yt = data.X, data.y, data.X_test, data.y_test
     sb.compile_kernels()
-    base = base_params(data, leaves=args.leaves, threads=THREADS)
+    base = {**base_params(data, leaves=args.leaves, threads=THREADS), "seed": args.seed}
     leaves = base["num_leaves"]
     lgb_base = {"objective": "binary", "learning_rate": 0.1, "num_leaves": leaves, "min_data_in_leaf": 20,
-                "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": THREADS, "seed": 0}
+                "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": THREADS, "seed": args.seed}
     cat_base = {"learning_rate": 0.1, "grow_policy": "Lossguide", "max_leaves": leaves, "depth": 16,
                 "min_data_in_leaf": 20, "border_count": 255, "thread_count": THREADS, "l2_leaf_reg": 0.0,
-                "boosting_type": "Plain", "random_seed": 0, "allow_writing_files": False}
+                "boosting_type": "Plain", "random_seed": args.seed, "allow_writing_files": False}
     sampled = args.sampled_trees or 2 * args.trees
     runs = [("smartboost", "none", lambda: _smartboost_run(base, X, y, Xt, yt, args.trees))]
     for rate in args.rates:
@@ -197,9 +197,11 @@ def cmd_side_by_side(args) -> None:
         t = row["seconds to target"]
         row["speed-up vs own none"] = base_seconds[row["library"]] / t if t and base_seconds.get(row["library"]) else None
         row["speed-up vs smartboost none"] = base_seconds["smartboost"] / t if t and base_seconds["smartboost"] else None
-    title = (f"Side by side, {data.describe()}, {leaves} leaves, lr 0.1, {THREADS} threads; target test AUC "
+    title = (f"Side by side, {data.describe()}, {leaves} leaves, lr 0.1, {THREADS} threads, seed {args.seed}; "
+             f"target test AUC "
              f"{target:.5f} (smartboost no-sampling best - 0.1%)")
-    _show(Result(f"side_by_side_{args.dataset}", title, rows))
+    name = f"side_by_side_{args.dataset}" + (f"_seed{args.seed}" if args.seed else "")
+    _show(Result(name, title, rows))
 
 
 def main() -> None:
@@ -233,6 +235,7 @@ def main() -> None:
                       help="leaves per tree, every library (default: 255 on synthetic, 31 otherwise)")
     side.add_argument("--libraries", nargs="*", default=["lightgbm", "catboost"], choices=["lightgbm", "catboost"],
                       help="reference libraries run next to smartboost (smartboost alone: --libraries)")
+    side.add_argument("--seed", type=int, default=0, help="random seed of every library's row sampling")
     args = parser.parse_args()
     args.run(args)
 

@@ -43,6 +43,7 @@ from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel, gather_columns,
                                  gather_rows, gather_sparse_rows)
 from ._kernels.partition import partition, partition_parallel
+from ._kernels.sampling import fill_row_ids
 from ._kernels.split import SPLIT_PARAMS_ORDER, find_best_split, leaf_values, split_scratch, subtract_and_find_splits
 from .binning import BinMapper, BinnedData, histogram_cells
 from .selection import FeatureSelector
@@ -161,7 +162,7 @@ class NodeRows:
             if self._positions.size < m:
                 self._positions = np.empty(m, INDEX_DTYPE)
             self.rows = self._positions[:m]
-            self.rows[:] = np.arange(m, dtype=INDEX_DTYPE)
+            fill_row_ids(self.rows)
         else:
             self.rows = rows
         self._start, self._end = [0], [m]

@@ -34,6 +34,14 @@ def uniform(key, i):
     return np.float64(splitmix64(key + np.uint64(i) * _GOLDEN) >> np.uint64(11)) * _TO_UNIT
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def fill_row_ids(rows):
+    """``rows[i] = i``: the row list of every row, written in place (1M rows: 0.05-0.08 ms,
+    against 0.32-0.50 ms for copying a fresh ``np.arange``)."""
+    for i in prange(rows.shape[0]):
+        rows[i] = i
+
+
 _COMPACT_CHUNKS = 64
 
 

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._kernels.sampling import splitmix64
+from .._kernels.sampling import fill_row_ids, splitmix64
 from ..objectives import Objective
 
 _SAMPLING_STREAM = 0x53414D504C45  # "SAMPLE"
@@ -209,5 +209,5 @@ class NoSampling(Sampler):
 
     def sample(self, ctx, rows, rest):
         """All rows."""
-        rows[:] = np.arange(self.n_rows, dtype=rows.dtype)
+        fill_row_ids(rows)
         return self.n_rows, ctx.weight
