@@ -5,7 +5,8 @@ Usage (public sets are read through ``smartboost.datasets`` from ``$SMARTBOOST_D
     python benchmarks/bench_sampling.py smart-table --dataset a8a
     python benchmarks/bench_sampling.py mvs-figure --dataset a8a --seeds 5
     python benchmarks/bench_sampling.py iteration-cost --rows 1000000 [--repeats 3] [--phases]
-    python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2 [--libraries lightgbm] [--leaves 31]
+    python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2 \\
+        [--libraries lightgbm] [--leaves 31] [--seed 1]
 
 The first three are ``smartboost experiment sampling --which ...`` (the functions of
 ``smartboost.experiments.sampling``) on 2 threads; this script adds LightGBM and CatBoost side by
@@ -198,8 +199,7 @@ def cmd_side_by_side(args) -> None:
         row["speed-up vs own none"] = base_seconds[row["library"]] / t if t and base_seconds.get(row["library"]) else None
         row["speed-up vs smartboost none"] = base_seconds["smartboost"] / t if t and base_seconds["smartboost"] else None
     title = (f"Side by side, {data.describe()}, {leaves} leaves, lr 0.1, {THREADS} threads, seed {args.seed}; "
-             f"target test AUC "
-             f"{target:.5f} (smartboost no-sampling best - 0.1%)")
+             f"target test AUC {target:.5f} (smartboost no-sampling best - 0.1%)")
     name = f"side_by_side_{args.dataset}" + (f"_seed{args.seed}" if args.seed else "")
     _show(Result(name, title, rows))
 
