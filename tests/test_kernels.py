@@ -8,7 +8,7 @@ from numba import njit
 
 from smartboost._kernels.exp import exp as vector_exp
 from smartboost._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel,
-                                          gather_columns)
+                                          gather_columns, rows_far_apart)
 from smartboost._kernels.partition import partition, partition_parallel
 from smartboost._kernels.split import find_best_split, leaf_score, split_scratch, subtract_and_find_splits
 from smartboost.binning import BinMapper
@@ -50,13 +50,15 @@ def _reference_histogram(binned, offsets, n_cells, rows, g, h):
     return hist
 
 
+@pytest.mark.parametrize("n_rows", [1500, 150])  # of 4,000: rows close together, and far apart (prefetched)
 @pytest.mark.parametrize("sparse_features", [0, 3, 6])
 @pytest.mark.parametrize("n_chunks", [1, 2, 3, 7])
-def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_features):
+def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_features, n_rows):
     _, _, binned, offsets, n_cells, g, h = _binned(n_features=6, sparse_features=sparse_features)
     layout = binned.histogram_layout
     assert layout.default_cells.size == sparse_features and layout.dense_offsets.size == 6 - sparse_features
-    rows = np.sort(np.random.default_rng(1).choice(4000, 1500, replace=False)).astype(np.uint32)
+    rows = np.sort(np.random.default_rng(1).choice(4000, n_rows, replace=False)).astype(np.uint32)
+    assert rows_far_apart(rows, 0, n_rows, 8) == (n_rows == 150)
     expected = _reference_histogram(binned, offsets, n_cells, rows, g, h)
     gh = np.column_stack([g, h]).astype(np.int32)
     totals = (g[rows].sum(), h[rows].sum())

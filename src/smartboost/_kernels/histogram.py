@@ -34,6 +34,24 @@ tree, same nodes): on compact rows of 7, 14 and 27 columns 12 and 16 beat 8 by 8
 columns: 16 beats 8 by 17-19%; small nodes gain most), 24 is as slow as 8; on full rows 12 and
 8 are equal (ratio 0.99-1.01)."""
 
+_PREFETCH_GAP_BYTES = 64
+"""Rows are prefetched only when the average distance between a node's consecutive rows, in
+bytes of the bins or of ``gh`` (the wider), exceeds this (:func:`rows_far_apart`). Measured on
+one thread after streaming 64 MB, ns per row with and without the prefetch: 3 compact columns,
+rows 1 in 1 / 1 in 4 / 1 in 8 / 1 in 16: 7.5 vs 5.1, 7.6 vs 6.1, 10.7 vs 9.3, 14.2 vs 20.9;
+full 28-column rows, 1 in 1 / 1 in 2 / 1 in 3: 34.1 vs 33.8, 35.6 vs 35.6, 36.4 vs 42.0. The
+root histogram of a tree on 3 of 28 features (1M rows, 2 threads): 3.7-3.8 -> 2.5-3.1 ms."""
+
+
+@njit(cache=True, nogil=True)
+def rows_far_apart(rows, start, end, row_bytes):
+    """Whether the rows ``rows[start:end]`` (sorted) lie so far apart that consecutive ones
+    rarely share a 64-byte line of an array of ``row_bytes`` bytes per row: the hardware
+    prefetcher follows denser rows by itself, and prefetching them by hand only costs."""
+    if end - start < 2:
+        return False
+    return (np.int64(rows[end - 1]) - np.int64(rows[start])) * row_bytes > _PREFETCH_GAP_BYTES * (end - start)
+
 
 @njit(cache=True, nogil=True)
 def _accumulate(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh, hist):
@@ -41,8 +59,9 @@ def _accumulate(rows, start, end, dense_bins, dense_offsets, sparse_indptr, spar
     ``dense_bins`` may be a block of a row-major array's columns."""
     n_dense = dense_bins.shape[1]
     has_sparse = sparse_indptr.shape[0] > 1
+    prefetching = rows_far_apart(rows, start, end, max(dense_bins.strides[0], gh.strides[0]))
     for i in range(start, end):
-        if i + _PREFETCH_ROWS < end:
+        if prefetching and i + _PREFETCH_ROWS < end:
             ahead = rows[i + _PREFETCH_ROWS]
             prefetch(dense_bins[ahead], 0)
             prefetch(gh, ahead * 2)
