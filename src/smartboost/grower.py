@@ -125,6 +125,7 @@ class NodeRows:
     def __init__(self, data: BinnedData, n_threads: int) -> None:
         self.data = data
         self.n_bins = data.mapper.n_bins
+        self._missing_bins = self.n_bins.tolist()  # each feature's missing-value bin, as Python ints
         self.layout = data.histogram_layout
         self.n_threads = n_threads
         n = data.n_rows
@@ -267,17 +268,16 @@ class NodeRows:
         ``missing_left``) and ``right``; return their row counts."""
         start, end = self._start[node], self._end[node]
         column = self._column(feature)
-        missing_bin = self.n_bins[feature]
+        missing_bin = self._missing_bins[feature]
         if end - start >= PARTITION_PARALLEL_MIN_ROWS and self.n_threads > 1:
             n_left = partition_parallel(self.rows, start, end, column, bin_threshold, missing_left, missing_bin,
                                         self.scratch, self.n_threads)
         else:
             n_left = partition(self.rows, start, end, column, bin_threshold, missing_left, missing_bin, self.scratch)
-        for child in (left, right):
-            if child >= len(self._start):
-                grow = child + 1 - len(self._start)
-                self._start += [0] * grow
-                self._end += [0] * grow
+        if max(left, right) >= len(self._start):
+            grow = max(left, right) + 1 - len(self._start)
+            self._start += [0] * grow
+            self._end += [0] * grow
         self._start[left], self._end[left] = start, start + n_left
         self._start[right], self._end[right] = start + n_left, end
         return n_left, end - start - n_left
@@ -358,7 +358,9 @@ class TreeGrower:
         self.usable = usable
         extra = 1 if missing is None else missing.astype(np.int64)
         self.n_thresholds = np.where(usable, self.n_bins - 1 + extra, 0)
-        self.thresholds = [mapper.thresholds(f) for f in range(mapper.n_features)]
+        thresholds = [mapper.thresholds(f) for f in range(mapper.n_features)]
+        self.thresholds = np.concatenate(thresholds)  # feature f's bin b: thresholds[threshold_offsets[f] + b]
+        self.threshold_offsets = np.cumsum([0] + [t.size for t in thresholds[:-1]])
         self.split_params = np.array([params[name] for name in SPLIT_PARAMS_ORDER], np.float64)
         self.scan_scratch = split_scratch(self.n_bins)
         self.lambda_l1 = params["lambda_l1"]
@@ -377,6 +379,7 @@ class TreeGrower:
         self.tree_usable = usable      # features the tree's nodes may split on (per-tree draws)
         self.tree_thresholds = None    # and their thresholds (Type 1; None: all)
         self.tree_built = usable       # features whose histograms the tree builds
+        self._per_node = False         # whether each node draws its own candidates
 
     @classmethod
     def for_data(cls, data: BinnedData, params: dict) -> TreeGrower:
@@ -399,7 +402,7 @@ class TreeGrower:
     def _candidates(self, node: _Node) -> tuple[np.ndarray, np.ndarray | None]:
         """The features ``node`` may split on and their thresholds (None: all), from RGBM's
         per-node draw or the tree's."""
-        if self.selector is not None and self.selector.per_node:
+        if self._per_node:
             features, thresholds = self.selector.draw(self.iteration, node.id, self.n_thresholds)
             return (self.usable if features is None else features), thresholds
         return self.tree_usable, self.tree_thresholds
@@ -435,9 +438,10 @@ class TreeGrower:
         if self.selector is not None and not self.selector.per_node:
             histogram_features, self.tree_thresholds = self.selector.draw(iteration, -1, self.n_thresholds)
         self.tree_usable = self.tree_built = self.usable if histogram_features is None else histogram_features
+        self._per_node = self.selector is not None and self.selector.per_node
         self.g_unit, self.h_unit, g_root, h_root, n_root = source.begin_tree(histogram_features)
         nodes = [_Node(0, n_root, 0, g_root, h_root)]
-        split_of: dict[int, tuple] = {}   # node id -> (feature, bin, missing_left, gain, left id)
+        splits: list[tuple] = []   # (node id, feature, bin, missing_left, gain, left id) of each split
         heap: list[tuple] = []
         root = nodes[0]
         if self._can_split(root) and self.max_leaves > 1:
@@ -448,27 +452,28 @@ class TreeGrower:
                                          root.n_rows, self.g_unit, self.h_unit, self.split_params,
                                          self.scan_scratch)
             self._push_or_release(heap, root)
-        n_leaves = 1
-        while heap and n_leaves < self.max_leaves:
+        n_leaves, max_leaves = 1, self.max_leaves
+        while heap and n_leaves < max_leaves:
             # leaf-wise: the best leaf; depth-wise: every leaf of the shallowest level (in the
             # order a one-at-a-time loop would take them), split in one call to the source
-            level = heap[0][0]
-            batch = []
-            while heap and n_leaves < self.max_leaves and (not batch or self.depthwise and heap[0][0] == level):
-                parent = heapq.heappop(heap)[-1]
+            parent = heapq.heappop(heap)[-1]
+            n_leaves += 1
+            batch = [self._split_request(parent, len(nodes), n_leaves < max_leaves)]
+            while self.depthwise and heap and n_leaves < max_leaves and heap[0][0] == parent.depth:
                 n_leaves += 1
-                batch.append(self._split_request(parent, len(nodes) + 2 * len(batch), room=n_leaves < self.max_leaves))
-            requests = [request for _, _, request in batch]
-            answers = [source.split(*requests[0])] if len(batch) == 1 else source.split_many(requests)
+                batch.append(self._split_request(heapq.heappop(heap)[-1], len(nodes) + 2 * len(batch),
+                                                 n_leaves < max_leaves))
+            answers = ([source.split(*batch[0][2])] if len(batch) == 1
+                       else source.split_many([request for _, _, request in batch]))
             for (parent, slot, request), answer in zip(batch, answers):
                 left, right = self._split_finish(parent, request[1], slot, answer)
-                nodes += [left, right]
-                split_of[parent.id] = (*parent.split[:4], left.id)
+                nodes += (left, right)
+                splits.append((parent.id, *parent.split[:4], left.id))
                 self._push_or_release(heap, left)
                 self._push_or_release(heap, right)
         for entry in heap:
             self._release(entry[-1])
-        return self._pack(nodes, split_of, learning_rate)
+        return self._pack(nodes, splits, learning_rate)
 
     def _push_or_release(self, heap: list, node: _Node) -> None:
         """Queue a node that has a valid split; free the histogram of one that has none."""
@@ -517,7 +522,8 @@ class TreeGrower:
             large.split = None
         return left, right
 
-    def _pack(self, nodes: list[_Node], split_of: dict[int, tuple], learning_rate: float) -> GrownTree:
+    def _pack(self, nodes: list[_Node], splits: list[tuple], learning_rate: float) -> GrownTree:
+        """The grown tree's arrays from its nodes (node ``k`` is ``nodes[k]``) and ``splits``."""
         n = len(nodes)
         feature = np.full(n, -1, np.int32)
         bin_threshold = np.zeros(n, np.int32)
@@ -526,10 +532,11 @@ class TreeGrower:
         left = np.full(n, -1, np.int32)
         right = np.full(n, -1, np.int32)
         gain = np.zeros(n, np.float64)
-        for node_id, (f, b, ml, g, left_id) in split_of.items():
-            feature[node_id], bin_threshold[node_id], missing_left[node_id], gain[node_id] = f, b, ml, g
-            threshold[node_id] = self.thresholds[f][b]
-            left[node_id], right[node_id] = left_id, left_id + 1
+        if splits:
+            ids, f, b, ml, g, left_id = (np.array(column) for column in zip(*splits))
+            feature[ids], bin_threshold[ids], missing_left[ids], gain[ids] = f, b, ml, g
+            threshold[ids] = self.thresholds[self.threshold_offsets[f] + b]
+            left[ids], right[ids] = left_id, left_id + 1
         g_sum = np.array([node.g for node in nodes], np.int64)
         h_sum = np.array([node.h for node in nodes], np.int64)
         value = np.empty(n, np.float64)
@@ -538,4 +545,4 @@ class TreeGrower:
         tree = Tree(feature=feature, threshold=threshold, bin_threshold=bin_threshold,
                     missing_left=missing_left, left=left, right=right, value=value, gain=gain,
                     hessian=h_sum * self.h_unit, count=np.array([node.n_rows for node in nodes], np.int64))
-        return GrownTree(tree, np.array([node.id for node in nodes if node.id not in split_of], np.int64))
+        return GrownTree(tree, np.flatnonzero(left < 0))
