@@ -4,7 +4,7 @@ Usage (public sets are read through ``smartboost.datasets`` from ``$SMARTBOOST_D
 
     python benchmarks/bench_sampling.py smart-table --dataset a8a
     python benchmarks/bench_sampling.py mvs-figure --dataset a8a --seeds 5
-    python benchmarks/bench_sampling.py iteration-cost --rows 1000000 [--repeats 3] [--phases]
+    python benchmarks/bench_sampling.py iteration-cost --rows 1000000 [--repeats 3] [--phases] [--lightgbm]
     python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2 \\
         [--libraries lightgbm] [--leaves 31] [--seed 1]
 
@@ -12,7 +12,8 @@ The first three are ``smartboost experiment sampling --which ...`` (the function
 ``smartboost.experiments.sampling``) on 2 threads; this script adds LightGBM and CatBoost side by
 side. Every run prints markdown; tables and PNG plots (matplotlib) go to ``benchmarks/results/``.
 ``iteration-cost --phases`` also prints where the wall time of an iteration goes, step by step
-(``benchmarks/phases.py``), for no sampling and each sampler and rate.
+(``benchmarks/phases.py``), for no sampling and each sampler and rate; ``--lightgbm`` the same
+ratios for LightGBM's bagging and GOSS at those rates, measured after smartboost's in the same run.
 Datasets: any binary set of the registry (``a8a``, ``lightgbm-binary``, ``agaricus``, ...) and
 ``synthetic`` (``make_higgs_like``: 1,000,000 training rows, 250,000 test rows, 28 features).
 All runs use 2 threads, learning rate 0.1, 255 bins, and 31 leaves (255 on ``synthetic``;
@@ -70,6 +71,59 @@ def cmd_iteration_cost(args) -> None:
     _show(iteration_cost(data, args.rates, args.trees, samplers, threads=THREADS, repeats=args.repeats))
     if args.phases:
         _phase_table(data, samplers, args.rates, args.trees)
+    if args.lightgbm:
+        _lightgbm_iteration_cost(data, args.rates, args.trees, args.repeats)
+
+
+def _lightgbm_iteration_cost(data, rates, trees, repeats, skip=5) -> None:
+    """LightGBM's own milliseconds per iteration with bagging and GOSS at each rate, against its
+    no-sampling run just before them (median of iterations ``skip + 1`` to ``trees``; every repeat
+    runs them all in turn). Same data, trees and threads as :func:`iteration_cost`."""
+    import lightgbm as lgb
+
+    train = lgb.Dataset(data.X, data.y, params={"max_bin": 255, "verbose": -1}).construct()
+    # row-wise histograms, the steadier layout here: LightGBM's own test picks column-wise on the
+    # synthetic set, and three alternating runs of 15 full iterations took 207-222 ms per iteration
+    # row-wise, 209-332 column-wise, 218-297 by default
+    base = {**_lightgbm_params(base_params(data, threads=THREADS)["num_leaves"], seed=0), "verbose": -1,
+            "force_row_wise": True}
+
+    def ms_per_iteration(params):
+        stamps = []
+        lgb.train(params, train, trees + 1, callbacks=[lambda env: stamps.append(time.perf_counter())])
+        return 1e3 * float(np.median(np.diff(stamps)[skip:]))
+
+    ms: dict[str, list[float]] = {}
+    ratios: dict[str, list[float]] = {}
+    for _ in range(repeats):
+        none = ms_per_iteration(base)
+        ms.setdefault("none", []).append(none)
+        for rate in rates:
+            for label, extra in _lightgbm_sampling(rate).items():
+                value = ms_per_iteration({**base, **extra})
+                ms.setdefault(label, []).append(value)
+                ratios.setdefault(label, []).append(value / none)
+    lines = [f"LightGBM, {data.describe()}, {base['num_leaves']} leaves, {THREADS} threads: ms per iteration "
+             f"(median of iterations {skip + 1}-{trees}; each sampled run against the no-sampling run of its "
+             f"repeat, {repeats} repeat{'s' if repeats > 1 else ''})", "",
+             "| run | ms per iteration | ratio to none | ratio range |", "|---|---|---|---|",
+             f"| none | {np.median(ms['none']):.1f} | 1 | - |"]
+    lines += [f"| {label} | {np.median(ms[label]):.1f} | {np.median(r):.3f} | {min(r):.3f}-{max(r):.3f} |"
+              for label, r in ratios.items()]
+    print("\n".join(lines))
+
+
+def _lightgbm_params(leaves: int, seed: int) -> dict:
+    """LightGBM's settings matching smartboost's runs here."""
+    return {"objective": "binary", "learning_rate": 0.1, "num_leaves": leaves, "min_data_in_leaf": 20,
+            "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": THREADS, "seed": seed}
+
+
+def _lightgbm_sampling(rate: float) -> dict[str, dict]:
+    """LightGBM's bagging and GOSS keeping a ``rate`` share of the rows (GOSS: two thirds of it
+    the largest gradients)."""
+    return {f"bagging {rate}": {"bagging_fraction": rate, "bagging_freq": 1},
+            f"goss {rate}": {"data_sample_strategy": "goss", "top_rate": 2 * rate / 3, "other_rate": rate / 3}}
 
 
 def _phase_table(data, samplers, rates, trees) -> None:
@@ -155,8 +209,7 @@ def cmd_side_by_side(args) -> None:
     sb.compile_kernels()
     base = {**base_params(data, leaves=args.leaves, threads=THREADS), "seed": args.seed}
     leaves = base["num_leaves"]
-    lgb_base = {"objective": "binary", "learning_rate": 0.1, "num_leaves": leaves, "min_data_in_leaf": 20,
-                "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": THREADS, "seed": args.seed}
+    lgb_base = _lightgbm_params(leaves, args.seed)
     cat_base = {"learning_rate": 0.1, "grow_policy": "Lossguide", "max_leaves": leaves, "depth": 16,
                 "min_data_in_leaf": 20, "border_count": 255, "thread_count": THREADS, "l2_leaf_reg": 0.0,
                 "boosting_type": "Plain", "random_seed": args.seed, "allow_writing_files": False}
@@ -169,10 +222,9 @@ def cmd_side_by_side(args) -> None:
     if "lightgbm" in args.libraries:
         runs.append(("lightgbm", "none", lambda: _lightgbm_run(lgb_base, X, y, Xt, yt, args.trees)))
         for rate in args.rates:
-            bag = {**lgb_base, "bagging_fraction": rate, "bagging_freq": 1}
-            goss = {**lgb_base, "data_sample_strategy": "goss", "top_rate": 2 * rate / 3, "other_rate": rate / 3}
-            runs.append(("lightgbm", f"bagging {rate}", lambda p=bag: _lightgbm_run(p, X, y, Xt, yt, sampled)))
-            runs.append(("lightgbm", f"goss {rate}", lambda p=goss: _lightgbm_run(p, X, y, Xt, yt, sampled)))
+            for label, extra in _lightgbm_sampling(rate).items():
+                p = {**lgb_base, **extra}
+                runs.append(("lightgbm", label, lambda p=p: _lightgbm_run(p, X, y, Xt, yt, sampled)))
     if "catboost" in args.libraries:
         runs.append(("catboost", "none", lambda: _catboost_run({**cat_base, "bootstrap_type": "No"}, X, y, Xt, yt,
                                                                args.trees)))
@@ -226,6 +278,8 @@ def main() -> None:
                                                     help="measure every (none, sampler) pair this many times")
     commands.choices["iteration-cost"].add_argument("--phases", action="store_true",
                                                     help="also time the steps of an iteration")
+    commands.choices["iteration-cost"].add_argument("--lightgbm", action="store_true",
+                                                    help="also LightGBM's own ratios (bagging, GOSS)")
     side = commands.choices["side-by-side"]
     side.add_argument("--rates", type=float, nargs="+", default=[0.1, 0.2])
     side.add_argument("--samplers", nargs="+", default=["uniform", "goss", "mvs", "smart1", "smart2"])
