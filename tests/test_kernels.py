@@ -7,6 +7,7 @@ import pytest
 from numba import njit
 
 from smartboost._kernels.exp import exp as vector_exp
+from smartboost._kernels.gradients import fixed_point_units, to_fixed_point
 from smartboost._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel,
                                           gather_columns, rows_far_apart)
 from smartboost._kernels.partition import partition, partition_parallel
@@ -165,6 +166,24 @@ def test_gather_columns_copies_the_rows_given():
     gather_columns(rows, column_major, np.array([4, 1]), out)
     np.testing.assert_array_equal(out[rows], column_major[[4, 1]][:, rows].T)
     assert not out[np.setdiff1d(np.arange(3000), rows)].any()
+
+
+@pytest.mark.parametrize("by_position", [False, True])
+def test_fixed_point_without_weights_equals_unit_weights(by_position):
+    """``weight=None`` (unweighted data) gives what weights of 1 give, and real weights count."""
+    rng = np.random.default_rng(4)
+    grad, hess, weight = rng.standard_normal(3000) * 7, rng.random(3000), rng.random(3000) * 3
+    rows = np.sort(rng.choice(3000, 1000, replace=False)).astype(np.uint32)
+    units = fixed_point_units(rows, grad, hess, None)
+    assert units == fixed_point_units(rows, grad, hess, np.ones(3000))
+    out = [np.zeros((3000, 2), np.int32) for _ in range(3)]
+    sums = [to_fixed_point(rows, grad, hess, w, *units, gh, by_position)
+            for w, gh in zip((None, np.ones(3000), weight), out)]
+    assert sums[0] == sums[1] != sums[2]
+    np.testing.assert_array_equal(out[0], out[1])
+    written = np.arange(1000) if by_position else rows
+    np.testing.assert_array_equal(out[0][written, 0], np.rint(grad[rows] / units[0]))
+    np.testing.assert_array_equal(out[2][written, 0], np.rint(grad[rows] * weight[rows] / units[0]))
 
 
 def test_histogram_subtraction_equals_direct_build():

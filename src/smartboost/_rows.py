@@ -59,6 +59,7 @@ class TrainingRows:
         self.n_rows = n
         self.label = label
         self.weight = np.ones(n) if weight is None else weight
+        self.unweighted = weight is None
         self.scores = scores
         self.objective = objective
         self.params = params
@@ -184,7 +185,8 @@ class TrainingRows:
         if k:
             rows[:] = self._sorted_rows  # the previous class's tree partitioned them
         hess = self.hess[k] if self.unit_hess is None else self.unit_hess
-        self.node_rows.set_rows(rows, self.grad[k], hess, self.sample_weight)
+        weight = None if self.unweighted and self.sample_weight is self.weight else self.sample_weight
+        self.node_rows.set_rows(rows, self.grad[k], hess, weight)
         return self.node_rows
 
     def add_tree(self, k: int, grown: GrownTree) -> None:

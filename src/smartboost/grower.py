@@ -145,7 +145,7 @@ class NodeRows:
         self.is_compact = False
         self._columns: dict[int, np.ndarray] = {}  # feature -> the bins its partitions read
 
-    def set_rows(self, rows: np.ndarray, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray) -> None:
+    def set_rows(self, rows: np.ndarray, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray | None) -> None:
         """The next tree's rows and their values.
 
         Parameters
@@ -154,7 +154,7 @@ class NodeRows:
             Ids of the rows (sorted). Partitioned in place, node by node, unless the tree is
             compact (:meth:`row_ids` gives them in row-list order either way).
         grad, hess, weight : ndarray of float64, shape (n_rows_total,)
-            Per-row gradients, hessians and weights, indexed by row id.
+            Per-row gradients, hessians and weights, indexed by row id (``weight`` None: all 1).
         """
         self.ids, self.grad, self.hess, self.weight = rows, grad, hess, weight
         m = rows.shape[0]
