@@ -103,15 +103,14 @@ def _lightgbm_iteration_cost(data, rates, trees, repeats, skip=5) -> None:
                 value = ms_per_iteration({**base, **extra})
                 ms.setdefault(label, []).append(value)
                 ratios.setdefault(label, []).append(value / none)
+    rows = [{"run": "none", "ms per iteration": float(np.median(ms["none"])), "ratio to none": 1.0,
+             "ratio range": "-"}]
+    rows += [{"run": label, "ms per iteration": float(np.median(ms[label])), "ratio to none": float(np.median(r)),
+              "ratio range": f"{min(r):.3f}-{max(r):.3f}"} for label, r in ratios.items()]
     title = (f"LightGBM, {data.describe()}, {base['num_leaves']} leaves, {THREADS} threads: ms per iteration "
              f"(median of iterations {skip + 1}-{trees}; each sampled run against the no-sampling run of its "
              f"repeat, {repeats} repeat{'s' if repeats > 1 else ''})")
-    lines = [title, "",
-             "| run | ms per iteration | ratio to none | ratio range |", "|---|---|---|---|",
-             f"| none | {np.median(ms['none']):.1f} | 1 | - |"]
-    lines += [f"| {label} | {np.median(ms[label]):.1f} | {np.median(r):.3f} | {min(r):.3f}-{max(r):.3f} |"
-              for label, r in ratios.items()]
-    print("\n".join(lines))
+    _show(Result(f"iteration_cost_lightgbm_{data.name}", title, rows))
 
 
 def _lightgbm_params(leaves: int, seed: int) -> dict:

@@ -274,8 +274,8 @@ class NodeRows:
                                         self.scratch, self.n_threads)
         else:
             n_left = partition(self.rows, start, end, column, bin_threshold, missing_left, missing_bin, self.scratch)
-        if max(left, right) >= len(self._start):
-            grow = max(left, right) + 1 - len(self._start)
+        grow = max(left, right) + 1 - len(self._start)
+        if grow > 0:
             self._start += [0] * grow
             self._end += [0] * grow
         self._start[left], self._end[left] = start, start + n_left
@@ -434,11 +434,11 @@ class TreeGrower:
         """
         self.selector = selector if selector is not None and selector.active else None
         self.iteration = iteration
+        self._per_node = self.selector is not None and self.selector.per_node
         histogram_features, self.tree_thresholds = None, None
-        if self.selector is not None and not self.selector.per_node:
+        if self.selector is not None and not self._per_node:
             histogram_features, self.tree_thresholds = self.selector.draw(iteration, -1, self.n_thresholds)
         self.tree_usable = self.tree_built = self.usable if histogram_features is None else histogram_features
-        self._per_node = self.selector is not None and self.selector.per_node
         self.g_unit, self.h_unit, g_root, h_root, n_root = source.begin_tree(histogram_features)
         nodes = [_Node(0, n_root, 0, g_root, h_root)]
         splits: list[tuple] = []   # (node id, feature, bin, missing_left, gain, left id) of each split
