@@ -131,9 +131,12 @@ def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_f
 
 
 @pytest.mark.parametrize("sparse_features", [0, 3])
-def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, monkeypatch):
+@pytest.mark.parametrize("view_max_width", [64, 1])
+def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, view_max_width, monkeypatch):
     """A compact tree (its rows' bins copied, positions in the row list) partitions and builds
-    histograms exactly as the same rows read in place, and gives their ids back in order."""
+    histograms exactly as the same rows read in place, and gives their ids back in order, whether
+    its partitions read columns of the compact copy or the features' gathered bins."""
+    monkeypatch.setattr(grower, "COMPACT_VIEW_MAX_WIDTH", view_max_width)
     _, _, binned, _, n_cells, _, _ = _binned(n_features=6, sparse_features=sparse_features)
     rng = np.random.default_rng(5)
     rows = np.sort(rng.choice(4000, 900, replace=False)).astype(np.uint32)
