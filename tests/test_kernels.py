@@ -131,12 +131,12 @@ def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_f
 
 
 @pytest.mark.parametrize("sparse_features", [0, 3])
-@pytest.mark.parametrize("view_max_width", [64, 1])
-def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, view_max_width, monkeypatch):
+@pytest.mark.parametrize("wide_row_bytes", [64, 1])
+def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, wide_row_bytes, monkeypatch):
     """A compact tree (its rows' bins copied, positions in the row list) partitions and builds
     histograms exactly as the same rows read in place, and gives their ids back in order, whether
     its partitions read columns of the compact copy or the features' gathered bins."""
-    monkeypatch.setattr(grower, "COMPACT_VIEW_MAX_WIDTH", view_max_width)
+    monkeypatch.setattr(grower, "WIDE_ROW_BYTES", wide_row_bytes)
     _, _, binned, _, n_cells, _, _ = _binned(n_features=6, sparse_features=sparse_features)
     rng = np.random.default_rng(5)
     rows = np.sort(rng.choice(4000, 900, replace=False)).astype(np.uint32)
@@ -447,9 +447,11 @@ def _random_tree(rng, n_leaves, n_bins):
 
 @pytest.mark.parametrize("n", [1, 7, 15, 16, 17, 100, 3 * 4096 + 5, 50_000])
 @pytest.mark.parametrize("record", [False, True])
-def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record):
-    """add_tree_to_rows (8 lanes per thread, refilled as rows finish) adds every listed row's
-    leaf value once, and records its leaf, like following the tree row by row."""
+@pytest.mark.parametrize("ahead", [None, 16])
+def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record, ahead):
+    """add_tree_to_rows (8 lanes per thread, refilled as rows finish, with or without prefetching
+    rows ahead) adds every listed row's leaf value once, and records its leaf, like following the
+    tree row by row."""
     from smartboost._kernels.predict import add_tree_to_rows, pack_bin_decisions
     rng = np.random.default_rng(n)
     n_bins = rng.integers(2, 255, 6)
@@ -472,7 +474,7 @@ def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record):
         expected_leaf[r] = leaf_of_node[node]
     leaves = np.full(n + 50, -1, np.int32) if record else None
     add_tree_to_rows(bins, rows, pack_bin_decisions(feature, threshold, missing_left, n_bins, left), value,
-                     leaf_of_node, scores, leaves)
+                     leaf_of_node, scores, leaves, ahead)
     np.testing.assert_array_equal(scores, expected)
     if record:
         np.testing.assert_array_equal(leaves, expected_leaf)

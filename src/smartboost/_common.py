@@ -49,13 +49,20 @@ samples, ms per iteration with / without the copy: rate 0.05: 42.8 / 45.5, 0.1: 
 0.2: 64.1 / 65.9, 0.25: 72.0 / 71.8, 0.3: 77.3 / 75.4, 0.5: 108 / 94 (the copy grows with the
 rows, and large nodes partition faster on the column-major bins)."""
 
-COMPACT_VIEW_MAX_WIDTH = 64
-"""A compact tree's partitions read a split feature's bins as a strided column of its compact
-copy while a compact row is narrower than this many bytes (one cache line); from this width each
-row read is a cache line of its own, and they read the feature's column-major bins gathered
-once per tree at the tree's row ids instead. Wall ms of partitions per iteration, 255 leaves,
-MVS: 1.1M x 136 ranking rows sampled at 0.15: 21-33 strided against 7-9 gathered; 1M x 28
-rows sampled at 0.1: 7-12 strided against 12-14 gathered (docs/design.md)."""
+WIDE_ROW_BYTES = 64
+"""Row-major rows of at least this many bytes (a cache line) are wide: reading one bin of a row
+costs a cache line of its own, and a walk reads a line or two of the row at random per level.
+
+- A compact tree's partitions read a split feature's bins as a strided column of its compact
+  copy while its rows are narrow, and from this width the feature's column-major bins gathered
+  once per tree at the tree's row ids. Wall ms of partitions per iteration, 255 leaves, MVS:
+  1.1M x 136 ranking rows sampled at 0.15: 21-33 strided against 7-9 gathered; 1M x 28 rows
+  sampled at 0.1: 7-12 strided against 12-14 gathered (docs/design.md).
+- Tree walks on wide rows prefetch the rows ``WALK_PREFETCH_ROWS`` ahead
+  (``_kernels.predict.add_tree_to_rows``)."""
+
+WALK_PREFETCH_ROWS = 16
+"""Rows ahead that tree walks on wide rows prefetch (``_kernels.predict.add_tree_to_rows``)."""
 
 PREFETCH_DISTANCE = 8
 """Rows ahead that gathered loops prefetch (PERFORMANCE.md 2: 4-12 equally good)."""

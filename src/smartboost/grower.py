@@ -37,9 +37,9 @@ from typing import Protocol
 
 import numpy as np
 
-from ._common import (COMPACT_ROWS_FRACTION, COMPACT_VIEW_MAX_WIDTH, FIXED_DTYPE, HIST_COLUMNS_PARALLEL_MIN_ROWS,
-                      HIST_COLUMNS_PER_THREAD, HIST_PARALLEL_MIN_ROWS, INDEX_DTYPE, PARTITION_PARALLEL_MIN_ROWS,
-                      ROW_FIXED_DTYPE)
+from ._common import (COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PARALLEL_MIN_ROWS, HIST_COLUMNS_PER_THREAD,
+                      HIST_PARALLEL_MIN_ROWS, INDEX_DTYPE, PARTITION_PARALLEL_MIN_ROWS, ROW_FIXED_DTYPE,
+                      WIDE_ROW_BYTES)
 from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel, gather_columns,
                                  gather_rows, gather_sparse_rows)
@@ -190,7 +190,7 @@ class NodeRows:
             bins, indptr, sparse_cells = self._gather_compact(self._all_columns if columns is None else columns)
             self._hist_arrays = (bins, dense_offsets, indptr, sparse_cells, *self.layout.arrays[4:], cells)
             dense = self.layout.dense_features if columns is None else self.layout.dense_features[columns]
-            narrow = bins.shape[1] < COMPACT_VIEW_MAX_WIDTH
+            narrow = bins.shape[1] < WIDE_ROW_BYTES
             self._columns = {int(f): bins[:, j] for j, f in enumerate(dense)} if narrow else {}
             return
         self._columns = {}
@@ -255,7 +255,7 @@ class NodeRows:
     def _column(self, feature: int) -> np.ndarray:
         """The bins of ``feature`` the partition reads, one per entry of the row list's values:
         a row of the column-major bins, or for a compact tree a column of its compact bins, or
-        (rows of ``COMPACT_VIEW_MAX_WIDTH`` bytes or more) the feature's bins of its rows."""
+        (rows of ``WIDE_ROW_BYTES`` bytes or more) the feature's bins of its rows."""
         column = self._columns.get(feature)
         if column is None:
             if self.is_compact:  # a sparse feature, or wide compact rows: its bins of the tree's rows, in order

@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from ._common import WALK_PREFETCH_ROWS, WIDE_ROW_BYTES
 from ._kernels.predict import add_tree_to_rows, pack_bin_decisions
 from .errors import ModelFormatError
 
@@ -114,7 +115,8 @@ class Tree:
         if leaf_nodes is not None:
             leaf_of_node[leaf_nodes] = np.arange(leaf_nodes.size, dtype=np.int32)
         decisions = pack_bin_decisions(self.feature, self.bin_threshold, self.missing_left, missing_bin, self.left)
-        add_tree_to_rows(bins, rows, decisions, self.value, leaf_of_node, scores, leaves_out)
+        ahead = WALK_PREFETCH_ROWS if bins.shape[1] >= WIDE_ROW_BYTES else None
+        add_tree_to_rows(bins, rows, decisions, self.value, leaf_of_node, scores, leaves_out, ahead)
 
     def to_dict(self) -> dict[str, list]:
         """JSON-ready representation; non-finite thresholds become strings ('inf', '-inf')."""
