@@ -9,7 +9,7 @@ from numba import njit
 from smartboost._kernels.exp import exp as vector_exp
 from smartboost._kernels.gradients import fixed_point_units, to_fixed_point
 from smartboost._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel,
-                                          gather_columns, rows_far_apart)
+                                          gather_columns, gather_rows, rows_far_apart)
 from smartboost._kernels.partition import partition, partition_parallel
 from smartboost._kernels.split import find_best_split, leaf_score, split_scratch, subtract_and_find_splits
 from smartboost.binning import BinMapper
@@ -128,6 +128,19 @@ def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_f
         cells = slice(offsets[f], offsets[f] + mapper.n_bins[f] + 1)
         written = chosen[f] or f not in dense
         np.testing.assert_array_equal(hist[cells], expected[cells] if written else -7)
+
+
+@pytest.mark.parametrize("width", [6, 136])
+def test_gather_rows_copies_whole_rows_or_chosen_columns(width):
+    """gather_rows copies the rows' bins in order: every column (None) or the listed ones."""
+    rng = np.random.default_rng(width)
+    bins = rng.integers(0, 256, (3000, width)).astype(np.uint8)
+    ids = np.sort(rng.choice(3000, 1100, replace=False)).astype(np.uint32)
+    chosen = np.array([width - 1, 0, 3], np.uint32)
+    for columns, expected in ((None, bins[ids]), (chosen, bins[ids][:, chosen])):
+        out = np.zeros(expected.shape, np.uint8)
+        gather_rows(ids, bins, columns, out)
+        np.testing.assert_array_equal(out, expected)
 
 
 @pytest.mark.parametrize("sparse_features", [0, 3])

@@ -137,7 +137,6 @@ class NodeRows:
         self._compact = np.empty(0, np.uint8)   # buffer of the compact bins
         self._positions = np.empty(0, INDEX_DTYPE)   # buffer of a compact tree's row list
         self._compact_cells = np.empty(0, np.uint32)  # buffer of a compact tree's sparse cells
-        self._all_columns = np.arange(self.layout.dense_features.size, dtype=np.uint32)
         self._sparse = np.ones(self.n_bins.size, np.bool_)
         self._sparse[self.layout.dense_features] = False
         self._column_blocks = False  # parallel histograms over blocks of columns (use_features)
@@ -187,7 +186,7 @@ class NodeRows:
         self._column_blocks = (columns is None and not self._sparse.any()
                                and dense_offsets.size >= HIST_COLUMNS_PER_THREAD * self.n_threads)
         if self.is_compact:
-            bins, indptr, sparse_cells = self._gather_compact(self._all_columns if columns is None else columns)
+            bins, indptr, sparse_cells = self._gather_compact(columns)
             self._hist_arrays = (bins, dense_offsets, indptr, sparse_cells, *self.layout.arrays[4:], cells)
             dense = self.layout.dense_features if columns is None else self.layout.dense_features[columns]
             narrow = bins.shape[1] < WIDE_ROW_BYTES
@@ -208,11 +207,12 @@ class NodeRows:
             self._compact = np.empty(size, np.uint8)
         return self._compact[:size]
 
-    def _gather_compact(self, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Copy the bins of the tree's rows (dense ``columns``, and the sparse cells) in row-list
-        order: the compact tree's histogram arrays ``(bins, sparse_indptr, sparse_cells)``."""
+    def _gather_compact(self, columns: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Copy the bins of the tree's rows (dense ``columns``, None: all, and the sparse cells) in
+        row-list order: the compact tree's histogram arrays ``(bins, sparse_indptr, sparse_cells)``."""
         m = self.ids.shape[0]
-        bins = self._buffer(m * columns.size).reshape(m, columns.size)
+        width = self.layout.dense_features.size if columns is None else columns.size
+        bins = self._buffer(m * width).reshape(m, width)
         gather_rows(self.ids, self.layout.dense_bins, columns, bins)
         indptr, cells = self.layout.sparse_indptr, self.layout.sparse_cells
         if indptr.shape[0] > 1:
