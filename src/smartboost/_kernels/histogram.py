@@ -7,7 +7,11 @@ sums are exact and associative, so the histogram does not depend on how rows are
 threads, and subtraction (``larger child = parent - smaller child``) is exact.
 
 Rows are gathered through the node's slice of the tree's row list; the row-major bins keep one
-row's features on one cache line, and the row ``_PREFETCH_ROWS`` ahead is prefetched.
+row's features on one cache line (or a few, for wide data), and the row ``_PREFETCH_ROWS``
+ahead is prefetched, every line of it. On 1.1M x 136 ranking rows (column blocks of 68 bytes,
+2 threads, medians of 15 calls in 3 alternating rounds), against its first line only: nodes of
+20,000 and 100,000 rows of the full data 3.6-4.3 -> 2.2-3.5 and 14.2-15.5 -> 9.5-11.9 ms, of a
+compact 0.15 sample 20,000 rows 2.5-2.7 -> 1.9-2.5 ms; nodes of 500-2,000 rows the same.
 
 When a tree may split on a few features only (RGBM's per-tree draws), :func:`gather_columns`
 first copies their bins into a compact row-major array (``n_rows x t``), which the same kernels
@@ -63,7 +67,8 @@ def _accumulate(rows, start, end, dense_bins, dense_offsets, sparse_indptr, spar
     for i in range(start, end):
         if prefetching and i + _PREFETCH_ROWS < end:
             ahead = rows[i + _PREFETCH_ROWS]
-            prefetch(dense_bins[ahead], 0)
+            for offset in range(0, n_dense, 64):  # every cache line of a wide row
+                prefetch(dense_bins[ahead], offset)
             prefetch(gh, ahead * 2)
             if has_sparse:
                 prefetch(sparse_cells, sparse_indptr[ahead])
