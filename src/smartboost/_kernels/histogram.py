@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._intrinsics import prefetch
+from ._intrinsics import prefetch, prefetch_bytes
 
 _PREFETCH_ROWS = 12
 """Rows ahead the histogram loop prefetches. Measured on 1M x 28 (one thread, histograms per
@@ -67,8 +67,7 @@ def _accumulate(rows, start, end, dense_bins, dense_offsets, sparse_indptr, spar
     for i in range(start, end):
         if prefetching and i + _PREFETCH_ROWS < end:
             ahead = rows[i + _PREFETCH_ROWS]
-            for offset in range(0, n_dense, 64):  # every cache line of a wide row
-                prefetch(dense_bins[ahead], offset)
+            prefetch_bytes(dense_bins[ahead], 0, n_dense)
             prefetch(gh, ahead * 2)
             if has_sparse:
                 prefetch(sparse_cells, sparse_indptr[ahead])
@@ -282,9 +281,7 @@ def gather_rows(ids, dense_bins, columns, out):
         last = min(n, (block + 1) * _GATHER_BLOCK)
         for i in range(block * _GATHER_BLOCK, last):
             if i + _PREFETCH_ROWS < last:
-                first = ids[i + _PREFETCH_ROWS] * n_dense
-                for offset in range(0, prefetched, 64):
-                    prefetch(dense_bins, first + offset)
+                prefetch_bytes(dense_bins, ids[i + _PREFETCH_ROWS] * n_dense, prefetched)
             row = ids[i]
             if columns is None:
                 for j in range(n_dense):

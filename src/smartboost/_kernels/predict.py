@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._intrinsics import prefetch
+from ._intrinsics import prefetch, prefetch_bytes
 
 
 @njit(cache=True, nogil=True)
@@ -147,9 +147,7 @@ def _add_leaf(value, leaf_of_node, scores, leaves_out, node, row):
 def _prefetch_row(bins, rows, i):
     """Prefetch every cache line of the bins of row ``rows[i]`` (when there is such an entry)."""
     if i < rows.shape[0]:
-        first = np.int64(rows[i]) * bins.shape[1]
-        for offset in range(0, bins.shape[1], 64):
-            prefetch(bins, first + offset)
+        prefetch_bytes(bins, np.int64(rows[i]) * bins.shape[1], bins.shape[1])
 
 
 @njit(cache=True, nogil=True, inline="always")
