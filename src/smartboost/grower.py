@@ -37,9 +37,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ._common import (COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PARALLEL_MIN_ROWS, HIST_COLUMNS_PER_THREAD,
-                      HIST_PARALLEL_MIN_ROWS, INDEX_DTYPE, PARTITION_PARALLEL_MIN_ROWS, ROW_FIXED_DTYPE,
-                      WIDE_ROW_BYTES)
+from ._common import (COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PER_THREAD, HIST_PARALLEL_MIN_ROWS,
+                      INDEX_DTYPE, PARTITION_PARALLEL_MIN_ROWS, ROW_FIXED_DTYPE, WIDE_ROW_BYTES)
 from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel, gather_columns,
                                  gather_rows, gather_sparse_rows)
@@ -139,7 +138,7 @@ class NodeRows:
         self._compact_cells = np.empty(0, np.uint32)  # buffer of a compact tree's sparse cells
         self._sparse = np.ones(self.n_bins.size, np.bool_)
         self._sparse[self.layout.dense_features] = False
-        self._column_blocks = False  # parallel histograms over blocks of columns (use_features)
+        self._column_blocks = False  # histograms over blocks of columns, one per thread (use_features)
         self._start: list[int] = []
         self._end: list[int] = []
         self.is_compact = False
@@ -183,7 +182,7 @@ class NodeRows:
             first = self.layout.offsets[written].astype(np.int64)
             cells = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
         dense_offsets = self.layout.dense_offsets if columns is None else self.layout.dense_offsets[columns]
-        self._column_blocks = (columns is None and not self._sparse.any()
+        self._column_blocks = (self.n_threads > 1 and columns is None and not self._sparse.any()
                                and dense_offsets.size >= HIST_COLUMNS_PER_THREAD * self.n_threads)
         if self.is_compact:
             bins, indptr, sparse_cells = self._gather_compact(columns)
@@ -242,13 +241,11 @@ class NodeRows:
     def histogram(self, node: int, g: int, h: int, out: np.ndarray) -> None:
         """Write the histogram of ``node`` (fixed-point sums ``g``, ``h``) into ``out``."""
         start, end = self._start[node], self._end[node]
-        parallel_from = HIST_COLUMNS_PARALLEL_MIN_ROWS if self._column_blocks else HIST_PARALLEL_MIN_ROWS
-        if end - start >= parallel_from and self.n_threads > 1:
-            if self._column_blocks:
-                build_histogram_columns(self.rows, start, end, *self._hist_arrays[:4], self.gh, out, self.n_threads)
-            else:
-                build_histogram_parallel(self.rows, start, end, *self._hist_arrays, self.gh, g, h, out,
-                                         self.thread_hists)
+        if self._column_blocks:
+            build_histogram_columns(self.rows, start, end, *self._hist_arrays[:4], self.gh, out, self.n_threads)
+        elif end - start >= HIST_PARALLEL_MIN_ROWS and self.n_threads > 1:
+            build_histogram_parallel(self.rows, start, end, *self._hist_arrays, self.gh, g, h, out,
+                                     self.thread_hists)
         else:
             build_histogram(self.rows, start, end, *self._hist_arrays, self.gh, g, h, out)
 
