@@ -65,22 +65,6 @@ def rank_by_score(score, order):
             return
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc"})
-def _pair_sums(signed_terms, curvatures, steps, first, stop):
-    """Sums of one document's pair terms over pairs ``first .. stop - 1``, reassociated so that
-    LLVM vectorises them (the order of the additions is fixed by the compiled code, not by the
-    thread count): 59.2-61.7 -> 49.8-51.8 ms per call against summing in pair order."""
-    lam = 0.0
-    hess = 0.0
-    step = 0.0
-    for k in range(stop - first):
-        j = np.uint64(first + k)
-        lam += signed_terms[j]
-        hess += curvatures[j]
-        step += steps[j]
-    return lam, hess, step
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _pair_weight(g_i, g_j, d_i, d_j, r_i, r_j, inverse_ideal, ndcg_weighted):
     """``w_ij``: |delta NDCG@k| of swapping i and j (``lambdarank``), or 1 (``rank_pairwise``);
@@ -88,6 +72,43 @@ def _pair_weight(g_i, g_j, d_i, d_j, r_i, r_j, inverse_ideal, ndcg_weighted):
     if ndcg_weighted:
         return abs(g_i - g_j) * (d_i - d_j) * inverse_ideal
     return 1.0 if r_i != r_j else 0.0
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc"}, error_model="numpy")
+def _ratio_form_pairs(pi, stop, s, rel, gain, e, discounts, lam, hess, sigma, inv_ideal, ndcg_weighted, damped):
+    """Pairs ``(pi, pj)``, ``pi < pj < stop``, in the ratio form ``rho = e_low / (e_low + e_high)``
+    (``1 - rho = e_high / (...)``): one division per pair. Adds each pair's terms to document
+    ``pj``'s lambda and hessian and returns document ``pi``'s sums ``(lambda, hessian, steps)``.
+
+    An unsigned index (numba wraps negative indices, and with ``range(pi + 1, ...)`` LLVM cannot
+    tell the index is not negative) and sums reassociated (``fastmath`` on this function only:
+    the order of the additions is fixed by the compiled code, not by the thread count) let LLVM
+    vectorise the loop, 4 pairs at a time. On 1.1M rows in 10,000 queries, 2 threads, calls at
+    a 20-tree model's scores from the last ranking, alternating in one process: 43.9-45.3 ->
+    36.2-37.1 ms per call against a vectorised loop writing each pair's terms to three arrays
+    and a second reassociated loop summing them (lambdas within 4e-12 relative).
+    """
+    e_i, r_i, g_i, d_i, s_i = e[pi], rel[pi], gain[pi], discounts[pi], s[pi]
+    lam_i = 0.0
+    hess_i = 0.0
+    step_sum = 0.0
+    for k in range(stop - pi - 1):
+        pj = np.uint64(pi + 1 + k)
+        i_high = r_i > rel[pj]
+        e_high = e_i if i_high else e[pj]
+        e_low = e[pj] if i_high else e_i
+        damping = 0.01 + abs(s_i - s[pj]) if damped else 1.0
+        inverse = 1.0 / ((e_low + e_high) * damping)
+        step = sigma * _pair_weight(g_i, gain[pj], d_i, discounts[pj], r_i, rel[pj], inv_ideal,
+                                    ndcg_weighted) * e_low * inverse
+        curvature = step * sigma * e_high * inverse * damping
+        signed = -step if i_high else step  # the higher grade's lambda falls by step
+        lam[pj] -= signed
+        hess[pj] += curvature
+        lam_i += signed
+        hess_i += curvature
+        step_sum += step
+    return lam_i, hess_i, step_sum
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
@@ -108,13 +129,14 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
 
     The pair loop has no branch on the grades: a pair of equal grades is computed with weight 0
     (its step and curvature are 0 and change no sum). The documents whose ``e`` is safe for the
-    ratio form are a prefix of the ranking, so the pairs split into a vectorised loop that
-    writes each pair's terms and a scalar loop for the rest; the outer document's sums over the
-    first are reassociated (:func:`_pair_sums`). On 1.1M rows in 10,000 queries, 2 threads, at
-    consecutive iterations' scores, fastest calls: 120-124 ms per call before this split and the
-    ranking from the last call (:func:`rank_by_score`), 60-62 ms with both and the sums in pair
-    order (the same lambdas bit for bit), 50-52 ms with the reassociated sums, 49-50 against
-    51-53 ms with one allocation per query for its nine arrays instead of eleven.
+    ratio form are a prefix of the ranking, so the pairs split into a vectorised loop
+    (:func:`_ratio_form_pairs`) and a scalar loop for the rest. On 1.1M rows in 10,000 queries,
+    2 threads, at consecutive iterations' scores, fastest calls: 120-124 ms per call before this
+    split and the ranking from the last call (:func:`rank_by_score`), 60-62 ms with both and the
+    sums in pair order, 50-52 ms with the outer document's sums reassociated in a second loop
+    over the pairs' stored terms, 49-50 against 51-53 ms with one allocation per query for its
+    arrays instead of one each; then 36-37 against 44-45 ms (another day) with the sums in the
+    vectorised loop itself.
     """
     n_queries = query_starts.shape[0] - 1
     discounts = longest_query_discounts(query_starts)
@@ -128,9 +150,8 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
             continue
         order = ranking[start:end]
         rank_by_score(score[start:end], order)
-        work = np.empty((9, n))  # one allocation for the query's arrays (rows are contiguous)
+        work = np.empty((6, n))  # one allocation for the query's arrays (rows are contiguous)
         s, rel, gain, lam, hess, e = work[0], work[1], work[2], work[3], work[4], work[5]
-        signed_terms, curvatures, steps = work[6], work[7], work[8]
         for p in range(n):
             s[p] = score[start + order[p]]
             rel[p] = label[start + order[p]]
@@ -146,29 +167,10 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
         inv_ideal = inverse_ideal[q]
         total = 0.0
         for pi in range(min(truncation, n)):
-            e_i, r_i, g_i, d_i, s_i = e[pi], rel[pi], gain[pi], discounts[pi], s[pi]
+            r_i, g_i, d_i, s_i = rel[pi], gain[pi], discounts[pi], s[pi]
             stop = max(pi + 1, n_ratio)
-            # Pairs in the ratio form: rho = e_low / (e_low + e_high), 1 - rho = e_high / (...),
-            # one division per pair. No sums across pairs in this loop, and an unsigned index
-            # (numba wraps negative indices, and with range(pi + 1, ...) LLVM cannot tell the
-            # index is not negative): it vectorises, 4 pairs at a time.
-            for k in range(stop - pi - 1):
-                pj = np.uint64(pi + 1 + k)
-                i_high = r_i > rel[pj]
-                e_high = e_i if i_high else e[pj]
-                e_low = e[pj] if i_high else e_i
-                damping = 0.01 + abs(s_i - s[pj]) if damped else 1.0
-                inverse = 1.0 / ((e_low + e_high) * damping)
-                step = sigma * _pair_weight(g_i, gain[pj], d_i, discounts[pj], r_i, rel[pj], inv_ideal,
-                                            ndcg_weighted) * e_low * inverse
-                curvature = step * sigma * e_high * inverse * damping
-                signed = -step if i_high else step  # the higher grade's lambda falls by step
-                lam[pj] -= signed
-                hess[pj] += curvature
-                signed_terms[pj] = signed
-                curvatures[pj] = curvature
-                steps[pj] = step
-            lam_i, hess_i, step_sum = _pair_sums(signed_terms, curvatures, steps, pi + 1, stop)
+            lam_i, hess_i, step_sum = _ratio_form_pairs(pi, stop, s, rel, gain, e, discounts, lam, hess, sigma,
+                                                        inv_ideal, ndcg_weighted, damped)
             lam_i += lam[pi]  # document pi's sums stay in registers through its remaining pairs
             hess_i += hess[pi]
             total += 2.0 * step_sum
