@@ -1,4 +1,5 @@
-"""``exp`` for float64 that LLVM can vectorise: the logistic losses' exponential.
+"""``exp`` for float64 that LLVM can vectorise: the logistic losses' exponential, and the
+lambda kernel's per-document one.
 
 numba calls libm's scalar ``exp`` for ``math.exp``, and this llvmlite has no vector math
 library (SVML); numpy's float64 ``exp`` is scalar on AVX2 too. :func:`exp` is plain arithmetic

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit, prange
 
+from .._kernels.exp import exp
 from .._kernels.metrics import inverse_ideal_dcg, longest_query_discounts
 from ..errors import DataError, ParameterError
 from ..metrics import check_relevance, label_gains
@@ -125,7 +126,9 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
 
     ``rho_ij`` comes from one exponential per document, ``e_p = exp(sigma (s_p - s_top))``,
     as ``e_j / (e_i + e_j)``, and the damping joins the same division: one division and no
-    exponential per pair.
+    exponential per pair. The per-document loop uses the vectorised ``_kernels.exp.exp``
+    (within 1 ulp of libm's): 55.4-66.7 -> 49.3-62.6 ms per call in a slow spell, alternating
+    in one process; lambdas within 6e-11 relative.
 
     The pair loop has no branch on the grades: a pair of equal grades is computed with weight 0
     (its step and curvature are 0 and change no sum). The documents whose ``e`` is safe for the
@@ -158,8 +161,9 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
             gain[p] = gain_table[int(rel[p])]
             lam[p] = 0.0
             hess[p] = 0.0
+        top = s[0]
         for p in range(n):  # in (0, 1], non-increasing: exp(sigma (s_i - s_j)) = e_i / e_j
-            e[p] = math.exp(sigma * (s[p] - s[0]))
+            e[np.uint64(p)] = exp(sigma * (s[np.uint64(p)] - top))
         n_ratio = n  # documents whose e is safe for the ratio form of rho: a prefix
         while n_ratio > 0 and not e[n_ratio - 1] > _SMALLEST_RATIO_TERM:
             n_ratio -= 1
