@@ -146,10 +146,10 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
     for q in prange(n_queries):
         start, end = query_starts[q], query_starts[q + 1]
         n = end - start
-        for i in range(start, end):
-            out_grad[i] = 0.0
-            out_hess[i] = 0.0
-        if ndcg_weighted and inverse_ideal[q] == 0.0:
+        if ndcg_weighted and inverse_ideal[q] == 0.0:  # no relevant document: no lambdas
+            for i in range(start, end):
+                out_grad[i] = 0.0
+                out_hess[i] = 0.0
             continue
         order = ranking[start:end]
         rank_by_score(score[start:end], order)
