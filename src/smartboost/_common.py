@@ -34,9 +34,10 @@ HIST_COLUMNS_PER_THREAD = 32
 split the columns between threads instead of the rows (``_kernels.histogram.
 build_histogram_columns``: on 2 threads equal at 56 features, 16-25% faster from 84), whatever
 the node's rows: with no private histograms to zero and merge, each thread zeroes and fills its
-columns' cells only, which halves a small node's cost (136 features, 2 threads, cold histograms:
-40 rows 80 -> 44 us, 130 rows 78-98 -> 59-62 us; MVS 0.15 ranking histograms per iteration
-91.7-101.6 -> 85.6-97.4 ms in three alternating pairs against parallel from 250 rows)."""
+columns' cells only, which takes a third to a half off a small node's cost against one thread
+(136 features, cold histograms: 40 rows 80 -> 44 us, 130 rows 78-98 -> 59-62 us; MVS 0.15
+ranking histograms per iteration 91.7-101.6 -> 85.6-97.4 ms in three alternating pairs
+against column blocks from 250 rows only)."""
 
 PARTITION_PARALLEL_MIN_ROWS = 5000
 """Nodes with at least this many rows are partitioned on all threads (PERFORMANCE.md 3)."""
