@@ -84,10 +84,11 @@ def _ratio_form_pairs(pi, stop, s, rel, gain, e, discounts, lam, hess, sigma, in
     An unsigned index (numba wraps negative indices, and with ``range(pi + 1, ...)`` LLVM cannot
     tell the index is not negative) and reassociation allowed in this function only (``fastmath``:
     the three sums, and LLVM may regroup a pair's products; the order is fixed by the compiled
-    code, not by the thread count) let LLVM vectorise the loop, 4 pairs at a time. On 1.1M rows in 10,000 queries, 2 threads, calls at
-    a 20-tree model's scores from the last ranking, alternating in one process: 43.9-45.3 ->
-    36.2-37.1 ms per call against a vectorised loop writing each pair's terms to three arrays
-    and a second reassociated loop summing them (lambdas within 4e-12 relative).
+    code, not by the thread count) let LLVM vectorise the loop, 4 pairs at a time. On 1.1M rows
+    in 10,000 queries, 2 threads, calls at a 20-tree model's scores from the last ranking,
+    alternating in one process: 43.9-45.3 -> 36.2-37.1 ms per call against a vectorised loop
+    writing each pair's terms to three arrays and a second reassociated loop summing them
+    (lambdas within 4e-12 relative).
     """
     e_i, r_i, g_i, d_i, s_i = e[pi], rel[pi], gain[pi], discounts[pi], s[pi]
     lam_i = 0.0
