@@ -59,14 +59,20 @@ def leaf_values(g_sums, h_sums, g_unit, h_unit, l1, l2, out):
         out[i] = -_threshold_l1(g_sums[i] * g_unit, l1) / h if h > 0.0 else 0.0
 
 
+_LEAST_NORMAL = np.finfo(np.float64).tiny
+"""The least positive normal float: a bound the comparison reads the same with subnormals
+flushed to zero (a library loaded into the process may set the CPU's DAZ flag)."""
+
+
 @njit(cache=True, nogil=True)
 def least_child_hessian(min_h, l2):
     """The least hessian sum a child of a valid split may have: ``h >= least_child_hessian``
     on both sides is the whole validity test (``h >= min_h`` and ``h + l2 > 0``, ``l2 >= 0``):
-    ``min_h`` when positive, else 0 when ``l2 > 0``, else the least positive float."""
+    ``min_h`` when positive, else 0 when ``l2 > 0``, else the least positive normal float (a
+    subnormal hessian sum counts as an empty child)."""
     if min_h > 0.0:
         return min_h
-    return 0.0 if l2 > 0.0 else 5e-324
+    return 0.0 if l2 > 0.0 else _LEAST_NORMAL
 
 
 @njit(cache=True, nogil=True, inline="always")
