@@ -67,12 +67,10 @@ flushed to zero (a library loaded into the process may set the CPU's DAZ flag)."
 @njit(cache=True, nogil=True)
 def least_child_hessian(min_h, l2):
     """The least hessian sum a child of a valid split may have: ``h >= least_child_hessian``
-    on both sides is the whole validity test (``h >= min_h`` and ``h + l2 > 0``, ``l2 >= 0``):
-    ``min_h`` when positive, else 0 when ``l2 > 0``, else the least positive normal float (a
+    on both sides is the whole validity test (``h >= min_h >= 0`` and ``h + l2 > 0``,
+    ``l2 >= 0``): ``min_h`` when ``l2 > 0``, else at least the least positive normal float (a
     subnormal hessian sum counts as an empty child)."""
-    if min_h > 0.0:
-        return min_h
-    return 0.0 if l2 > 0.0 else _LEAST_NORMAL
+    return min_h if l2 > 0.0 else max(min_h, _LEAST_NORMAL)
 
 
 @njit(cache=True, nogil=True, inline="always")
