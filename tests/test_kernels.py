@@ -359,6 +359,20 @@ def test_vectorised_scan_picks_the_threshold_of_a_one_pass_scan(seed):
         assert got[2] == expected
 
 
+def test_least_child_hessian_is_the_whole_validity_test():
+    """``h >= least_child_hessian(min_h, l2)`` is ``h >= min_h and h + l2 > 0`` for normal floats;
+    without L2 a subnormal hessian sum counts as an empty child."""
+    tiny = np.finfo(np.float64).tiny
+    values = [0.0, 1e-320, tiny, 1e-4, 1e-3, 0.5, 2.0, 3.0]
+    for min_h, l2, h in itertools.product(values, [0.0, 0.5, 2.0], values):
+        least = least_child_hessian(min_h, l2)
+        if 0.0 < h < tiny or 0.0 < min_h < tiny:
+            if l2 == 0.0:
+                assert (h >= least) == (h >= max(min_h, tiny))
+            continue
+        assert (h >= least) == (h >= min_h and h + l2 > 0.0), (min_h, l2, h)
+
+
 @pytest.mark.parametrize("g_total, h_total, l2, first, second", [
     # two thresholds whose scores are a rounding apart, where the divided and the cross-multiplied
     # forms disagree on which is larger (found by a random search)
