@@ -178,6 +178,26 @@ def test_unbiasedness_check_fails_without_the_weights(sampling):
     assert np.any(_weighted_sum_z_scores(sampling, drop_weights=True) > 3.0)
 
 
+@pytest.mark.parametrize("sampling", ALL[1:])
+def test_unit_weights_left_unread_draw_what_weights_of_one_draw(sampling):
+    """``unit_weight`` (data without weights) lets the kernels skip reading ``weight``: the same
+    rows and weights as an explicit array of ones; and real weights change the draw."""
+    n = 3000
+    ctx = _context(n, seed=4)
+    draws = {}
+    for label, weight, unit in (("unread", np.ones(n), True), ("ones", np.ones(n), False),
+                                ("weighted", ctx.weight, False)):
+        ctx.weight, ctx.unit_weight = weight, unit
+        sampler = make_sampler(_params(sampling=sampling, sample_rate=0.3), n)
+        rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
+        m, w = sampler.sample(ctx, rows, rest)
+        draws[label] = (rows[:m].copy(), w[rows[:m]].copy())
+    np.testing.assert_array_equal(draws["unread"][0], draws["ones"][0])
+    np.testing.assert_array_equal(draws["unread"][1], draws["ones"][1])
+    if sampling not in ("uniform", "bernoulli"):  # draws that read the importances
+        assert not np.array_equal(draws["weighted"][0], draws["ones"][0])
+
+
 # -- each sampler's rule -----------------------------------------------------------------------
 
 def test_goss_keeps_the_top_gradients_and_reweights_the_rest():

@@ -113,7 +113,7 @@ class TrainingRows:
         """What the sampler may read at ``iteration`` (after :meth:`compute_gradients`)."""
         return SamplingContext(iteration, self.row_grad, self.row_hess, self.weight, self.label, self.raw,
                                self.objective, self.previous_leaf if self.previous_leaf.size else None,
-                               previous_leaf_values, mean_abs_grad)
+                               previous_leaf_values, mean_abs_grad, self.unweighted)
 
     def resample_due(self, iteration: int) -> bool:
         """Whether ``iteration`` draws a new sample (``sampling_freq`` keeps one for k iterations)."""

@@ -147,13 +147,14 @@ def draw_proportional(key, importance, scale, weight, rows, rest, sample_weight,
     """Keep row ``i`` with probability ``p_i = min(1, scale * importance[i])``.
 
     Writes ``sample_weight[i] = weight[i] / p_i`` (inverse-probability weights; read only for
-    kept rows). Rows of zero importance are never kept. ``keep`` (uint8) is scratch; row ``i``
-    draws the number ``row_ids[i]`` of the stream (``i`` when None). Returns the count kept.
+    kept rows; ``weight`` None: ones, not read). Rows of zero importance are never kept.
+    ``keep`` (uint8) is scratch; row ``i`` draws the number ``row_ids[i]`` of the stream (``i``
+    when None). Returns the count kept.
     """
     for i in prange(importance.shape[0]):
         p = min(1.0, scale * importance[i]) if importance[i] > 0.0 else 0.0
         keep[i] = uniform(key, i if row_ids is None else row_ids[i]) < p
-        sample_weight[i] = weight[i] / p
+        sample_weight[i] = (1.0 if weight is None else weight[i]) / p
     return compact(keep, rows, rest)
 
 
@@ -522,7 +523,8 @@ def draw_top_and_rest(values, threshold, ties, k_top, k_rest, key, weight, rest_
     The top rows are those above ``threshold`` and the first ``ties`` equal to it
     (:func:`top_threshold`), so ties go to the lowest row ids. The others are drawn by selection
     sampling in the same ordered, branch-free pass. ``sample_weight[i]`` receives ``weight[i]``
-    (top) or ``weight[i] * rest_weight`` (the others). Returns the sample size.
+    (top) or ``weight[i] * rest_weight`` (the others; ``weight`` None: ones, not read). Returns
+    the sample size.
     """
     n_rows = values.shape[0]
     needed = k_rest
@@ -537,7 +539,8 @@ def draw_top_and_rest(values, threshold, ties, k_top, k_rest, key, weight, rest_
         left -= not top
         rows[n] = i
         rest[i - n] = i
-        sample_weight[i] = weight[i] if top else weight[i] * rest_weight
+        w = 1.0 if weight is None else weight[i]
+        sample_weight[i] = w if top else w * rest_weight
         n += top | drawn
     return n
 
@@ -573,16 +576,18 @@ def count_top_for_sum(values, target_sum, key):
 
 @njit(cache=True, nogil=True, parallel=True)
 def weighted_abs(values, weight, out):
-    """``out = weight * |values|``."""
+    """``out = weight * |values|`` (``weight`` None: ones, not read)."""
     for i in prange(values.shape[0]):
-        out[i] = weight[i] * abs(values[i])
+        out[i] = abs(values[i]) if weight is None else weight[i] * abs(values[i])
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def mvs_importance(grad, hess, weight, lam, out):
-    """``out = weight * sqrt(g^2 + lambda h^2)``: MVS's regularised gradient norm."""
+    """``out = weight * sqrt(g^2 + lambda h^2)``: MVS's regularised gradient norm (``weight``
+    None: ones, not read)."""
     for i in prange(grad.shape[0]):
-        out[i] = weight[i] * np.sqrt(grad[i] * grad[i] + lam * hess[i] * hess[i])
+        norm = np.sqrt(grad[i] * grad[i] + lam * hess[i] * hess[i])
+        out[i] = norm if weight is None else weight[i] * norm
 
 
 @njit(cache=True, nogil=True)

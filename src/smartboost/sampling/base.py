@@ -56,6 +56,9 @@ class SamplingContext:
         The previous tree's leaf values without shrinkage (Newton steps ``-G/(H+lambda)``).
     mean_abs_grad : float or None
         Mean ``|g|`` over every machine's rows (distributed training); None: over ``grad``.
+    unit_weight : bool
+        Whether every row's own weight is 1 (the data has none): kernels may then leave
+        ``weight`` unread (:attr:`kernel_weight`).
     """
 
     iteration: int
@@ -68,6 +71,13 @@ class SamplingContext:
     previous_leaf: np.ndarray | None = None
     previous_leaf_values: np.ndarray | None = None
     mean_abs_grad: float | None = None
+    unit_weight: bool = False
+
+    @property
+    def kernel_weight(self) -> np.ndarray | None:
+        """``weight`` for the sampling kernels, or None when every weight is 1 (one array fewer
+        to read per pass over the rows)."""
+        return None if self.unit_weight else self.weight
 
 
 @dataclass

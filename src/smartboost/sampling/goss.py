@@ -26,12 +26,12 @@ class GOSSSampler(Sampler):
 
     def sample(self, ctx, rows, rest):
         """Top rows by ``w |g|`` plus a uniform draw of the rest."""
-        weighted_abs(ctx.grad, ctx.weight, self._abs_grad)
+        weighted_abs(ctx.grad, ctx.kernel_weight, self._abs_grad)
         k_top = int(round(self.top_rate * self.n_rows))
         k_rest = min(int(round(self.rest_rate * self.n_rows)), self.n_rows - k_top)
         rest_weight = (1.0 - self.top_rate) / self.rest_rate
         key = self.key(ctx.iteration)
         threshold, ties = top_threshold(self._abs_grad, k_top, key)
-        n = draw_top_and_rest(self._abs_grad, threshold, ties, k_top, k_rest, key, ctx.weight, rest_weight, rows,
+        n = draw_top_and_rest(self._abs_grad, threshold, ties, k_top, k_rest, key, ctx.kernel_weight, rest_weight, rows,
                               rest, self.sample_weight)
         return n, self.sample_weight

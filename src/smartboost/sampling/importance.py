@@ -60,7 +60,7 @@ class ProportionalSampler(Sampler):
         """Keep row ``i`` with probability ``min(1, scale * importance[i])`` (the second half of
         :meth:`sample`, for a ``scale`` solved over every machine's rows)."""
         self.scale = scale
-        n = draw_proportional(self.key(ctx.iteration), importance, scale, ctx.weight, rows, rest,
+        n = draw_proportional(self.key(ctx.iteration), importance, scale, ctx.kernel_weight, rows, rest,
                               self.sample_weight, self.keep, self.row_ids)
         return n, self.sample_weight
 
@@ -83,7 +83,7 @@ class Smart1Sampler(ProportionalSampler):
 
     def importance(self, ctx):
         """``w |g|``."""
-        weighted_abs(ctx.grad, ctx.weight, self.importance_buffer)
+        weighted_abs(ctx.grad, ctx.kernel_weight, self.importance_buffer)
         return self.importance_buffer
 
 
@@ -113,7 +113,7 @@ class Smart2Sampler(Smart1Sampler):
 
     def importance(self, ctx):
         """``w h``."""
-        weighted_abs(ctx.hess, ctx.weight, self.importance_buffer)
+        weighted_abs(ctx.hess, ctx.kernel_weight, self.importance_buffer)
         return self.importance_buffer
 
     def correction_totals(self, ctx):
@@ -161,7 +161,7 @@ class MVSSampler(ProportionalSampler):
             else:
                 mean = ctx.mean_abs_grad if ctx.mean_abs_grad is not None else np.mean(np.abs(ctx.grad))
             self.lam = float(mean) ** 2
-        mvs_importance(ctx.grad, ctx.hess, ctx.weight, self.lam, self.importance_buffer)
+        mvs_importance(ctx.grad, ctx.hess, ctx.kernel_weight, self.lam, self.importance_buffer)
         return self.importance_buffer
 
 

@@ -25,7 +25,7 @@ class TrimmingSampler(Sampler):
 
     def importance(self, ctx):
         """``w h`` of every row: the rows are kept from the largest down."""
-        weighted_abs(ctx.hess, ctx.weight, self._weighted_hess)
+        weighted_abs(ctx.hess, ctx.kernel_weight, self._weighted_hess)
         return self._weighted_hess
 
     def sample(self, ctx, rows, rest):
