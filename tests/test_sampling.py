@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import smartboost as sb
-from smartboost._kernels.sampling import kth_largest, solve_scale, solve_scale_sorted
+from smartboost._kernels.sampling import count_top_for_sum, kth_largest, solve_scale, solve_scale_sorted
 from smartboost._params import explicit_params, resolve_params
 from smartboost.errors import ParameterError
 from smartboost.objectives import make_objective
@@ -109,6 +109,25 @@ def test_kth_largest_equals_sorted_reference(k):
     descending = np.sort(values)[::-1]
     assert value == descending[k - 1]
     assert greater == np.count_nonzero(values > value)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(st.just(0.0), st.floats(1e-6, 1e6), st.sampled_from([0.5, 1.0, 2.0])), min_size=1,
+                max_size=300), st.floats(0.0, 1.0), st.integers(0, 2**32))
+def test_selections_equal_sorted_references(values, fraction, key):
+    """The quickselects below the bracket (k-th largest, fewest largest values reaching a sum)
+    on ties, zeros and spread values, against a sort."""
+    values = np.array(values)
+    descending = np.sort(values)[::-1]
+    k = 1 + int(fraction * (values.size - 1))
+    value, greater = kth_largest(values, k, np.uint64(key))
+    assert value == descending[k - 1] and greater == np.count_nonzero(values > value)
+    target = fraction * values.sum()
+    count = count_top_for_sum(values, target, np.uint64(key))
+    top_sums = np.r_[0.0, np.cumsum(descending)]  # top_sums[m]: the m largest together
+    slack = 1e-12 * values.sum()  # sums taken in another order round differently
+    assert top_sums[count] >= target - slack
+    assert count == 0 or top_sums[count - 1] < target + slack
 
 
 def test_solver_does_not_depend_on_the_thread_count():
