@@ -10,7 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import smartboost as sb
-from smartboost._kernels.sampling import count_top_for_sum, kth_largest, solve_scale, solve_scale_sorted
+from smartboost._kernels.sampling import (
+    count_top_for_sum,
+    kth_largest,
+    solve_scale,
+    solve_scale_sorted,
+)
 from smartboost._params import explicit_params, resolve_params
 from smartboost.errors import ParameterError
 from smartboost.objectives import make_objective
