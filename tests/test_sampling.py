@@ -11,8 +11,12 @@ from hypothesis import strategies as st
 
 import smartboost as sb
 from smartboost._kernels.sampling import (
+    _quickselect_kth,
     count_top_for_sum,
     kth_largest,
+    quickselect_scale,
+    rank_bracket,
+    scale_bracket,
     solve_scale,
     solve_scale_sorted,
 )
@@ -133,6 +137,32 @@ def test_selections_equal_sorted_references(values, fraction, key):
     slack = 1e-12 * values.sum()  # sums taken in another order round differently
     assert top_sums[count] >= target - slack
     assert count == 0 or top_sums[count - 1] < target + slack
+
+
+def test_quickselects_leave_their_input_unchanged():
+    """The brackets run two searches on one sample: a search that reordered or overwrote its
+    input would hand the second one other values."""
+    values = np.round(np.random.default_rng(6).exponential(size=5000), 2) + 0.01  # ties, all > 0
+    before = values.copy()
+    quickselect_scale(values, 1000.0, 0, 0.0, np.uint64(1))
+    _quickselect_kth(values, 700, np.uint64(2))
+    count_top_for_sum(values, 0.3 * values.sum(), np.uint64(3))
+    np.testing.assert_array_equal(values, before)
+
+
+def test_brackets_hold_the_answer():
+    """The sample's brackets hold the exact answer on a large input (else every draw would take
+    the slow path over every row, unseen by the results)."""
+    importance = np.random.default_rng(9).exponential(size=400_000) ** 2
+    for share in (0.02, 0.1, 0.5):
+        target = share * importance.size
+        mu = 1.0 / solve_scale_sorted(importance, target)
+        lo, hi = scale_bracket(importance, target, np.uint64(4))
+        assert lo <= mu < hi
+        k = int(target)
+        value = np.sort(importance)[::-1][k - 1]
+        lo, hi = rank_bracket(importance, k, np.uint64(5))
+        assert lo <= value <= hi
 
 
 def test_solver_does_not_depend_on_the_thread_count():

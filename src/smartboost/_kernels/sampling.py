@@ -215,10 +215,10 @@ def _sum(values, lo, hi):
 
 @njit(cache=True, nogil=True)
 def quickselect_scale(values, target, sure_above, sum_below, key):
-    """Scale ``c`` for candidate ``values`` (all > 0; used as scratch) given the rows already
+    """Scale ``c`` for candidate ``values`` (all > 0; not modified) given the rows already
     known to be sure (``sure_above``) and the sum of those known to be below; the candidates
     must hold the threshold ``mu = 1 / c`` (or none may be needed)."""
-    src = values
+    src = values.copy()  # the partition leaves only one side of each step in its buffers
     dst = np.empty_like(values)
     lo = 0
     hi = values.shape[0]
@@ -331,7 +331,7 @@ def scale_bracket(importance, target, key):
 
 @njit(cache=True, nogil=True)
 def _sample_threshold(sample, t, key):
-    """``mu = 1 / c`` of the positive ``sample`` for the target ``t`` (used as scratch);
+    """``mu = 1 / c`` of the positive ``sample`` for the target ``t`` (not modified);
     ``inf`` when no row needs to be kept (``t <= 0``)."""
     c = quickselect_scale(sample, t, 0, 0.0, key) if t > 0.0 else 0.0
     return 1.0 / c if c > 0.0 else np.inf
@@ -422,12 +422,13 @@ def solve_scale_sorted(importance, target):
 
 
 @njit(cache=True, nogil=True)
-def _quickselect_kth(work, k, key):
-    """The ``k``-th largest of ``work`` (1-based) and how many entries exceed it; ``work`` is scratch."""
-    src = work
-    dst = np.empty_like(work)
+def _quickselect_kth(values, k, key):
+    """The ``k``-th largest of ``values`` (1-based) and how many entries exceed it (``values``
+    not modified)."""
+    src = values.copy()  # the partition leaves only one side of each step in its buffers
+    dst = np.empty_like(values)
     lo = 0
-    hi = work.shape[0]
+    hi = values.shape[0]
     draw = 0
     while True:
         pivot = src[lo + int(uniform(key, draw) * (hi - lo))]
@@ -474,7 +475,7 @@ def kth_largest(values, k, key):
         if above < k <= above + n_mid:
             value, greater = _quickselect_kth(collect_bracket(values, lo, hi, counts[1]), k - above, key)
             return value, above + greater
-    return _quickselect_kth(values.copy(), k, key)
+    return _quickselect_kth(values, k, key)
 
 
 def top_threshold(values, k, key):
@@ -551,7 +552,7 @@ def draw_top_and_rest(values, threshold, ties, k_top, k_rest, key, weight, rest_
 @njit(cache=True, nogil=True)
 def count_top_for_sum(values, target_sum, key):
     """Fewest of the largest ``values`` whose sum reaches ``target_sum`` (quickselect on sums)."""
-    src = values.copy()
+    src = values.copy()  # the partition leaves only one side of each step in its buffers
     dst = np.empty_like(src)
     lo = 0
     hi = src.shape[0]
