@@ -19,6 +19,7 @@ from smartboost._kernels.sampling import (
     scale_bracket,
     solve_scale,
     solve_scale_sorted,
+    sum_bracket,
 )
 from smartboost._params import explicit_params, resolve_params
 from smartboost.errors import ParameterError
@@ -163,6 +164,22 @@ def test_brackets_hold_the_answer():
         value = np.sort(importance)[::-1][k - 1]
         lo, hi = rank_bracket(importance, k, np.uint64(5))
         assert lo <= value <= hi
+        descending = np.sort(importance)[::-1]
+        count = np.searchsorted(np.cumsum(descending), share * importance.sum()) + 1
+        lo, hi = sum_bracket(importance, share, np.uint64(6))
+        assert lo <= descending[count - 1] < hi
+
+
+@pytest.mark.parametrize("importance, target", list(_large_solver_cases()))
+def test_bracketed_top_for_sum_equals_sorted_reference(importance, target):
+    """The fewest largest values reaching a share of the total, past the bracket's threshold."""
+    for share in (0.05, 0.5, 0.95):
+        total = importance.sum()
+        count = count_top_for_sum(importance, share * total, np.uint64(12))
+        top_sums = np.r_[0.0, np.cumsum(np.sort(importance)[::-1])]
+        slack = 1e-12 * total
+        assert top_sums[count] >= share * total - slack
+        assert count == 0 or top_sums[count - 1] < share * total + slack
 
 
 def test_solver_does_not_depend_on_the_thread_count():

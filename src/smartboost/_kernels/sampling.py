@@ -254,19 +254,20 @@ def bracket_counts(values, lo, hi):
 
     One parallel pass that LLVM vectorises (reassociated sums: the result depends on the
     machine, not on the thread count). Returns ``counts`` (int64, shape (3, chunks)): values
-    ``>= hi``, values in ``[lo, hi)`` and values ``> 0``; and ``sums`` (shape (2, chunks)): of
-    the values ``< lo`` and of those in ``[lo, hi)``.
+    ``>= hi``, values in ``[lo, hi)`` and values ``> 0``; and ``sums`` (shape (3, chunks)): of
+    the values ``< lo``, of those in ``[lo, hi)`` and of those ``>= hi``.
     """
     n = values.shape[0]
     size = (n + _COMPACT_CHUNKS - 1) // _COMPACT_CHUNKS
     counts = np.zeros((3, _COMPACT_CHUNKS), np.int64)
-    sums = np.zeros((2, _COMPACT_CHUNKS))
+    sums = np.zeros((3, _COMPACT_CHUNKS))
     for c in prange(_COMPACT_CHUNKS):
         above = 0
         middle = 0
         positive = 0
         below_sum = 0.0
         middle_sum = 0.0
+        above_sum = 0.0
         for i in range(c * size, min(n, (c + 1) * size)):
             a = values[i]
             is_above = a >= hi
@@ -277,11 +278,13 @@ def bracket_counts(values, lo, hi):
             positive += a > 0.0
             below_sum += a if is_below else 0.0
             middle_sum += a if in_middle else 0.0
+            above_sum += a if is_above else 0.0
         counts[0, c] = above
         counts[1, c] = middle
         counts[2, c] = positive
         sums[0, c] = below_sum
         sums[1, c] = middle_sum
+        sums[2, c] = above_sum
     return counts, sums
 
 
@@ -390,7 +393,7 @@ def solve_scale(importance, target, key):
         if 0.0 < mu_lo < mu_hi:
             counts, sums = bracket_counts(importance, mu_lo, mu_hi)
             sure, n_mid, n_positive = (int(x) for x in counts.sum(axis=1))
-            sum_lo, sum_mid = sums.sum(axis=1)
+            sum_lo, sum_mid, _ = sums.sum(axis=1)
             if n_positive == 0:
                 return 0.0
             if target >= n_positive:
@@ -550,8 +553,41 @@ def draw_top_and_rest(values, threshold, ties, k_top, k_rest, key, weight, rest_
 
 
 @njit(cache=True, nogil=True)
+def sum_bracket(values, share, key):
+    """Two values ``(lo, hi)`` that hold, with high probability, the least of the fewest largest
+    ``values`` whose sum reaches ``share`` of their total: a random sample's own count for its
+    total (:func:`_count_top`), widened to the sample's order statistics around it."""
+    m = _BRACKET_SAMPLE
+    sample = _random_sample(values, m, key + np.uint64(13))
+    r = _count_top(sample, share * sample.sum(), key)
+    spread = int(4.0 * np.sqrt(m) + 10.0)
+    lo = _quickselect_kth(sample, min(m, r + spread), key)[0]
+    hi = _quickselect_kth(sample, r - spread, key)[0] if r > spread else np.inf
+    return lo, hi
+
+
 def count_top_for_sum(values, target_sum, key):
-    """Fewest of the largest ``values`` whose sum reaches ``target_sum`` (quickselect on sums)."""
+    """Fewest of the largest ``values`` (non-negative) whose sum reaches ``target_sum``.
+
+    Beyond 65,536 values, as :func:`kth_largest`: a random sample brackets the least value taken
+    (:func:`sum_bracket`); one parallel pass counts and sums the values above the bracket and
+    inside it, and the quickselect on sums finishes on those inside when the sum above falls
+    short of the target and the sum inside makes it up (on every value otherwise).
+    """
+    if values.shape[0] > 4 * _BRACKET_SAMPLE and target_sum > 0.0:
+        total = values.sum()
+        if total > 0.0:
+            lo, hi = sum_bracket(values, min(1.0, target_sum / total), key)
+            counts, sums = bracket_counts(values, lo, hi)
+            above, sum_mid, sum_above = int(counts[0].sum()), float(sums[1].sum()), float(sums[2].sum())
+            if sum_above < target_sum <= sum_above + sum_mid:
+                return above + _count_top(collect_bracket(values, lo, hi, counts[1]), target_sum - sum_above, key)
+    return _count_top(values, target_sum, key)
+
+
+@njit(cache=True, nogil=True)
+def _count_top(values, target_sum, key):
+    """:func:`count_top_for_sum` by the quickselect on sums over every value."""
     src = values.copy()  # the partition leaves only one side of each step in its buffers
     dst = np.empty_like(src)
     lo = 0
