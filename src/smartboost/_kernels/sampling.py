@@ -189,9 +189,9 @@ def _split_around(src, lo, hi, pivot, dst):
     ``dst[hi - n_lt:hi]``: each value is written to both ends and only the matching end
     advances, so a junk write lands past the end it does not advance, never on a kept value.
     The values equal to ``pivot`` are only counted (``hi - lo - n_gt - n_lt`` of them). On
-    random values a branching partition mispredicts about every other row: 7-9 ns per row
-    and step here against 2.2 (adding up either side in the same loop made LLVM branch too,
-    hence :func:`_sum`). Returns ``(n_gt, n_lt)``.
+    random values a branching partition mispredicts about every other row (searches took 7-21
+    ns per row); this loop takes 2.2 ns per row and step. Adding up either side inside it made
+    LLVM branch again (7-9 ns), hence :func:`_sum`. Returns ``(n_gt, n_lt)``.
     """
     n_gt = 0
     n_lt = 0
@@ -368,8 +368,8 @@ def solve_scale(importance, target, key):
     quickselect finishes on them, otherwise it runs on every row. On 1,000,000 MVS importances
     (2 threads, alternating in one process on a slowed machine): 1.27 ms, against 4.01 ms for
     a serial pass after sorting the sample (2.9 ms on a quiet one); the quickselect alone took
-    25.8 ms. With the branch-free partition (:func:`_split_around`), on a quiet machine: 0.60
-    against 0.69 ms, and the quickselect alone 16.5 against 12.9 ms (over 8 MB of values the
+    25.8 ms. With the branch-free partition (:func:`_split_around`): 0.60-0.78 against
+    0.69-0.71 ms, and the quickselect alone 16.5-17.6 against 12.9 ms (over 8 MB of values the
     in-place branching partition moves less memory; the bracket keeps every draw but a missed
     bracket off that path).
 
