@@ -457,16 +457,62 @@ def test_parallel_exact_draw_keeps_exactly_k_rows(n, k):
 
 
 def test_parallel_exact_draw_is_uniform_over_rows():
-    """Every group of 20 rows (across the 16-row chunks) is drawn as often as the others, within 4
-    standard errors over 400 draws of 10% of 1,000 rows."""
-    from smartboost._kernels.sampling import draw_exact_parallel, exact_chunk_counts
-    n, k, draws = 1000, 100, 400
+    """Every group of 1,000 rows (across the 10 chunks of 4,100 rows) is drawn as often as the
+    others, within 4 standard errors over 300 draws of 10% of 41,000 rows."""
+    from smartboost._kernels.sampling import (
+        draw_chunks,
+        draw_exact_parallel,
+        exact_chunk_counts,
+    )
+    n, k, draws = 41_000, 4_100, 300
+    assert draw_chunks(n) == (10, 4_100) and draw_chunks(4_000) == (1, 4_000)
     hits = np.zeros(n)
     rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
     for d in range(draws):
         key = np.uint64(d)
         hits[rows[:draw_exact_parallel(key, exact_chunk_counts(key, n, k), rows, rest)]] += 1
     p = k / n
-    per_chunk = hits.reshape(50, 20).sum(axis=1)  # 20 rows per group: chunks are 16 rows, groups cross them
-    expected, sd = 20 * draws * p, np.sqrt(20 * draws * p * (1 - p))
-    assert np.all(np.abs(per_chunk - expected) < 4 * sd)
+    per_group = hits.reshape(41, 1000).sum(axis=1)  # groups cross the chunk boundaries
+    expected, sd = 1000 * draws * p, np.sqrt(1000 * draws * p * (1 - p))
+    assert np.all(np.abs(per_group - expected) < 4 * sd)
+
+
+@pytest.mark.parametrize("n", [3_000, 41_000, 300_000])
+def test_goss_draw_over_chunks(n):
+    """GOSS's chunked draw: exactly the top count (ties to the lowest row ids) and the rest
+    count, sorted, the rest their complement; the rest drawn evenly over groups that cross the
+    chunk boundaries."""
+    from smartboost._kernels.sampling import (
+        draw_top_and_rest,
+        top_and_rest_counts,
+        top_threshold,
+    )
+    rng = np.random.default_rng(n)
+    values = np.round(rng.exponential(size=n), 1)  # many ties at the threshold
+    k_top, k_rest = n // 10, n // 20
+    rows, rest, weight = np.empty(n, np.uint32), np.empty(n, np.uint32), np.empty(n)
+    hits = np.zeros(n)
+    draws = 60
+    for d in range(draws):
+        key = np.uint64(d)
+        threshold, ties = top_threshold(values, k_top, key)
+        counts = top_and_rest_counts(values, threshold, ties, k_top, k_rest, key)
+        m = draw_top_and_rest(values, threshold, *counts, key, None, 9.0, rows, rest, weight)
+        assert m == k_top + k_rest
+        picked = rows[:m].astype(np.int64)
+        assert np.all(np.diff(picked) > 0)
+        np.testing.assert_array_equal(np.sort(np.r_[picked, rest[:n - m]]), np.arange(n))
+        top = np.flatnonzero((values > threshold) | ((values == threshold) & (np.cumsum(values == threshold) <= ties)))
+        assert top.size == k_top and np.isin(top, picked).all()
+        np.testing.assert_array_equal(weight[top], 1.0)
+        others = np.setdiff1d(picked, top)
+        np.testing.assert_array_equal(weight[others], 9.0)
+        hits[others] += 1
+    eligible = np.ones(n, bool)
+    eligible[top] = False
+    groups = 30
+    per_group = np.add.reduceat(hits, np.arange(0, n, n // groups)[:groups])
+    size = np.add.reduceat(eligible.astype(float), np.arange(0, n, n // groups)[:groups])
+    p = k_rest / (n - k_top)
+    expected, sd = size * draws * p, np.sqrt(size * draws * p * (1 - p))
+    assert np.all(np.abs(per_group - expected) < 4.5 * sd)

@@ -45,6 +45,27 @@ def fill_row_ids(rows):
 _COMPACT_CHUNKS = 64
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _place(rows, rest, k, i, kept, last_chunk):
+    """Put row ``i`` into ``rows[k]`` (``kept``) or ``rest[i - k]``; returns the new ``k``.
+
+    :func:`draw_top_and_rest` writes its chunks in parallel. In the last chunk (on small data
+    the only one) the row is written to both lists and only the matching end advances: no
+    branch to mispredict when about half the rows are kept (7,000 rows at 0.5: 92 -> 70 us for
+    the draw in training). Elsewhere a branch: the write past a chunk's last kept row would
+    land on the next chunk's first slot while that chunk fills it. ``last_chunk`` does not
+    change within a chunk's loop, which LLVM then compiles twice."""
+    if last_chunk:
+        rows[k] = i
+        rest[i - k] = i
+        return k + kept
+    if kept:
+        rows[k] = i
+        return k + 1
+    rest[i - k] = i
+    return k
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def compact(keep, rows, rest):
     """Split ``range(n)`` by the 0/1 array ``keep`` into ``rows`` (kept) and ``rest``, in order.
@@ -106,14 +127,40 @@ def draw_exact(key, k, rows, rest):
     return n
 
 
+_DRAW_CHUNK_ROWS = 4096
+"""Rows per chunk of the exact-count draws below 64 chunks (:func:`draw_chunks`)."""
+
+
+def draw_chunks(n):
+    """Fixed row chunks of the exact-count draws (:func:`draw_exact_parallel`,
+    :func:`draw_top_and_rest`): 64, or one per ``_DRAW_CHUNK_ROWS`` rows on fewer rows, so that
+    small data draws in one pass without the hypergeometric split (7,000 rows: 0.11 -> 0.03 ms
+    for a uniform draw in training). Depends on ``n`` only, not on the thread count.
+    Returns ``(n_chunks, rows per chunk)``."""
+    chunks = max(1, min(_COMPACT_CHUNKS, n // _DRAW_CHUNK_ROWS))
+    return chunks, (n + chunks - 1) // chunks
+
+
+def _chunk_sizes(n):
+    """Rows of each of :func:`draw_chunks`' chunks."""
+    chunks, size = draw_chunks(n)
+    first = np.arange(chunks, dtype=np.int64) * size
+    return np.minimum(first + size, n) - first
+
+
+def _split_count(key, sizes, k):
+    """How many of ``k`` rows drawn uniformly without replacement from chunks of ``sizes`` rows
+    fall in each: one multivariate hypergeometric draw (numpy, seeded by ``key``), so that every
+    ``k``-subset stays equally likely (no draw for a single chunk)."""
+    if sizes.shape[0] == 1:
+        return np.array([k], np.int64)
+    return np.random.Generator(np.random.PCG64(int(key))).multivariate_hypergeometric(sizes, k)
+
+
 def exact_chunk_counts(key, n, k):
     """How many of ``k`` rows drawn uniformly without replacement from ``range(n)`` fall in each
-    of :func:`draw_exact_parallel`'s fixed chunks: one multivariate hypergeometric draw (numpy,
-    seeded by ``key``), so that every ``k``-subset stays equally likely."""
-    size = (n + _COMPACT_CHUNKS - 1) // _COMPACT_CHUNKS
-    first = np.arange(_COMPACT_CHUNKS, dtype=np.int64) * size
-    sizes = np.clip(np.minimum(first + size, n) - first, 0, None)
-    return np.random.Generator(np.random.PCG64(int(key))).multivariate_hypergeometric(sizes, k)
+    of :func:`draw_chunks`' chunks."""
+    return _split_count(key, _chunk_sizes(n), k)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -123,23 +170,26 @@ def draw_exact_parallel(key, counts, rows, rest):
     the chunks at their offsets. 1M rows at rate 0.1: 4.2 ms for the serial pass. Returns the
     count drawn."""
     n = rows.shape[0]
-    size = (n + _COMPACT_CHUNKS - 1) // _COMPACT_CHUNKS
-    offsets = np.zeros(_COMPACT_CHUNKS + 1, np.int64)
-    for c in range(_COMPACT_CHUNKS):
+    chunks = counts.shape[0]
+    size = (n + chunks - 1) // chunks
+    offsets = np.zeros(chunks + 1, np.int64)
+    for c in range(chunks):
         offsets[c + 1] = offsets[c] + counts[c]
-    for c in prange(_COMPACT_CHUNKS):
+    for c in prange(chunks):
         stop = min(n, (c + 1) * size)
         needed = counts[c]
         k = offsets[c]
         for i in range(c * size, stop):
             # branches, not draw_exact's double writes: those would spill into the next chunk
+            # (and the branch takes the count still needed out of the next row's comparison:
+            # branch-free, 1M rows at 0.1 took 3.1 against 2.0 ms)
             if uniform(key, i) * (stop - i) < needed:
                 rows[k] = i
                 k += 1
                 needed -= 1
             else:
                 rest[i - k] = i
-    return offsets[_COMPACT_CHUNKS]
+    return offsets[chunks]
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -523,33 +573,77 @@ def count_ties(values, threshold, segment_ends):
     return out
 
 
-@njit(cache=True, nogil=True)
-def draw_top_and_rest(values, threshold, ties, k_top, k_rest, key, weight, rest_weight, rows, rest, sample_weight):
-    """GOSS's draw: the ``k_top`` largest ``values`` surely, ``k_rest`` of the others uniformly.
+@njit(cache=True, nogil=True, parallel=True)
+def _chunk_top_counts(values, threshold, chunks):
+    """Values above ``threshold`` and equal to it in each of ``chunks`` fixed row chunks,
+    shape (2, chunks)."""
+    n = values.shape[0]
+    size = (n + chunks - 1) // chunks
+    out = np.zeros((2, chunks), np.int64)
+    for c in prange(chunks):
+        above = 0
+        equal = 0
+        for i in range(c * size, min(n, (c + 1) * size)):
+            above += values[i] > threshold
+            equal += values[i] == threshold
+        out[0, c] = above
+        out[1, c] = equal
+    return out
 
-    The top rows are those above ``threshold`` and the first ``ties`` equal to it
-    (:func:`top_threshold`), so ties go to the lowest row ids. The others are drawn by selection
-    sampling in the same ordered, branch-free pass. ``sample_weight[i]`` receives ``weight[i]``
-    (top) or ``weight[i] * rest_weight`` (the others; ``weight`` None: ones, not read). Returns
-    the sample size.
+
+def top_and_rest_counts(values, threshold, ties, k_top, k_rest, key):
+    """Per chunk of :func:`draw_chunks`: the ties taken as top rows (the first ``ties`` rows
+    equal to ``threshold``, in row order), the top rows (``k_top`` in all), and how many of a
+    uniform draw of ``k_rest`` of the other rows fall there (:func:`_split_count` over the
+    chunks' other rows). Returns the three int64 arrays of :func:`draw_top_and_rest`."""
+    chunks = draw_chunks(values.shape[0])[0]
+    if chunks == 1:
+        return np.array([ties], np.int64), np.array([k_top], np.int64), np.array([k_rest], np.int64)
+    counts = _chunk_top_counts(values, threshold, chunks)
+    equal_before = np.cumsum(counts[1]) - counts[1]
+    chunk_ties = np.clip(ties - equal_before, 0, counts[1])
+    chunk_top = counts[0] + chunk_ties
+    chunk_rest = _split_count(key + np.uint64(1), _chunk_sizes(values.shape[0]) - chunk_top, k_rest)
+    return chunk_ties, chunk_top, chunk_rest
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def draw_top_and_rest(values, threshold, chunk_ties, chunk_top, chunk_rest, key, weight, rest_weight, rows, rest,
+                      sample_weight):
+    """GOSS's draw: the largest ``values`` surely, a uniform draw of the others, in parallel.
+
+    The top rows are those above ``threshold`` and the first rows equal to it (ties go to the
+    lowest row ids); in each fixed chunk ``c`` of :func:`draw_chunks`, ``chunk_ties[c]`` of its
+    equal rows are top, ``chunk_top[c]`` rows in all, and ``chunk_rest[c]`` of its other rows
+    are drawn by selection sampling (:func:`top_and_rest_counts`). ``sample_weight[i]``
+    receives ``weight[i]`` (top) or ``weight[i] * rest_weight`` (the others; ``weight`` None:
+    ones, not read). 1M rows: 6.2 ms for the serial pass of one chunk. Returns the sample size.
     """
-    n_rows = values.shape[0]
-    needed = k_rest
-    left = n_rows - k_top
-    n = 0
-    for i in range(n_rows):
-        tie = values[i] == threshold
-        top = (values[i] > threshold) | (tie & (ties > 0))
-        ties -= top & tie
-        drawn = (not top) & (uniform(key + np.uint64(1), i) * left < needed)
-        needed -= drawn
-        left -= not top
-        rows[n] = i
-        rest[i - n] = i
-        w = 1.0 if weight is None else weight[i]
-        sample_weight[i] = w if top else w * rest_weight
-        n += top | drawn
-    return n
+    n = values.shape[0]
+    chunks = chunk_top.shape[0]
+    size = (n + chunks - 1) // chunks
+    offsets = np.zeros(chunks + 1, np.int64)
+    for c in range(chunks):
+        offsets[c + 1] = offsets[c] + chunk_top[c] + chunk_rest[c]
+    for c in prange(chunks):
+        start = c * size
+        stop = min(n, start + size)
+        ties = chunk_ties[c]
+        needed = chunk_rest[c]
+        left = stop - start - chunk_top[c]
+        k = offsets[c]
+        last = c == chunks - 1
+        for i in range(start, stop):
+            tie = values[i] == threshold
+            top = (values[i] > threshold) | (tie & (ties > 0))
+            ties -= top & tie
+            drawn = (not top) & (uniform(key + np.uint64(1), i) * left < needed)
+            needed -= drawn
+            left -= not top
+            w = 1.0 if weight is None else weight[i]
+            sample_weight[i] = w if top else w * rest_weight
+            k = _place(rows, rest, k, i, top | drawn, last)
+    return offsets[chunks]
 
 
 @njit(cache=True, nogil=True)

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import draw_top_and_rest, top_threshold, weighted_abs
+from .._kernels.sampling import (
+    draw_top_and_rest,
+    top_and_rest_counts,
+    top_threshold,
+    weighted_abs,
+)
 from .base import Sampler
 
 
@@ -32,6 +37,7 @@ class GOSSSampler(Sampler):
         rest_weight = (1.0 - self.top_rate) / self.rest_rate
         key = self.key(ctx.iteration)
         threshold, ties = top_threshold(self._abs_grad, k_top, key)
-        n = draw_top_and_rest(self._abs_grad, threshold, ties, k_top, k_rest, key, ctx.kernel_weight, rest_weight, rows,
-                              rest, self.sample_weight)
+        counts = top_and_rest_counts(self._abs_grad, threshold, ties, k_top, k_rest, key)
+        n = draw_top_and_rest(self._abs_grad, threshold, *counts, key, ctx.kernel_weight, rest_weight, rows, rest,
+                              self.sample_weight)
         return n, self.sample_weight
