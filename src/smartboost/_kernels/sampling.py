@@ -134,8 +134,8 @@ _DRAW_CHUNK_ROWS = 4096
 def draw_chunks(n):
     """Fixed row chunks of the exact-count draws (:func:`draw_exact_parallel`,
     :func:`draw_top_and_rest`): 64, or one per ``_DRAW_CHUNK_ROWS`` rows on fewer rows, so that
-    small data draws in one pass without the hypergeometric split (7,000 rows: 0.11 -> 0.03 ms
-    for a uniform draw in training). Depends on ``n`` only, not on the thread count.
+    small data draws in one pass without the hypergeometric split (7,000 rows: uniform's sample
+    177 -> 99 us per iteration in training). Depends on ``n`` only, not on the thread count.
     Returns ``(n_chunks, rows per chunk)``."""
     chunks = max(1, min(_COMPACT_CHUNKS, n // _DRAW_CHUNK_ROWS))
     return chunks, (n + chunks - 1) // chunks
@@ -617,7 +617,8 @@ def draw_top_and_rest(values, threshold, chunk_ties, chunk_top, chunk_rest, key,
     equal rows are top, ``chunk_top[c]`` rows in all, and ``chunk_rest[c]`` of its other rows
     are drawn by selection sampling (:func:`top_and_rest_counts`). ``sample_weight[i]``
     receives ``weight[i]`` (top) or ``weight[i] * rest_weight`` (the others; ``weight`` None:
-    ones, not read). 1M rows: 6.2 ms for the serial pass of one chunk. Returns the sample size.
+    ones, not read). 1M rows at 0.1, in training: 6.2 ms serially, 3.3 ms in 64 chunks on 2
+    threads. Returns the sample size.
     """
     n = values.shape[0]
     chunks = chunk_top.shape[0]
