@@ -155,16 +155,15 @@ def test_brackets_hold_the_answer():
     """The sample's brackets hold the exact answer on a large input (else every draw would take
     the slow path over every row, unseen by the results)."""
     importance = np.random.default_rng(9).exponential(size=400_000) ** 2
+    descending = np.sort(importance)[::-1]
     for share in (0.02, 0.1, 0.5):
         target = share * importance.size
         mu = 1.0 / solve_scale_sorted(importance, target)
         lo, hi = scale_bracket(importance, target, np.uint64(4))
         assert lo <= mu < hi
         k = int(target)
-        value = np.sort(importance)[::-1][k - 1]
         lo, hi = rank_bracket(importance, k, np.uint64(5))
-        assert lo <= value <= hi
-        descending = np.sort(importance)[::-1]
+        assert lo <= descending[k - 1] <= hi
         count = np.searchsorted(np.cumsum(descending), share * importance.sum()) + 1
         lo, hi = sum_bracket(importance, share, np.uint64(6))
         assert lo <= descending[count - 1] < hi
