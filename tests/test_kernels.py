@@ -90,14 +90,18 @@ def test_wide_dense_data_builds_histograms_over_column_blocks(sampling, monkeypa
     column blocks (on every row, and on a sample's compact copy) and equal the 1-thread trees."""
     import smartboost as sb
     calls = []
-    monkeypatch.setattr(grower, "build_histogram_columns",
-                        lambda *args: calls.append(1) or build_histogram_columns(*args))
+    use_features = NodeRows.use_features
+
+    def recording(self, features):
+        use_features(self, features)
+        calls.append(self._column_blocks)
+    monkeypatch.setattr(NodeRows, "use_features", recording)
     rng = np.random.default_rng(3)
     X = rng.standard_normal((3000, 2 * grower.HIST_COLUMNS_PER_THREAD))
     y = X[:, 0] + X[:, 5] * X[:, 9] + 0.1 * rng.standard_normal(3000)
     params = {"objective": "regression", "num_leaves": 15, "verbosity": -1, **sampling}
     two = sb.train({**params, "num_threads": 2}, sb.Dataset(X, y), 3).predict(X)
-    assert calls
+    assert calls and all(calls)
     one = sb.train({**params, "num_threads": 1}, sb.Dataset(X, y), 3).predict(X)
     np.testing.assert_array_equal(two, one)
 
@@ -174,6 +178,38 @@ def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, wide_
     assert compact and not flat
     for a, b in zip(plain, copied):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("params", [
+    {"num_leaves": 40},
+    {"grow_policy": "depthwise", "max_depth": 4, "num_leaves": 0, "num_threads": 1},
+    {"num_leaves": 2},
+    {"sampling": "mvs", "sample_rate": 0.15, "min_data_in_leaf": 5},  # compact rows
+    {"colsample_bytree": 0.5, "sampling": "uniform", "sample_rate": 0.15},  # some features' cells
+    {"selection_type": 1, "selection_t": 30, "lambda_l1": 0.5, "min_gain_to_split": 0.1},  # chosen thresholds
+], ids=["leafwise", "depthwise", "stump", "compact", "some features", "type 1"])
+@pytest.mark.parametrize("wide_row_bytes", [64, 1])  # 1: a compact tree's partitions gather their columns
+def test_compiled_growth_grows_the_python_loops_trees(params, wide_row_bytes, monkeypatch):
+    """``_kernels.grow.grow_tree`` (rows on one machine) grows exactly the trees of
+    ``TreeGrower``'s Python loop (the loop of distributed rows and per-node draws), with missing
+    values and sparse features, on every layout."""
+    import smartboost as sb
+    monkeypatch.setattr(grower, "WIDE_ROW_BYTES", wide_row_bytes)
+    X, _, _, _, _, _, _ = _binned(n=6000, n_features=6, sparse_features=2, max_bin=32)
+    y = np.nan_to_num(X[:, 3]) + np.nan_to_num(X[:, 4]) * (X[:, 1] > 0) + 0.3 * np.cos(np.arange(6000))
+    full = {"objective": "regression", "verbosity": -1, **params}
+    compiled_pool = grower.TreeGrower._pool
+    python = []
+    monkeypatch.setattr(grower.TreeGrower, "_pool", lambda self, source, n_root: python.append(1))
+    by_python = sb.train(full, sb.Dataset(X, y), 4)
+    monkeypatch.setattr(grower.TreeGrower, "_pool", compiled_pool)
+    compiled = sb.train(full, sb.Dataset(X, y), 4)
+    assert len(python) == 4 and [tree.value.size for tree in compiled.trees] == [
+        tree.value.size for tree in by_python.trees]
+    for a, b in zip(compiled.trees, by_python.trees):
+        for field in ("feature", "bin_threshold", "threshold", "missing_left", "left", "right", "value", "count"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+    np.testing.assert_array_equal(compiled.predict(X), by_python.predict(X))
 
 
 def test_gather_columns_copies_the_rows_given():

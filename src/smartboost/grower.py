@@ -27,6 +27,10 @@ Growth policies share one loop over a priority queue of splittable leaves:
 - ``depthwise`` (XGBoost): shallower leaves first, by gain within a level.
 
 Both stop at ``num_leaves`` leaves (0: no limit) and never split below ``max_depth``.
+
+For rows held by this process (:class:`NodeRows`) and candidates drawn per tree or not at all,
+the same loop runs compiled (``_kernels.grow.grow_tree``) on the same kernels, and grows the
+same trees (tested equal); the Python loop here serves distributed rows and per-node draws.
 """
 
 from __future__ import annotations
@@ -37,19 +41,40 @@ from typing import Protocol
 
 import numpy as np
 
-from ._common import (COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PER_THREAD, HIST_PARALLEL_MIN_ROWS,
-                      INDEX_DTYPE, PARTITION_PARALLEL_MIN_ROWS, ROW_FIXED_DTYPE, WIDE_ROW_BYTES)
+from ._common import (
+    COMPACT_ROWS_FRACTION,
+    FIXED_DTYPE,
+    HIST_COLUMNS_PER_THREAD,
+    INDEX_DTYPE,
+    ROW_FIXED_DTYPE,
+    WIDE_ROW_BYTES,
+)
 from ._kernels.gradients import fixed_point_units, to_fixed_point
-from ._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel, gather_columns,
-                                 gather_rows, gather_sparse_rows)
-from ._kernels.partition import partition, partition_parallel
+from ._kernels.grow import can_split, grow_tree, wants_histogram
+from ._kernels.histogram import (
+    gather_columns,
+    gather_rows,
+    gather_sparse_rows,
+    node_histogram,
+)
+from ._kernels.partition import partition_node
 from ._kernels.sampling import fill_row_ids
-from ._kernels.split import SPLIT_PARAMS_ORDER, find_best_split, leaf_values, split_scratch, subtract_and_find_splits
+from ._kernels.split import (
+    SPLIT_PARAMS_ORDER,
+    find_best_split,
+    leaf_values,
+    split_scratch,
+    subtract_and_find_splits,
+)
 from .binning import BinMapper, BinnedData, histogram_cells
 from .selection import FeatureSelector
 from .tree import Tree
 
 __all__ = ["GrownTree", "NodeRows", "RowSource", "TreeGrower"]
+
+_MAX_POOL_BYTES = 1 << 32
+"""The most virtual memory the compiled loop's histogram slots may take (one per leaf the tree
+may have); trees that could need more (no leaf or depth limit) are grown by the Python loop."""
 
 
 @dataclass
@@ -125,7 +150,6 @@ class NodeRows:
     def __init__(self, data: BinnedData, n_threads: int) -> None:
         self.data = data
         self.n_bins = data.mapper.n_bins
-        self._missing_bins = self.n_bins.tolist()  # each feature's missing-value bin, as Python ints
         self.layout = data.histogram_layout
         self.n_threads = n_threads
         n = data.n_rows
@@ -133,16 +157,21 @@ class NodeRows:
         self.scratch = np.empty(n, INDEX_DTYPE)
         self.thread_hists = np.empty((n_threads, self.layout.n_cells, 2), FIXED_DTYPE)
         self._hist_arrays = (*self.layout.arrays, None)  # the histogram kernels' layout arguments in this tree
+        # where the partitions read the split features' bins (partition_node's ``columns``): the
+        # column-major bins by row id, or for a compact tree (_compact_columns) its own
+        self._by_row_id = (data.column_major, np.empty((0, 0), np.uint8), np.empty(0, np.int64),
+                           np.empty(0, INDEX_DTYPE), np.empty((0, 0), np.uint8), np.empty(0, np.bool_))
+        self._columns = self._by_row_id
+        self._gathered = np.empty(0, np.uint8)  # buffer of a compact tree's gathered columns
         self._compact = np.empty(0, np.uint8)   # buffer of the compact bins
         self._positions = np.empty(0, INDEX_DTYPE)   # buffer of a compact tree's row list
         self._compact_cells = np.empty(0, np.uint32)  # buffer of a compact tree's sparse cells
         self._sparse = np.ones(self.n_bins.size, np.bool_)
         self._sparse[self.layout.dense_features] = False
         self._column_blocks = False  # histograms over blocks of columns, one per thread (use_features)
-        self._start: list[int] = []
-        self._end: list[int] = []
+        self._start = np.zeros(1, np.int64)  # each node's slice of the row list
+        self._end = np.zeros(1, np.int64)
         self.is_compact = False
-        self._columns: dict[int, np.ndarray] = {}  # feature -> the bins its partitions read
 
     def set_rows(self, rows: np.ndarray, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray | None) -> None:
         """The next tree's rows and their values.
@@ -165,7 +194,7 @@ class NodeRows:
             fill_row_ids(self.rows)
         else:
             self.rows = rows
-        self._start, self._end = [0], [m]
+        self._start[0], self._end[0] = 0, m
 
     # -- the steps a row source is made of (also called one by one by smartboost.dask) ------
 
@@ -187,11 +216,9 @@ class NodeRows:
         if self.is_compact:
             bins, indptr, sparse_cells = self._gather_compact(columns)
             self._hist_arrays = (bins, dense_offsets, indptr, sparse_cells, *self.layout.arrays[4:], cells)
-            dense = self.layout.dense_features if columns is None else self.layout.dense_features[columns]
-            narrow = bins.shape[1] < WIDE_ROW_BYTES
-            self._columns = {int(f): bins[:, j] for j, f in enumerate(dense)} if narrow else {}
+            self._compact_columns(bins, columns)
             return
-        self._columns = {}
+        self._columns = self._by_row_id
         if columns is None:
             self._hist_arrays = (*self.layout.arrays, None)
             return
@@ -225,6 +252,21 @@ class NodeRows:
             indptr, cells = compact_indptr, compact_cells
         return bins, indptr, cells
 
+    def _compact_columns(self, bins: np.ndarray, columns: np.ndarray | None) -> None:
+        """Where a compact tree's partitions read each feature's bins: a column of its compact
+        ``bins`` (of the dense ``columns``, None: all) while rows are narrow, else (and for
+        sparse features) the column-major bins gathered at the tree's rows on first use."""
+        n_features, m = self.n_bins.size, self.ids.shape[0]
+        compact_column = np.full(n_features, -1, np.int64)
+        if bins.shape[1] < WIDE_ROW_BYTES:
+            dense = self.layout.dense_features if columns is None else self.layout.dense_features[columns]
+            compact_column[dense] = np.arange(dense.size)
+        if self._gathered.size < n_features * m:
+            self._gathered = np.empty(n_features * m, np.uint8)
+        gathered = self._gathered[:n_features * m].reshape(n_features, m)
+        self._columns = (self.data.column_major, bins, compact_column, self.ids, gathered,
+                         np.zeros(n_features, np.bool_))
+
     def units(self) -> tuple[float, float]:
         """The fixed-point units these rows need on their own (see ``_kernels.gradients``).
 
@@ -240,47 +282,33 @@ class NodeRows:
 
     def histogram(self, node: int, g: int, h: int, out: np.ndarray) -> None:
         """Write the histogram of ``node`` (fixed-point sums ``g``, ``h``) into ``out``."""
-        start, end = self._start[node], self._end[node]
-        if self._column_blocks:
-            build_histogram_columns(self.rows, start, end, *self._hist_arrays[:4], self.gh, out, self.n_threads)
-        elif end - start >= HIST_PARALLEL_MIN_ROWS and self.n_threads > 1:
-            build_histogram_parallel(self.rows, start, end, *self._hist_arrays, self.gh, g, h, out,
-                                     self.thread_hists)
-        else:
-            build_histogram(self.rows, start, end, *self._hist_arrays, self.gh, g, h, out)
-
-    def _column(self, feature: int) -> np.ndarray:
-        """The bins of ``feature`` the partition reads, one per entry of the row list's values:
-        a row of the column-major bins, or for a compact tree a column of its compact bins, or
-        (rows of ``WIDE_ROW_BYTES`` bytes or more) the feature's bins of its rows."""
-        column = self._columns.get(feature)
-        if column is None:
-            if self.is_compact:  # a sparse feature, or wide compact rows: its bins of the tree's rows, in order
-                column = np.take(self.data.column_major[feature], self.ids)  # 0.35x the time of [self.ids]
-            else:
-                column = self.data.column_major[feature]
-            self._columns[feature] = column
-        return column
+        node_histogram(self.rows, self._start[node], self._end[node], self._hist_arrays, self.gh, g, h, out,
+                       self.thread_hists, self._column_blocks)
 
     def partition(self, node: int, left: int, right: int, feature: int, bin_threshold: int,
                   missing_left: bool) -> tuple[int, int]:
         """Send the rows of ``node`` to ``left`` (bins <= ``bin_threshold``, or missing when
         ``missing_left``) and ``right``; return their row counts."""
-        start, end = self._start[node], self._end[node]
-        column = self._column(feature)
-        missing_bin = self._missing_bins[feature]
-        if end - start >= PARTITION_PARALLEL_MIN_ROWS and self.n_threads > 1:
-            n_left = partition_parallel(self.rows, start, end, column, bin_threshold, missing_left, missing_bin,
-                                        self.scratch, self.n_threads)
-        else:
-            n_left = partition(self.rows, start, end, column, bin_threshold, missing_left, missing_bin, self.scratch)
-        grow = max(left, right) + 1 - len(self._start)
-        if grow > 0:
-            self._start += [0] * grow
-            self._end += [0] * grow
+        start, end = int(self._start[node]), int(self._end[node])
+        n_left = partition_node(self.rows, start, end, self._columns, feature, bin_threshold, missing_left,
+                                int(self.n_bins[feature]), self.scratch, self.n_threads)
+        if max(left, right) >= self._start.size:
+            self._start = np.resize(self._start, 2 * max(left, right) + 2)
+            self._end = np.resize(self._end, self._start.size)
         self._start[left], self._end[left] = start, start + n_left
         self._start[right], self._end[right] = start + n_left, end
         return n_left, end - start - n_left
+
+    def kernel_rows(self) -> tuple:
+        """These rows as ``_kernels.grow.grow_tree`` takes them (after :meth:`begin_tree`): the
+        row list, the partition scratch, the fixed-point (g, h), the per-thread histograms, the
+        histogram layout, whether histograms go by column blocks, and the partitions' bins."""
+        return (self.rows, self.scratch, self.gh, self.thread_hists, self._hist_arrays, self._column_blocks,
+                self._columns)
+
+    def set_segments(self, start: np.ndarray, end: np.ndarray) -> None:
+        """Each node's slice of the row list, after ``grow_tree`` partitioned it."""
+        self._start, self._end = start, end
 
     def row_list(self) -> tuple[np.ndarray, np.ndarray | None]:
         """The row list and what its values index: ``(rows, None)`` when they are row ids,
@@ -294,9 +322,7 @@ class NodeRows:
 
     def segments(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Start and end (in the row list) of each of ``nodes``, as int64 arrays."""
-        start = np.array([self._start[k] for k in nodes], np.int64)
-        end = np.array([self._end[k] for k in nodes], np.int64)
-        return start, end
+        return self._start[nodes], self._end[nodes]
 
     # -- RowSource ----------------------------------------------------------------------------
 
@@ -377,7 +403,8 @@ class TreeGrower:
         leaves = params["num_leaves"]
         self.max_leaves = leaves if leaves > 0 else np.iinfo(np.int64).max
         self.depthwise = params["grow_policy"] == "depthwise"
-        self._slots: list[np.ndarray] = []
+        self._slots: list[np.ndarray] = []  # the Python loop's histogram slots
+        self._pool_slots = np.empty((0, self.n_cells, 2), FIXED_DTYPE)  # the compiled loop's
         self._free_slots: list[int] = []
         self.selector: FeatureSelector | None = None  # the current tree's candidate draws (RGBM)
         self.iteration = 0
@@ -413,8 +440,8 @@ class TreeGrower:
         return self.tree_usable, self.tree_thresholds
 
     def _can_split(self, node: _Node) -> bool:
-        return (node.depth < self.max_depth and node.n_rows >= self.min_rows_to_split
-                and node.h * self.h_unit >= self.min_hess_to_split)
+        return can_split(node.depth, node.n_rows, node.h, self.h_unit, self.max_depth, self.min_rows_to_split,
+                         self.min_hess_to_split)
 
     # -- growth ----------------------------------------------------------------------------
 
@@ -445,6 +472,15 @@ class TreeGrower:
             histogram_features, self.tree_thresholds = self.selector.draw(iteration, -1, self.n_thresholds)
         self.tree_usable = self.tree_built = self.usable if histogram_features is None else histogram_features
         self.g_unit, self.h_unit, g_root, h_root, n_root = source.begin_tree(histogram_features)
+        pool = self._pool(source, n_root)
+        if pool is not None:
+            *tree, start, end = grow_tree(
+                *source.kernel_rows(), self.offsets, self.n_bins, self.tree_built, self.tree_usable,
+                self.tree_thresholds, self.split_params, self.scan_scratch, pool, self.g_unit, self.h_unit, g_root,
+                h_root, self.max_leaves, self.max_depth, self.min_rows_to_split, self.min_hess_to_split,
+                self.depthwise)
+            source.set_segments(start, end)
+            return self._pack(*tree, learning_rate)
         nodes = [_Node(0, n_root, 0, g_root, h_root)]
         splits: list[tuple] = []   # (node id, feature, bin, missing_left, gain, left id) of each split
         heap: list[tuple] = []
@@ -478,7 +514,22 @@ class TreeGrower:
                 self._push_or_release(heap, right)
         for entry in heap:
             self._release(entry[-1])
-        return self._pack(nodes, splits, learning_rate)
+        return self._pack(*self._node_arrays(nodes, splits), learning_rate)
+
+    def _pool(self, source: RowSource, n_root: int) -> np.ndarray | None:
+        """The histogram slots of a tree grown by the compiled loop (``_kernels.grow``), one per
+        leaf the tree may have; None when the Python loop grows it: rows not held by this
+        process, candidates drawn per node, or a tree whose leaves are bounded only by its rows
+        and would need more than ``_MAX_POOL_BYTES`` of slots."""
+        if not isinstance(source, NodeRows) or self._per_node:
+            return None
+        leaves = min(self.max_leaves, 2 ** min(self.max_depth, 62), max(1, n_root))
+        if leaves * self.n_cells * 2 * np.dtype(FIXED_DTYPE).itemsize > _MAX_POOL_BYTES:
+            return None
+        if self._pool_slots.shape[0] < leaves:
+            # pages are touched only by the slots a tree uses
+            self._pool_slots = np.empty((leaves, self.n_cells, 2), FIXED_DTYPE)
+        return self._pool_slots[:leaves]
 
     def _push_or_release(self, heap: list, node: _Node) -> None:
         """Queue a node that has a valid split; free the histogram of one that has none."""
@@ -495,8 +546,7 @@ class TreeGrower:
         tree may still grow after this split). Returns ``(parent, slot, request)``."""
         feature, bin_threshold, missing_left, _, gl, hl = parent.split
         gr, hr = parent.g - gl, parent.h - hl
-        # ask for a histogram unless no child can be split, whatever the row counts turn out to be
-        wanted = room and parent.depth + 1 < self.max_depth and max(hl, hr) * self.h_unit >= self.min_hess_to_split
+        wanted = wants_histogram(room, parent.depth + 1, hl, hr, self.h_unit, self.max_depth, self.min_hess_to_split)
         slot = self._new_slot() if wanted else -1
         return parent, slot, (parent.id, left_id, left_id + 1, feature, bin_threshold, missing_left, (gl, hl),
                               (gr, hr), self._slots[slot] if wanted else None)
@@ -527,27 +577,37 @@ class TreeGrower:
             large.split = None
         return left, right
 
-    def _pack(self, nodes: list[_Node], splits: list[tuple], learning_rate: float) -> GrownTree:
-        """The grown tree's arrays from its nodes (node ``k`` is ``nodes[k]``) and ``splits``."""
+    @staticmethod
+    def _node_arrays(nodes: list[_Node], splits: list[tuple]) -> tuple[np.ndarray, ...]:
+        """The Python loop's nodes (node ``k`` is ``nodes[k]``) and ``splits`` as the arrays of
+        ``_kernels.grow.grow_tree``: ``(feature, bin_threshold, missing_left, gain, left, g, h,
+        n_rows)``."""
         n = len(nodes)
         feature = np.full(n, -1, np.int32)
         bin_threshold = np.zeros(n, np.int32)
-        threshold = np.zeros(n, np.float64)
         missing_left = np.zeros(n, np.bool_)
-        left = np.full(n, -1, np.int32)
-        right = np.full(n, -1, np.int32)
         gain = np.zeros(n, np.float64)
+        left = np.full(n, -1, np.int32)
         if splits:
             ids, f, b, ml, g, left_id = (np.array(column) for column in zip(*splits))
-            feature[ids], bin_threshold[ids], missing_left[ids], gain[ids] = f, b, ml, g
-            threshold[ids] = self.thresholds[self.threshold_offsets[f] + b]
-            left[ids], right[ids] = left_id, left_id + 1
+            feature[ids], bin_threshold[ids], missing_left[ids], gain[ids], left[ids] = f, b, ml, g, left_id
         g_sum = np.array([node.g for node in nodes], np.int64)
         h_sum = np.array([node.h for node in nodes], np.int64)
-        value = np.empty(n, np.float64)
+        return (feature, bin_threshold, missing_left, gain, left, g_sum, h_sum,
+                np.array([node.n_rows for node in nodes], np.int64))
+
+    def _pack(self, feature: np.ndarray, bin_threshold: np.ndarray, missing_left: np.ndarray, gain: np.ndarray,
+              left: np.ndarray, g_sum: np.ndarray, h_sum: np.ndarray, count: np.ndarray,
+              learning_rate: float) -> GrownTree:
+        """The grown tree from its node arrays (as :meth:`_node_arrays`)."""
+        inner = left >= 0
+        threshold = np.zeros(feature.size, np.float64)
+        threshold[inner] = self.thresholds[self.threshold_offsets[feature[inner]] + bin_threshold[inner]]
+        right = np.where(inner, left + 1, -1).astype(np.int32)
+        value = np.empty(feature.size, np.float64)
         leaf_values(g_sum, h_sum, self.g_unit, self.h_unit, self.lambda_l1, self.lambda_l2, value)
         value *= learning_rate
         tree = Tree(feature=feature, threshold=threshold, bin_threshold=bin_threshold,
                     missing_left=missing_left, left=left, right=right, value=value, gain=gain,
-                    hessian=h_sum * self.h_unit, count=np.array([node.n_rows for node in nodes], np.int64))
-        return GrownTree(tree, np.flatnonzero(left < 0))
+                    hessian=h_sum * self.h_unit, count=count)
+        return GrownTree(tree, np.flatnonzero(~inner))

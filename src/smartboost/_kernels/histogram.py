@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .._common import HIST_PARALLEL_MIN_ROWS
 from ._intrinsics import prefetch, prefetch_bytes
 
 _PREFETCH_ROWS = 12
@@ -215,6 +216,25 @@ def build_histogram_columns(rows, start, end, dense_bins, dense_offsets, sparse_
             hist[cell, 1] = 0
         _accumulate(rows, start, end, dense_bins[:, first:stop], dense_offsets[first:stop], sparse_indptr,
                     sparse_cells, gh, hist)
+
+
+@njit(cache=True, nogil=True)
+def node_histogram(rows, start, end, layout, gh, g_total, h_total, hist, thread_hists, column_blocks):
+    """Histogram of a node, ``rows[start:end]``, by the kernel that suits it: blocks of columns
+    (``column_blocks``: :func:`build_histogram_columns`, one block per thread), row chunks on
+    every thread from ``HIST_PARALLEL_MIN_ROWS`` rows, else one thread.
+
+    ``layout`` is the tuple of :func:`build_histogram`'s layout arguments, ``(dense_bins,
+    dense_offsets, sparse_indptr, sparse_cells, sparse_first, sparse_last, default_cells,
+    cells)``; ``thread_hists`` (one histogram per thread) sets the thread count.
+    """
+    n_threads = thread_hists.shape[0]
+    if column_blocks:
+        build_histogram_columns(rows, start, end, layout[0], layout[1], layout[2], layout[3], gh, hist, n_threads)
+    elif end - start >= HIST_PARALLEL_MIN_ROWS and n_threads > 1:
+        build_histogram_parallel(rows, start, end, *layout, gh, g_total, h_total, hist, thread_hists)
+    else:
+        build_histogram(rows, start, end, *layout, gh, g_total, h_total, hist)
 
 
 _GATHER_BLOCK = 1024

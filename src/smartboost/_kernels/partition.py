@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .._common import PREFETCH_DISTANCE
+from .._common import PARTITION_PARALLEL_MIN_ROWS, PREFETCH_DISTANCE
 from ._intrinsics import prefetch
 
 
@@ -132,3 +132,46 @@ def partition_parallel(rows, start, end, column, threshold, missing_left, missin
         for i in range(n_chunk_right):
             rows[np.uint64(dest + i)] = scratch[np.uint64(chunk_end - 1 - i)]
     return total_left
+
+
+@njit(cache=True, nogil=True)
+def _partition_rows(rows, start, end, column, threshold, missing_left, missing_bin, scratch, n_threads):
+    """:func:`partition_parallel` from ``PARTITION_PARALLEL_MIN_ROWS`` rows, else :func:`partition`."""
+    if end - start >= PARTITION_PARALLEL_MIN_ROWS and n_threads > 1:
+        return partition_parallel(rows, start, end, column, threshold, missing_left, missing_bin, scratch, n_threads)
+    return partition(rows, start, end, column, threshold, missing_left, missing_bin, scratch)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def gather_column(ids, column, out):
+    """``out[i] = column[ids[i]]``: one feature's bins of a compact tree's rows, in order."""
+    for i in prange(ids.shape[0]):
+        out[i] = column[ids[i]]
+
+
+@njit(cache=True, nogil=True)
+def partition_node(rows, start, end, columns, feature, threshold, missing_left, missing_bin, scratch, n_threads):
+    """Partition a node, ``rows[start:end]``, on ``feature`` (see :func:`partition`), reading
+    the feature's bins where the tree keeps them.
+
+    ``columns`` is ``(column_major, compact_bins, compact_column, ids, gathered, is_gathered)``
+    (see ``grower.NodeRows``). When ``compact_column`` is empty the row list holds row ids and
+    the column-major bins are read. Otherwise (a compact tree) it holds positions: feature ``f``
+    is column ``compact_column[f]`` of the compact row-major bins, a strided view, or where that
+    is -1 (a sparse feature, or wide rows), the feature's column-major bins gathered at the
+    tree's row ``ids`` into row ``f`` of ``gathered`` on the first split on it in the tree
+    (``is_gathered[f]`` records it).
+    """
+    column_major, compact_bins, compact_column, ids, gathered, is_gathered = columns
+    if compact_column.shape[0] == 0:
+        return _partition_rows(rows, start, end, column_major[feature], threshold, missing_left, missing_bin,
+                               scratch, n_threads)
+    j = compact_column[feature]
+    if j >= 0:
+        return _partition_rows(rows, start, end, compact_bins[:, j], threshold, missing_left, missing_bin, scratch,
+                               n_threads)
+    if not is_gathered[feature]:
+        gather_column(ids, column_major[feature], gathered[feature])
+        is_gathered[feature] = True
+    return _partition_rows(rows, start, end, gathered[feature], threshold, missing_left, missing_bin, scratch,
+                           n_threads)

@@ -1,0 +1,200 @@
+"""Growth of one tree on the rows of one machine, in one compiled call.
+
+``grower.TreeGrower`` grows a tree from a row source through a Python loop: a split is a few
+kernel calls (partition, the smaller child's histogram, subtraction and both children's scans)
+and some bookkeeping in between. For rows held by one process (``grower.NodeRows``), with
+candidate splits drawn per tree or not at all, :func:`grow_tree` runs the same loop compiled,
+calling the same kernels, and the trees are the same. What it saves is the Python between the
+kernels and their calls' dispatch: 1M x 28 rows, 255 leaves, MVS at 0.1 (docs/design.md).
+
+The loop (ALGORITHMS.md 2):
+
+- the root's histogram is built and its best split found, if it may split;
+- the open leaf to split next is the one with the largest gain (leaf-wise), or the shallowest,
+  then the largest gain (depth-wise); ties go to the lowest node id. That is the order of the
+  Python loop's heap; an open leaf is found by a scan of the open leaves (at most a few hundred);
+- its rows are partitioned into its children, node ids ``n_nodes`` (left) and ``n_nodes + 1``;
+- when a child may still be split (room for more leaves, depth left, and enough hessian on
+  one side), the child with fewer rows gets its histogram built into a free slot of the pool,
+  the other one inherits the parent's slot and becomes parent minus it, and both are scanned
+  (:func:`subtract_and_find_splits`); otherwise the parent's slot is freed;
+- a child with a valid split stays open, holding its histogram; the others free theirs.
+
+Histogram slots are rows of ``pool``; a tree holds at most one per leaf at a time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .histogram import node_histogram
+from .partition import partition_node
+from .split import find_best_split, subtract_and_find_splits
+
+
+@njit(cache=True, nogil=True)
+def can_split(depth, n_rows, h_fixed, h_unit, max_depth, min_rows_to_split, min_hess_to_split):
+    """Whether a node may be split at all: depth left, and enough rows and hessian for two
+    children (``min_rows_to_split`` = 2 ``min_data_in_leaf``, ``min_hess_to_split`` = 2
+    ``min_sum_hessian_in_leaf``)."""
+    return depth < max_depth and n_rows >= min_rows_to_split and h_fixed * h_unit >= min_hess_to_split
+
+
+@njit(cache=True, nogil=True)
+def wants_histogram(room, child_depth, hl_fixed, hr_fixed, h_unit, max_depth, min_hess_to_split):
+    """Whether a split should build a child's histogram: unless no child can be split, whatever
+    the row counts turn out to be (``room``: whether the tree may grow after this split)."""
+    return room and child_depth < max_depth and max(hl_fixed, hr_fixed) * h_unit >= min_hess_to_split
+
+
+@njit(cache=True, nogil=True)
+def _comes_first(a, b, gain, depth, depthwise):
+    """Whether open node ``a`` is split before open node ``b``."""
+    if depthwise and depth[a] != depth[b]:
+        return depth[a] < depth[b]
+    if gain[a] != gain[b]:
+        return gain[a] > gain[b]
+    return a < b
+
+
+@njit(cache=True, nogil=True)
+def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, offsets, n_bins, built, usable,
+              candidates, params, scan_scratch, pool, g_unit, h_unit, g_root, h_root, max_leaves, max_depth,
+              min_rows_to_split, min_hess_to_split, depthwise):
+    """Grow one tree on the row list ``rows`` (partitioned in place, node by node).
+
+    Parameters
+    ----------
+    rows, scratch, gh, thread_hists, layout, column_blocks, columns
+        The tree's rows, as ``grower.NodeRows`` holds them: the row list and the partition's
+        scratch, the rows' fixed-point (g, h), the per-thread histograms (one per thread: they
+        set the thread count), the histogram layout (:func:`node_histogram`), whether
+        histograms go by blocks of columns, and the split features' bins
+        (:func:`partition_node`).
+    offsets, n_bins, built, usable, candidates, params, scan_scratch
+        As :func:`subtract_and_find_splits`: the histogram cells, the features whose
+        histograms are built, those the nodes may split on and their thresholds (None: all).
+    pool : ndarray of int64, shape (>= leaf bound, n_cells, 2)
+        Histogram slots, at least as many as the tree may have leaves.
+    g_unit, h_unit : float
+        The fixed-point units.
+    g_root, h_root : int
+        The root's fixed-point sums.
+    max_leaves, max_depth, min_rows_to_split, min_hess_to_split : int, int, int, float
+        The limits (``TreeGrower``).
+    depthwise : bool
+        The growth policy.
+
+    Returns
+    -------
+    tuple
+        ``(feature, bin_threshold, missing_left, gain, left, g, h, n_rows, start, end)``, one
+        entry per node (node ``k`` is entry ``k``): the split of each inner node (feature -1
+        and left -1 at leaves; the right child is ``left + 1``), each node's fixed-point sums
+        and rows, and its slice of the row list.
+    """
+    n_root = rows.shape[0]
+    n_threads = thread_hists.shape[0]
+    capacity = 2 * pool.shape[0] + 1
+    feature = np.full(capacity, -1, np.int32)
+    bin_threshold = np.zeros(capacity, np.int32)
+    missing_left = np.zeros(capacity, np.bool_)
+    gain = np.zeros(capacity, np.float64)
+    left = np.full(capacity, -1, np.int32)
+    g = np.zeros(capacity, np.int64)
+    h = np.zeros(capacity, np.int64)
+    n_rows = np.zeros(capacity, np.int64)
+    start = np.zeros(capacity, np.int64)
+    end = np.zeros(capacity, np.int64)
+    depth = np.zeros(capacity, np.int64)
+    slot = np.full(capacity, -1, np.int64)
+    # each node's best split, found when its histogram is scanned (feature -1: none)
+    best_feature = np.full(capacity, -1, np.int64)
+    best_bin = np.zeros(capacity, np.int64)
+    best_missing_left = np.zeros(capacity, np.bool_)
+    best_gain = np.zeros(capacity, np.float64)
+    best_gl = np.zeros(capacity, np.int64)
+    best_hl = np.zeros(capacity, np.int64)
+    free = np.arange(pool.shape[0])[::-1].copy()  # free slots, a stack
+    n_free = pool.shape[0]
+    open_nodes = np.empty(capacity, np.int64)
+    n_open = 0
+
+    g[0], h[0], n_rows[0], end[0] = g_root, h_root, n_root, n_root
+    n_nodes = 1
+    if max_leaves > 1 and can_split(0, n_root, h_root, h_unit, max_depth, min_rows_to_split, min_hess_to_split):
+        n_free -= 1
+        slot[0] = free[n_free]
+        node_histogram(rows, 0, n_root, layout, gh, g_root, h_root, pool[slot[0]], thread_hists, column_blocks)
+        (best_feature[0], best_bin[0], best_missing_left[0], best_gain[0], best_gl[0],
+         best_hl[0]) = find_best_split(pool[slot[0]], offsets, n_bins, usable, candidates, g_root, h_root, n_root,
+                                       g_unit, h_unit, params, scan_scratch)
+        if best_feature[0] >= 0:
+            open_nodes[0] = 0
+            n_open = 1
+        else:
+            free[n_free] = slot[0]
+            n_free += 1
+    n_leaves = 1
+    while n_open > 0 and n_leaves < max_leaves:
+        k_best = 0
+        for k in range(1, n_open):
+            if _comes_first(open_nodes[k], open_nodes[k_best], best_gain, depth, depthwise):
+                k_best = k
+        parent = open_nodes[k_best]
+        n_open -= 1
+        open_nodes[k_best] = open_nodes[n_open]
+        n_leaves += 1
+
+        f = best_feature[parent]
+        gl, hl = best_gl[parent], best_hl[parent]
+        gr, hr = g[parent] - gl, h[parent] - hl
+        child_depth = depth[parent] + 1
+        wanted = wants_histogram(n_leaves < max_leaves, child_depth, hl, hr, h_unit, max_depth, min_hess_to_split)
+        new_slot = -1
+        if wanted:
+            n_free -= 1
+            new_slot = free[n_free]
+        a, b = n_nodes, n_nodes + 1
+        n_nodes += 2
+        n_left = partition_node(rows, start[parent], end[parent], columns, f, best_bin[parent],
+                                best_missing_left[parent], n_bins[f], scratch, n_threads)
+        feature[parent], bin_threshold[parent] = f, best_bin[parent]
+        missing_left[parent], gain[parent], left[parent] = best_missing_left[parent], best_gain[parent], a
+        start[a], end[a], start[b], end[b] = start[parent], start[parent] + n_left, start[parent] + n_left, end[parent]
+        n_rows[a], n_rows[b] = n_left, n_rows[parent] - n_left
+        g[a], h[a], g[b], h[b] = gl, hl, gr, hr
+        depth[a] = depth[b] = child_depth
+        if not wanted:
+            free[n_free] = slot[parent]
+            n_free += 1
+            continue
+        small, large = (a, b) if n_rows[a] <= n_rows[b] else (b, a)
+        node_histogram(rows, start[small], end[small], layout, gh, g[small], h[small], pool[new_slot], thread_hists,
+                       column_blocks)
+        slot[small], slot[large], slot[parent] = new_slot, slot[parent], -1
+        scan_small = can_split(depth[small], n_rows[small], h[small], h_unit, max_depth, min_rows_to_split,
+                               min_hess_to_split)
+        scan_large = can_split(depth[large], n_rows[large], h[large], h_unit, max_depth, min_rows_to_split,
+                               min_hess_to_split)
+        split_small, split_large = subtract_and_find_splits(
+            pool[slot[large]], pool[slot[small]], offsets, n_bins, built, usable, candidates, usable, candidates,
+            g[small], h[small], n_rows[small], scan_small, g[large], h[large], n_rows[large], scan_large, g_unit,
+            h_unit, params, scan_scratch)
+        if scan_small:
+            (best_feature[small], best_bin[small], best_missing_left[small], best_gain[small], best_gl[small],
+             best_hl[small]) = split_small
+        if scan_large:
+            (best_feature[large], best_bin[large], best_missing_left[large], best_gain[large], best_gl[large],
+             best_hl[large]) = split_large
+        for child in (a, b):
+            if best_feature[child] >= 0:
+                open_nodes[n_open] = child
+                n_open += 1
+            else:
+                free[n_free] = slot[child]
+                n_free += 1
+                slot[child] = -1
+    return (feature[:n_nodes], bin_threshold[:n_nodes], missing_left[:n_nodes], gain[:n_nodes], left[:n_nodes],
+            g[:n_nodes], h[:n_nodes], n_rows[:n_nodes], start[:n_nodes], end[:n_nodes])
