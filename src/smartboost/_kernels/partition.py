@@ -100,7 +100,7 @@ def partition_parallel(rows, start, end, column, threshold, missing_left, missin
     ``scratch`` must hold at least ``end`` entries (chunk regions use the node's own slice).
     """
     size = (end - start + n_chunks - 1) // n_chunks
-    n_left = np.zeros(n_chunks, np.int64)
+    n_left = np.empty(n_chunks, np.int64)  # np.zeros would be a parallel region of its own
     for k in prange(n_chunks):
         chunk_start = start + k * size
         chunk_end = min(end, chunk_start + size)
@@ -113,7 +113,8 @@ def partition_parallel(rows, start, end, column, threshold, missing_left, missin
             lo += go
             hi -= np.uint64(1) - go
         n_left[k] = np.int64(lo) - chunk_start
-    left_before = np.zeros(n_chunks, np.int64)
+    left_before = np.empty(n_chunks, np.int64)
+    left_before[0] = 0
     for k in range(1, n_chunks):
         left_before[k] = left_before[k - 1] + n_left[k - 1]
     total_left = left_before[n_chunks - 1] + n_left[n_chunks - 1]

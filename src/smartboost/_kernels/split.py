@@ -336,6 +336,20 @@ def split_scratch(n_bins: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def _no_splits(n_nodes, n_features):
+    """Per-feature results of ``n_nodes`` nodes before any scan: gains -inf; bins and
+    directions uninitialised (:func:`_best_of` reads them only where a gain is above -inf).
+
+    A separate (serial) kernel: in a parallel kernel ``np.full`` and ``np.zeros`` are parallel
+    loops of their own, each a parallel region to start. 28 features, a realistic pair of
+    histograms, one process alternating: :func:`subtract_and_find_splits` 46.8-51.8 -> 41.6-45.9
+    us per call."""
+    gains = np.empty((n_nodes, n_features))
+    gains[:] = _NO_GAIN
+    return gains, np.empty((n_nodes, n_features), np.int64), np.empty((n_nodes, n_features), np.bool_)
+
+
+@njit(cache=True, nogil=True)
 def _best_of(gains, bins, missing_left, hist, offsets, n_bins, h_fixed):
     """Best feature among per-feature results (ties go to the lowest feature index), with its
     split's missing direction and left sums (:func:`_split_sums` on the node's ``hist``)."""
@@ -375,9 +389,8 @@ def find_best_split(hist, offsets, n_bins, usable, candidates, g_fixed, h_fixed,
         no valid split exists.
     """
     n_features = offsets.shape[0]
-    gains = np.full(n_features, _NO_GAIN)
-    bins = np.zeros(n_features, np.int64)
-    missing_left = np.zeros(n_features, np.bool_)
+    gains, bins, missing_left = _no_splits(1, n_features)
+    gains, bins, missing_left = gains[0], bins[0], missing_left[0]
     for f in prange(n_features):
         if usable[f]:
             gains[f], bins[f], missing_left[f] = _scan(
@@ -423,9 +436,7 @@ def subtract_and_find_splits(parent, small, offsets, n_bins, built, usable_small
         The best split of the smaller and of the larger child, as :func:`find_best_split`.
     """
     n_features = offsets.shape[0]
-    gains = np.full((2, n_features), _NO_GAIN)
-    bins = np.zeros((2, n_features), np.int64)
-    missing_left = np.zeros((2, n_features), np.bool_)
+    gains, bins, missing_left = _no_splits(2, n_features)
     features = np.flatnonzero(built)
     for item in prange(2 * features.shape[0]):
         f = features[item >> 1]
