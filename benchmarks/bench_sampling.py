@@ -4,7 +4,8 @@ Usage (public sets are read through ``smartboost.datasets`` from ``$SMARTBOOST_D
 
     python benchmarks/bench_sampling.py smart-table --dataset a8a
     python benchmarks/bench_sampling.py mvs-figure --dataset a8a --seeds 5
-    python benchmarks/bench_sampling.py iteration-cost --rows 1000000 [--repeats 3] [--phases] [--lightgbm]
+    python benchmarks/bench_sampling.py iteration-cost --rows 1000000 [--repeats 3] [--phases [--split-growth]] \\
+        [--lightgbm]
     python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2 \\
         [--libraries lightgbm] [--leaves 31] [--seed 1]
 
@@ -12,7 +13,8 @@ The first three are ``smartboost experiment sampling --which ...`` (the function
 ``smartboost.experiments.sampling``) on 2 threads; this script adds LightGBM and CatBoost side by
 side. Every run prints markdown; tables and PNG plots (matplotlib) go to ``benchmarks/results/``.
 ``iteration-cost --phases`` also prints where the wall time of an iteration goes, step by step
-(``benchmarks/phases.py``), for no sampling and each sampler and rate; ``--lightgbm`` the same
+(``benchmarks/phases.py``), for no sampling and each sampler and rate (tree growth as one step,
+or with ``--split-growth`` its kernels one by one, grown by the Python loop); ``--lightgbm`` the same
 ratios for LightGBM's bagging and GOSS at those rates, measured after smartboost's in the same run.
 Datasets: any binary set of the registry (``a8a``, ``lightgbm-binary``, ``agaricus``, ...) and
 ``synthetic`` (``make_higgs_like``: 1,000,000 training rows, 250,000 test rows, 28 features).
@@ -70,7 +72,7 @@ def cmd_iteration_cost(args) -> None:
     samplers = [SamplerSpec(name, {"sampling": name}) for name in args.samplers] if args.samplers else COST_SAMPLERS
     _show(iteration_cost(data, args.rates, args.trees, samplers, threads=THREADS, repeats=args.repeats))
     if args.phases:
-        _phase_table(data, samplers, args.rates, args.trees)
+        _phase_table(data, samplers, args.rates, args.trees, args.split_growth)
     if args.lightgbm:
         _lightgbm_iteration_cost(data, args.rates, args.trees, args.repeats)
 
@@ -126,7 +128,7 @@ def _lightgbm_sampling(rate: float) -> dict[str, dict]:
             f"goss {rate}": {"data_sample_strategy": "goss", "top_rate": 2 * rate / 3, "other_rate": rate / 3}}
 
 
-def _phase_table(data, samplers, rates, trees) -> None:
+def _phase_table(data, samplers, rates, trees, split_growth=False) -> None:
     """Where an iteration's wall time goes, without sampling and for each sampler and rate (one
     more run each, under :class:`phases.PhaseTimer`; ms per iteration over all iterations)."""
     params = {**base_params(data, None, THREADS), "verbosity": -1}
@@ -135,7 +137,7 @@ def _phase_table(data, samplers, rates, trees) -> None:
                                  for spec in samplers for rate in rates]
     split = {}
     for label, run in runs:
-        timer = PhaseTimer()
+        timer = PhaseTimer(split_growth)
         try:
             booster = sb.train(run, train_set, trees)
         finally:
@@ -278,6 +280,9 @@ def main() -> None:
                                                     help="measure every (none, sampler) pair this many times")
     commands.choices["iteration-cost"].add_argument("--phases", action="store_true",
                                                     help="also time the steps of an iteration")
+    commands.choices["iteration-cost"].add_argument("--split-growth", action="store_true",
+                                                    help="with --phases: grow trees by the Python loop, so that "
+                                                         "histograms, partitions and split scans are timed apart")
     commands.choices["iteration-cost"].add_argument("--lightgbm", action="store_true",
                                                     help="also LightGBM's own ratios (bagging, GOSS)")
     side = commands.choices["side-by-side"]
