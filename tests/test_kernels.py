@@ -187,12 +187,14 @@ def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, wide_
     {"sampling": "mvs", "sample_rate": 0.15, "min_data_in_leaf": 5},  # compact rows
     {"colsample_bytree": 0.5, "sampling": "uniform", "sample_rate": 0.15},  # some features' cells
     {"selection_type": 1, "selection_t": 30, "lambda_l1": 0.5, "min_gain_to_split": 0.1},  # chosen thresholds
-], ids=["leafwise", "depthwise", "stump", "compact", "some features", "type 1"])
+    {"colsample_bynode": 0.5, "grow_policy": "depthwise", "max_depth": 5},  # RGBM's draws per node
+    {"selection_type": 1, "selection_t": 25, "selection_scope": "node", "sampling": "mvs", "sample_rate": 0.15},
+], ids=["leafwise", "depthwise", "stump", "compact", "some features", "type 1", "per node", "type 1 per node"])
 @pytest.mark.parametrize("wide_row_bytes", [64, 1])  # 1: a compact tree's partitions gather their columns
 def test_compiled_growth_grows_the_python_loops_trees(params, wide_row_bytes, monkeypatch):
     """``_kernels.grow.grow_tree`` (rows on one machine) grows exactly the trees of
-    ``TreeGrower``'s Python loop (the loop of distributed rows and per-node draws), with missing
-    values and sparse features, on every layout."""
+    ``TreeGrower``'s Python loop (the loop of distributed rows), with missing values and sparse
+    features, on every layout, and with RGBM's per-node draws."""
     import smartboost as sb
     monkeypatch.setattr(grower, "WIDE_ROW_BYTES", wide_row_bytes)
     X, _, _, _, _, _, _ = _binned(n=6000, n_features=6, sparse_features=2, max_bin=32)

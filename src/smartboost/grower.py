@@ -28,9 +28,9 @@ Growth policies share one loop over a priority queue of splittable leaves:
 
 Both stop at ``num_leaves`` leaves (0: no limit) and never split below ``max_depth``.
 
-For rows held by this process (:class:`NodeRows`) and candidates drawn per tree or not at all,
-the same loop runs compiled (``_kernels.grow.grow_tree``) on the same kernels, and grows the
-same trees (tested equal); the Python loop here serves distributed rows and per-node draws.
+For rows held by this process (:class:`NodeRows`) the same loop runs compiled
+(``_kernels.grow.grow_tree``) on the same kernels, and grows the same trees (tested equal); the
+Python loop here serves rows spread over machines.
 """
 
 from __future__ import annotations
@@ -474,11 +474,13 @@ class TreeGrower:
         self.g_unit, self.h_unit, g_root, h_root, n_root = source.begin_tree(histogram_features)
         pool = self._pool(source, n_root)
         if pool is not None:
+            node_draws = self.selector.node_draws(iteration, self.n_thresholds) if self._per_node else None
+            packed = None if node_draws is None else node_draws[6]
             *tree, start, end = grow_tree(
                 *source.kernel_rows(), self.offsets, self.n_bins, self.tree_built, self.tree_usable,
-                self.tree_thresholds, self.split_params, self.scan_scratch, pool, self.g_unit, self.h_unit, g_root,
-                h_root, self.max_leaves, self.max_depth, self.min_rows_to_split, self.min_hess_to_split,
-                self.depthwise)
+                self.tree_thresholds, node_draws, packed, self.split_params, self.scan_scratch, pool, self.g_unit,
+                self.h_unit, g_root, h_root, self.max_leaves, self.max_depth, self.min_rows_to_split,
+                self.min_hess_to_split, self.depthwise)
             source.set_segments(start, end)
             return self._pack(*tree, learning_rate)
         nodes = [_Node(0, n_root, 0, g_root, h_root)]
@@ -519,9 +521,9 @@ class TreeGrower:
     def _pool(self, source: RowSource, n_root: int) -> np.ndarray | None:
         """The histogram slots of a tree grown by the compiled loop (``_kernels.grow``), one per
         leaf the tree may have; None when the Python loop grows it: rows not held by this
-        process, candidates drawn per node, or a tree whose leaves are bounded only by its rows
-        and would need more than ``_MAX_POOL_BYTES`` of slots."""
-        if not isinstance(source, NodeRows) or self._per_node:
+        process, or a tree whose leaves are bounded only by its rows and would need more than
+        ``_MAX_POOL_BYTES`` of slots."""
+        if not isinstance(source, NodeRows):
             return None
         leaves = min(self.max_leaves, 2 ** min(self.max_depth, 62), max(1, n_root))
         if leaves * self.n_cells * 2 * np.dtype(FIXED_DTYPE).itemsize > _MAX_POOL_BYTES:

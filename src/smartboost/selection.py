@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ._kernels.sampling import draw_exact
-from ._kernels.selection import draw_pairs
+from ._kernels.selection import draw_key, draw_pairs
 from .errors import ParameterError
 from .sampling.base import _hash
 
@@ -89,7 +89,7 @@ class FeatureSelector:
 
     def _key(self, iteration: int, node: int) -> np.uint64:
         """The random stream of one draw."""
-        return _hash(self._stream, _hash(iteration, node + 1))
+        return np.uint64(draw_key(self._stream, iteration, node))
 
     def _sample(self, iteration: int, node: int, k: int, m: int) -> np.ndarray:
         """``k`` of ``0 .. m - 1``, uniformly without replacement, sorted."""
@@ -126,14 +126,37 @@ class FeatureSelector:
         mask[self.candidates[self._sample(iteration, node, self.t, self.candidates.size)]] = True
         return mask, None
 
-    def _draw_pairs(self, iteration: int, node: int,
-                    n_thresholds: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """Type 1: ``t`` of all (feature, threshold) pairs, uniformly without replacement."""
+    def node_draws(self, iteration: int, n_thresholds: np.ndarray) -> tuple | None:
+        """The per-node draws of ``iteration`` as the compiled growth loop makes them
+        (``_kernels.selection.draw_node_candidates``, node by node): ``(stream, iteration, t,
+        pool, n_thresholds, features, packed, chosen, rest)``, with buffers for two nodes'
+        draws (rows of ``features`` and ``packed``; ``packed`` None for Types 2 and 3); None when
+        the draws restrict nothing (Type 1 drawing every pair).
+        """
+        n = n_thresholds.size
+        if self.kind == 1:
+            total = self._pair_count(n_thresholds)
+            if self.t == total:
+                return None
+            packed = np.empty((2, n + 2 + self.t), np.int64)
+        else:
+            packed = None
+        m = self.candidates.size
+        return (self._stream, iteration, self.t, self.candidates, n_thresholds, np.empty((2, n), np.bool_), packed,
+                np.empty(m, np.uint32), np.empty(m, np.uint32))
+
+    def _pair_count(self, n_thresholds: np.ndarray) -> int:
+        """All (feature, threshold) pairs; ``selection_t`` may not exceed it."""
         total = int(n_thresholds.sum())
         if self.t > total:
             raise ParameterError(f"selection_t={self.t} exceeds the {total} (feature, threshold) pairs of the "
                                  "training data")
-        if self.t == total:
+        return total
+
+    def _draw_pairs(self, iteration: int, node: int,
+                    n_thresholds: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Type 1: ``t`` of all (feature, threshold) pairs, uniformly without replacement."""
+        if self.t == self._pair_count(n_thresholds):
             return None, None
         packed = np.empty(n_thresholds.size + 2 + self.t, np.int64)
         features = np.empty(n_thresholds.size, np.bool_)

@@ -2,9 +2,10 @@
 
 ``grower.TreeGrower`` grows a tree from a row source through a Python loop: a split is a few
 kernel calls (partition, the smaller child's histogram, subtraction and both children's scans)
-and some bookkeeping in between. For rows held by one process (``grower.NodeRows``), with
-candidate splits drawn per tree or not at all, :func:`grow_tree` runs the same loop compiled,
-calling the same kernels, and the trees are the same. What it saves is the Python between the
+and some bookkeeping in between. For rows held by one process (``grower.NodeRows``),
+:func:`grow_tree` runs the same loop compiled, calling the same kernels, and the trees are the
+same (RGBM's per-node draws included: both loops draw each node's candidates from the same
+random stream, keyed by iteration and node id). What it saves is the Python between the
 kernels and their calls' dispatch: 1M x 28 rows, 255 leaves, MVS at 0.1 (docs/design.md).
 
 The loop (ALGORITHMS.md 2):
@@ -26,10 +27,12 @@ Histogram slots are rows of ``pool``; a tree holds at most one per leaf at a tim
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from .histogram import node_histogram
 from .partition import partition_node
+from .selection import draw_key, draw_node_candidates
 from .split import find_best_split, subtract_and_find_splits
 
 
@@ -59,9 +62,43 @@ def _comes_first(a, b, gain, depth, depthwise):
 
 
 @njit(cache=True, nogil=True)
+def _draw(node, row, node_draws, packed_row):
+    """Draw the candidates of ``node`` into row ``row`` of ``node_draws``' buffers (Type 1 pairs
+    into ``packed_row`` too, unless it is None); return the row of features."""
+    stream, iteration, t, pool, n_thresholds, features, _, chosen, rest = node_draws
+    draw_node_candidates(draw_key(stream, iteration, node), t, pool, n_thresholds, features[row], packed_row, chosen,
+                         rest)
+    return features[row]
+
+
+def _candidates_of(node, row, usable, candidates, node_draws, packed):
+    """The features ``node`` may split on and their thresholds (None: all): the tree's
+    (``node_draws`` None), or the node's own draw into row ``row`` of ``node_draws``' buffers
+    (``packed``: its Type 1 buffer, or None for Types 2 and 3).
+
+    Which of the three applies is decided by the arguments' types, when numba compiles the
+    caller (:func:`_candidates_of_types`): a branch on ``packed is None`` would return the
+    thresholds as an optional array, which the split kernels' parallel loops misread as None
+    (every threshold scanned; seen with numba 0.68)."""
+
+
+@overload(_candidates_of, jit_options={"cache": True, "nogil": True})
+def _candidates_of_types(node, row, usable, candidates, node_draws, packed):
+    """The implementation of :func:`_candidates_of` for the argument types."""
+    if isinstance(node_draws, types.NoneType):
+        return lambda node, row, usable, candidates, node_draws, packed: (usable, candidates)
+
+    if isinstance(packed, types.NoneType):  # Types 2 and 3: features only (``candidates`` is None)
+        return lambda node, row, usable, candidates, node_draws, packed: (_draw(node, row, node_draws, None),
+                                                                            candidates)
+    return lambda node, row, usable, candidates, node_draws, packed: (_draw(node, row, node_draws, packed[row]),
+                                                                        packed[row])
+
+
+@njit(cache=True, nogil=True)
 def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, offsets, n_bins, built, usable,
-              candidates, params, scan_scratch, pool, g_unit, h_unit, g_root, h_root, max_leaves, max_depth,
-              min_rows_to_split, min_hess_to_split, depthwise):
+              candidates, node_draws, packed, params, scan_scratch, pool, g_unit, h_unit, g_root, h_root, max_leaves,
+              max_depth, min_rows_to_split, min_hess_to_split, depthwise):
     """Grow one tree on the row list ``rows`` (partitioned in place, node by node).
 
     Parameters
@@ -75,6 +112,11 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
     offsets, n_bins, built, usable, candidates, params, scan_scratch
         As :func:`subtract_and_find_splits`: the histogram cells, the features whose
         histograms are built, those the nodes may split on and their thresholds (None: all).
+    node_draws, packed : tuple or None, ndarray or None
+        Candidates drawn per node (``selection.FeatureSelector.node_draws``), which replace
+        ``usable`` and ``candidates``, and its Type 1 buffer (``node_draws[6]``, passed apart:
+        its type picks :func:`_candidates_of`'s implementation); None: ``usable`` and
+        ``candidates`` hold for every node.
     pool : ndarray of int64, shape (>= leaf bound, n_cells, 2)
         Histogram slots, at least as many as the tree may have leaves.
     g_unit, h_unit : float
@@ -127,9 +169,10 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
         n_free -= 1
         slot[0] = free[n_free]
         node_histogram(rows, 0, n_root, layout, gh, g_root, h_root, pool[slot[0]], thread_hists, column_blocks)
+        usable_root, candidates_root = _candidates_of(0, 0, usable, candidates, node_draws, packed)
         (best_feature[0], best_bin[0], best_missing_left[0], best_gain[0], best_gl[0],
-         best_hl[0]) = find_best_split(pool[slot[0]], offsets, n_bins, usable, candidates, g_root, h_root, n_root,
-                                       g_unit, h_unit, params, scan_scratch)
+         best_hl[0]) = find_best_split(pool[slot[0]], offsets, n_bins, usable_root, candidates_root, g_root, h_root,
+                                       n_root, g_unit, h_unit, params, scan_scratch)
         if best_feature[0] >= 0:
             open_nodes[0] = 0
             n_open = 1
@@ -178,10 +221,12 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
                                min_hess_to_split)
         scan_large = can_split(depth[large], n_rows[large], h[large], h_unit, max_depth, min_rows_to_split,
                                min_hess_to_split)
+        usable_small, candidates_small = _candidates_of(small, 0, usable, candidates, node_draws, packed)
+        usable_large, candidates_large = _candidates_of(large, 1, usable, candidates, node_draws, packed)
         split_small, split_large = subtract_and_find_splits(
-            pool[slot[large]], pool[slot[small]], offsets, n_bins, built, usable, candidates, usable, candidates,
-            g[small], h[small], n_rows[small], scan_small, g[large], h[large], n_rows[large], scan_large, g_unit,
-            h_unit, params, scan_scratch)
+            pool[slot[large]], pool[slot[small]], offsets, n_bins, built, usable_small, candidates_small,
+            usable_large, candidates_large, g[small], h[small], n_rows[small], scan_small, g[large], h[large],
+            n_rows[large], scan_large, g_unit, h_unit, params, scan_scratch)
         if scan_small:
             (best_feature[small], best_bin[small], best_missing_left[small], best_gain[small], best_gl[small],
              best_hl[small]) = split_small

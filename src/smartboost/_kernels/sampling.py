@@ -29,6 +29,12 @@ def splitmix64(x):
 
 
 @njit(cache=True, nogil=True)
+def hash_pair(a, b):
+    """A 64-bit key mixing two integers: splitmix64 of ``a``, combined with ``b``, mixed again."""
+    return splitmix64(splitmix64(np.uint64(a)) ^ np.uint64(b))
+
+
+@njit(cache=True, nogil=True)
 def uniform(key, i):
     """A uniform number in [0, 1) for row ``i`` of the stream ``key`` (uint64)."""
     return np.float64(splitmix64(key + np.uint64(i) * _GOLDEN) >> np.uint64(11)) * _TO_UNIT

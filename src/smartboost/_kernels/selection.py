@@ -1,4 +1,4 @@
-"""RGBM's Type 1 draw: ``t`` (feature, threshold) pairs, uniformly without replacement.
+"""RGBM's draws of candidate splits: Type 1's ``t`` (feature, threshold) pairs, and a node's own draw.
 
 Knuth's selection sampling over the pairs in (feature, threshold) order, with the counter-based
 random numbers of the samplers (``uniform(key, i)`` for pair ``i``), written straight into the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .sampling import uniform
+from .sampling import draw_exact, hash_pair, uniform
 
 
 @njit(cache=True, nogil=True)
@@ -48,3 +48,28 @@ def draw_pairs(key, t, n_thresholds, packed, features):
             i += 1
         features[f] = packed[f] < out
     packed[n_features] = out
+
+
+@njit(cache=True, nogil=True)
+def draw_key(stream, iteration, node):
+    """The random stream of the draw of ``node`` (-1: the tree's) at ``iteration``."""
+    return hash_pair(stream, hash_pair(iteration, node + 1))
+
+
+@njit(cache=True, nogil=True)
+def draw_node_candidates(key, t, pool, n_thresholds, features, packed, chosen, rest):
+    """One node's candidates, drawn in the tree's compiled growth loop (``_kernels.grow``) as
+    ``selection.FeatureSelector.draw`` draws them.
+
+    With ``packed`` (Type 1): ``t`` (feature, threshold) pairs by :func:`draw_pairs` into
+    ``packed`` and ``features``. Without (``None``: Types 2 and 3): ``t`` of the ``pool``
+    features, uniformly without replacement (``chosen`` and ``rest``, uint32 of ``pool.size``,
+    are scratch), marked in ``features``.
+    """
+    if packed is not None:
+        draw_pairs(key, t, n_thresholds, packed, features)
+        return
+    features[:] = False
+    draw_exact(key, t, chosen, rest)
+    for k in range(t):
+        features[pool[chosen[k]]] = True

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._kernels.sampling import fill_row_ids, splitmix64
+from .._kernels.sampling import fill_row_ids, hash_pair
 from ..objectives import Objective
 
 _SAMPLING_STREAM = 0x53414D504C45  # "SAMPLE"
@@ -26,7 +26,7 @@ _SAMPLING_STREAM = 0x53414D504C45  # "SAMPLE"
 
 def _hash(a: int, b: int) -> np.uint64:
     """A 64-bit key mixing two integers (splitmix64 of a, combined with b)."""
-    return np.uint64(splitmix64(np.uint64(splitmix64(np.uint64(a))) ^ np.uint64(b)))
+    return np.uint64(hash_pair(np.uint64(a), np.uint64(b)))
 
 
 @dataclass
