@@ -139,25 +139,15 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
     n_root = rows.shape[0]
     n_threads = thread_hists.shape[0]
     capacity = 2 * pool.shape[0] + 1
-    feature = np.full(capacity, -1, np.int32)
+    # each node's best split, from when its histogram is scanned (feature -1: none), kept at
+    # the nodes that are split, with its left child's sums
+    feature, left = np.full((2, capacity), -1, np.int32)
     bin_threshold = np.zeros(capacity, np.int32)
     missing_left = np.zeros(capacity, np.bool_)
     gain = np.zeros(capacity, np.float64)
-    left = np.full(capacity, -1, np.int32)
-    g = np.zeros(capacity, np.int64)
-    h = np.zeros(capacity, np.int64)
-    n_rows = np.zeros(capacity, np.int64)
-    start = np.zeros(capacity, np.int64)
-    end = np.zeros(capacity, np.int64)
-    depth = np.zeros(capacity, np.int64)
+    # fixed-point sums, rows, slice of the row list and depth of each node
+    gl_best, hl_best, g, h, n_rows, start, end, depth = np.zeros((8, capacity), np.int64)
     slot = np.full(capacity, -1, np.int64)
-    # each node's best split, found when its histogram is scanned (feature -1: none)
-    best_feature = np.full(capacity, -1, np.int64)
-    best_bin = np.zeros(capacity, np.int64)
-    best_missing_left = np.zeros(capacity, np.bool_)
-    best_gain = np.zeros(capacity, np.float64)
-    best_gl = np.zeros(capacity, np.int64)
-    best_hl = np.zeros(capacity, np.int64)
     free = np.arange(pool.shape[0])[::-1].copy()  # free slots, a stack
     n_free = pool.shape[0]
     open_nodes = np.empty(capacity, np.int64)
@@ -170,10 +160,10 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
         slot[0] = free[n_free]
         node_histogram(rows, 0, n_root, layout, gh, g_root, h_root, pool[slot[0]], thread_hists, column_blocks)
         usable_root, candidates_root = _candidates_of(0, 0, usable, candidates, node_draws, packed)
-        (best_feature[0], best_bin[0], best_missing_left[0], best_gain[0], best_gl[0],
-         best_hl[0]) = find_best_split(pool[slot[0]], offsets, n_bins, usable_root, candidates_root, g_root, h_root,
+        (feature[0], bin_threshold[0], missing_left[0], gain[0], gl_best[0],
+         hl_best[0]) = find_best_split(pool[slot[0]], offsets, n_bins, usable_root, candidates_root, g_root, h_root,
                                        n_root, g_unit, h_unit, params, scan_scratch)
-        if best_feature[0] >= 0:
+        if feature[0] >= 0:
             open_nodes[0] = 0
             n_open = 1
         else:
@@ -183,15 +173,15 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
     while n_open > 0 and n_leaves < max_leaves:
         k_best = 0
         for k in range(1, n_open):
-            if _comes_first(open_nodes[k], open_nodes[k_best], best_gain, depth, depthwise):
+            if _comes_first(open_nodes[k], open_nodes[k_best], gain, depth, depthwise):
                 k_best = k
         parent = open_nodes[k_best]
         n_open -= 1
         open_nodes[k_best] = open_nodes[n_open]
         n_leaves += 1
 
-        f = best_feature[parent]
-        gl, hl = best_gl[parent], best_hl[parent]
+        f = feature[parent]
+        gl, hl = gl_best[parent], hl_best[parent]
         gr, hr = g[parent] - gl, h[parent] - hl
         child_depth = depth[parent] + 1
         wanted = wants_histogram(n_leaves < max_leaves, child_depth, hl, hr, h_unit, max_depth, min_hess_to_split)
@@ -201,10 +191,9 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
             new_slot = free[n_free]
         a, b = n_nodes, n_nodes + 1
         n_nodes += 2
-        n_left = partition_node(rows, start[parent], end[parent], columns, f, best_bin[parent],
-                                best_missing_left[parent], n_bins[f], scratch, n_threads)
-        feature[parent], bin_threshold[parent] = f, best_bin[parent]
-        missing_left[parent], gain[parent], left[parent] = best_missing_left[parent], best_gain[parent], a
+        n_left = partition_node(rows, start[parent], end[parent], columns, f, bin_threshold[parent],
+                                missing_left[parent], n_bins[f], scratch, n_threads)
+        left[parent] = a
         start[a], end[a], start[b], end[b] = start[parent], start[parent] + n_left, start[parent] + n_left, end[parent]
         n_rows[a], n_rows[b] = n_left, n_rows[parent] - n_left
         g[a], h[a], g[b], h[b] = gl, hl, gr, hr
@@ -228,18 +217,23 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
             usable_large, candidates_large, g[small], h[small], n_rows[small], scan_small, g[large], h[large],
             n_rows[large], scan_large, g_unit, h_unit, params, scan_scratch)
         if scan_small:
-            (best_feature[small], best_bin[small], best_missing_left[small], best_gain[small], best_gl[small],
-             best_hl[small]) = split_small
+            feature[small], bin_threshold[small], missing_left[small], gain[small], gl_best[small], \
+                hl_best[small] = split_small
         if scan_large:
-            (best_feature[large], best_bin[large], best_missing_left[large], best_gain[large], best_gl[large],
-             best_hl[large]) = split_large
+            feature[large], bin_threshold[large], missing_left[large], gain[large], gl_best[large], \
+                hl_best[large] = split_large
         for child in (a, b):
-            if best_feature[child] >= 0:
+            if feature[child] >= 0:
                 open_nodes[n_open] = child
                 n_open += 1
             else:
                 free[n_free] = slot[child]
                 n_free += 1
                 slot[child] = -1
+    leaf = left[:n_nodes] < 0  # scanned but not split: no split to keep
+    feature[:n_nodes][leaf] = -1
+    bin_threshold[:n_nodes][leaf] = 0
+    missing_left[:n_nodes][leaf] = False
+    gain[:n_nodes][leaf] = 0.0
     return (feature[:n_nodes], bin_threshold[:n_nodes], missing_left[:n_nodes], gain[:n_nodes], left[:n_nodes],
             g[:n_nodes], h[:n_nodes], n_rows[:n_nodes], start[:n_nodes], end[:n_nodes])
