@@ -214,6 +214,21 @@ def test_compiled_growth_grows_the_python_loops_trees(params, wide_row_bytes, mo
     np.testing.assert_array_equal(compiled.predict(X), by_python.predict(X))
 
 
+def test_trees_without_leaf_or_depth_limit_fall_back_to_the_python_loop():
+    """The compiled loop holds a histogram slot per leaf the tree may have: with neither
+    ``num_leaves`` nor ``max_depth`` that is one per row, and past ``_MAX_POOL_BYTES`` of slots
+    the Python loop grows the tree instead; a limit gives a pool of that many slots."""
+    from smartboost._params import resolve_params
+    _, _, binned, _, n_cells, _, _ = _binned()
+    source = NodeRows(binned, 2)
+    unbounded = grower.TreeGrower.for_data(binned, resolve_params({"num_leaves": 0, "max_depth": -1}))
+    assert unbounded._pool(source, 4000).shape == (4000, n_cells, 2)
+    assert unbounded._pool(source, grower._MAX_POOL_BYTES // (16 * n_cells) + 1) is None
+    assert unbounded._pool(object(), 4000) is None  # rows not held by this process
+    by_depth = grower.TreeGrower.for_data(binned, resolve_params({"num_leaves": 0, "max_depth": 5}))
+    assert by_depth._pool(source, 4000).shape[0] == 32
+
+
 def test_gather_columns_copies_the_rows_given():
     column_major = np.random.default_rng(3).integers(0, 255, (5, 3000)).astype(np.uint8)
     rows = np.arange(0, 3000, 7, dtype=np.uint32)
