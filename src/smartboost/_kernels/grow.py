@@ -235,5 +235,8 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
     bin_threshold[:n_nodes][leaf] = 0
     missing_left[:n_nodes][leaf] = False
     gain[:n_nodes][leaf] = 0.0
-    return (feature[:n_nodes], bin_threshold[:n_nodes], missing_left[:n_nodes], gain[:n_nodes], left[:n_nodes],
-            g[:n_nodes], h[:n_nodes], n_rows[:n_nodes], start[:n_nodes], end[:n_nodes])
+    # copies: the tree keeps its arrays, which would otherwise hold on to these blocks of
+    # ``capacity`` entries (one per possible node: 8,193 for max_depth 12 without a leaf limit)
+    return (feature[:n_nodes].copy(), bin_threshold[:n_nodes].copy(), missing_left[:n_nodes].copy(),
+            gain[:n_nodes].copy(), left[:n_nodes].copy(), g[:n_nodes].copy(), h[:n_nodes].copy(),
+            n_rows[:n_nodes].copy(), start[:n_nodes].copy(), end[:n_nodes].copy())
