@@ -4,7 +4,7 @@ Usage (public sets are read through ``smartboost.datasets`` from ``$SMARTBOOST_D
 
     python benchmarks/bench_sampling.py smart-table --dataset a8a
     python benchmarks/bench_sampling.py mvs-figure --dataset a8a --seeds 5
-    python benchmarks/bench_sampling.py iteration-cost --rows 1000000 [--repeats 3] [--phases [--split-growth]] \\
+    python benchmarks/bench_sampling.py iteration-cost [--dataset synthetic] [--repeats 3] [--phases [--split-growth]] \\
         [--lightgbm]
     python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2 \\
         [--libraries lightgbm] [--leaves 31] [--seed 1]
@@ -67,7 +67,7 @@ def cmd_mvs_figure(args) -> None:
 
 
 def cmd_iteration_cost(args) -> None:
-    data = load("synthetic", args.rows)
+    data = load(args.dataset, args.rows)
     sb.compile_kernels()
     samplers = [SamplerSpec(name, {"sampling": name}) for name in args.samplers] if args.samplers else COST_SAMPLERS
     _show(iteration_cost(data, args.rates, args.trees, samplers, threads=THREADS, repeats=args.repeats))
@@ -265,7 +265,8 @@ def main() -> None:
                      ("iteration-cost", cmd_iteration_cost), ("side-by-side", cmd_side_by_side)):
         cmd = commands.add_parser(name)
         cmd.set_defaults(run=fn)
-        cmd.add_argument("--dataset", default="a8a", help="a binary registry set or 'synthetic'")
+        cmd.add_argument("--dataset", default="synthetic" if name == "iteration-cost" else "a8a",
+                         help="a binary registry set or 'synthetic'")
         cmd.add_argument("--rows", type=int, default=None,
                          help="training rows (synthetic: generated, default 1,000,000; public sets: the first ROWS)")
         cmd.add_argument("--trees", type=int, default=300)

