@@ -155,10 +155,11 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
 
     g[0], h[0], n_rows[0], end[0] = g_root, h_root, n_root, n_root
     n_nodes = 1
-    if max_leaves > 1 and can_split(0, n_root, h_root, h_unit, max_depth, min_rows_to_split, min_hess_to_split):
+    # depth[0] and start[0], not literal zeros: a literal argument compiles the callee again (split._ZERO)
+    if max_leaves > 1 and can_split(depth[0], n_root, h_root, h_unit, max_depth, min_rows_to_split, min_hess_to_split):
         n_free -= 1
         slot[0] = free[n_free]
-        node_histogram(rows, 0, n_root, layout, gh, g_root, h_root, pool[slot[0]], thread_hists, column_blocks)
+        node_histogram(rows, start[0], n_root, layout, gh, g_root, h_root, pool[slot[0]], thread_hists, column_blocks)
         usable_root, candidates_root = _candidates_of(0, 0, usable, candidates, node_draws, packed)
         (feature[0], bin_threshold[0], missing_left[0], gain[0], gl_best[0],
          hl_best[0]) = find_best_split(pool[slot[0]], offsets, n_bins, usable_root, candidates_root, g_root, h_root,

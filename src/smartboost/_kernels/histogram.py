@@ -184,10 +184,10 @@ def build_histogram_parallel(rows, start, end, dense_bins, dense_offsets, sparse
                     sparse_cells, gh, local)
     if cells is None:
         for cell in prange(hist.shape[0]):
-            _merge(thread_hists, cell, hist)
+            _merge(thread_hists, np.uint64(cell), hist)
     else:
         for j in prange(cells.shape[0]):
-            _merge(thread_hists, cells[j], hist)
+            _merge(thread_hists, np.uint64(cells[j]), hist)
     _complete_sparse_features(hist, sparse_first, sparse_last, default_cells, g_total, h_total)
 
 

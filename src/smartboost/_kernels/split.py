@@ -34,6 +34,10 @@ _GAIN_EPS = 1e-12
 
 _NO_GAIN = -np.inf
 
+_ZERO = np.int64(0)
+"""A zero typed as int64: a literal 0 in a call makes numba compile the callee again for the
+literal's own type (and everything that callee calls)."""
+
 
 @njit(cache=True, nogil=True)
 def _threshold_l1(g, l1):
@@ -277,8 +281,8 @@ def scan_feature(hist, first_cell, n_bins, candidates, g_fixed, h_fixed, n_rows,
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
     num, den, best_bin = _scan_thresholds(
-        hist, first_cell, n_bins if has_missing else n_bins - 1, candidates, 0, 0, g_total, h_total, g_unit, h_unit,
-        least_h, l1, l2, scratch)
+        hist, first_cell, n_bins if has_missing else n_bins - 1, candidates, _ZERO, _ZERO, g_total, h_total, g_unit,
+        h_unit, least_h, l1, l2, scratch)
     missing_left = False
     if has_missing:
         num_l, den_l, bin_l = _scan_thresholds(
@@ -393,8 +397,9 @@ def find_best_split(hist, offsets, n_bins, usable, candidates, g_fixed, h_fixed,
     gains, bins, missing_left = gains[0], bins[0], missing_left[0]
     for f in prange(n_features):
         if usable[f]:
-            gains[f], bins[f], missing_left[f] = _scan(
-                hist, offsets[f], n_bins[f], candidates, f, g_fixed, h_fixed, n_rows, g_unit, h_unit, params, scratch)
+            gains[f], bins[f], missing_left[f] = _scan(  # f as int64: subtract_and_find_splits' type
+                hist, offsets[f], n_bins[f], candidates, np.int64(f), g_fixed, h_fixed, n_rows, g_unit, h_unit, params,
+                scratch)
     return _best_of(gains, bins, missing_left, hist, offsets, n_bins, h_fixed)
 
 
