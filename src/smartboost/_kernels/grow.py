@@ -155,12 +155,12 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
 
     g[0], h[0], n_rows[0], end[0] = g_root, h_root, n_root, n_root
     n_nodes = 1
-    # depth[0] and start[0], not literal zeros: a literal argument compiles the callee again (split._ZERO)
+    # depth[0], start[0], np.int64(0): no literal zeros, which compile the callee again (split._ZERO)
     if max_leaves > 1 and can_split(depth[0], n_root, h_root, h_unit, max_depth, min_rows_to_split, min_hess_to_split):
         n_free -= 1
         slot[0] = free[n_free]
         node_histogram(rows, start[0], n_root, layout, gh, g_root, h_root, pool[slot[0]], thread_hists, column_blocks)
-        usable_root, candidates_root = _candidates_of(0, 0, usable, candidates, node_draws, packed)
+        usable_root, candidates_root = _candidates_of(np.int64(0), np.int64(0), usable, candidates, node_draws, packed)
         (feature[0], bin_threshold[0], missing_left[0], gain[0], gl_best[0],
          hl_best[0]) = find_best_split(pool[slot[0]], offsets, n_bins, usable_root, candidates_root, g_root, h_root,
                                        n_root, g_unit, h_unit, params, scan_scratch)
@@ -211,8 +211,8 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
                                min_hess_to_split)
         scan_large = can_split(depth[large], n_rows[large], h[large], h_unit, max_depth, min_rows_to_split,
                                min_hess_to_split)
-        usable_small, candidates_small = _candidates_of(small, 0, usable, candidates, node_draws, packed)
-        usable_large, candidates_large = _candidates_of(large, 1, usable, candidates, node_draws, packed)
+        usable_small, candidates_small = _candidates_of(small, np.int64(0), usable, candidates, node_draws, packed)
+        usable_large, candidates_large = _candidates_of(large, np.int64(1), usable, candidates, node_draws, packed)
         split_small, split_large = subtract_and_find_splits(
             pool[slot[large]], pool[slot[small]], offsets, n_bins, built, usable_small, candidates_small,
             usable_large, candidates_large, g[small], h[small], n_rows[small], scan_small, g[large], h[large],

@@ -392,7 +392,7 @@ def scale_bracket(importance, target, key):
 def _sample_threshold(sample, t, key):
     """``mu = 1 / c`` of the positive ``sample`` for the target ``t`` (not modified);
     ``inf`` when no row needs to be kept (``t <= 0``)."""
-    c = quickselect_scale(sample, t, 0, 0.0, key) if t > 0.0 else 0.0
+    c = quickselect_scale(sample, t, np.int64(0), 0.0, key) if t > 0.0 else 0.0
     return 1.0 / c if c > 0.0 else np.inf
 
 
@@ -404,7 +404,7 @@ def _solve_scale_all(importance, target, key):
         return 0.0
     if target >= positive.shape[0]:
         return np.inf
-    return quickselect_scale(positive, target, 0, 0.0, key)
+    return quickselect_scale(positive, target, np.int64(0), 0.0, key)
 
 
 def solve_scale(importance, target, key):

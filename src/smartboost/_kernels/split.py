@@ -393,7 +393,7 @@ def find_best_split(hist, offsets, n_bins, usable, candidates, g_fixed, h_fixed,
         no valid split exists.
     """
     n_features = offsets.shape[0]
-    gains, bins, missing_left = _no_splits(1, n_features)
+    gains, bins, missing_left = _no_splits(np.int64(1), n_features)
     gains, bins, missing_left = gains[0], bins[0], missing_left[0]
     for f in prange(n_features):
         if usable[f]:
@@ -441,7 +441,7 @@ def subtract_and_find_splits(parent, small, offsets, n_bins, built, usable_small
         The best split of the smaller and of the larger child, as :func:`find_best_split`.
     """
     n_features = offsets.shape[0]
-    gains, bins, missing_left = _no_splits(2, n_features)
+    gains, bins, missing_left = _no_splits(np.int64(2), n_features)
     features = np.flatnonzero(built)
     for item in prange(2 * features.shape[0]):
         f = features[item >> 1]
