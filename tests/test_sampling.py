@@ -13,6 +13,7 @@ import smartboost as sb
 from smartboost._kernels.sampling import (
     _quickselect_kth,
     count_top_for_sum,
+    keep_and_correct,
     kth_largest,
     quickselect_scale,
     rank_bracket,
@@ -370,6 +371,28 @@ def test_smart2_with_eta_zero_is_the_uncorrected_sampler(binary_data, monkeypatc
     # the correction needs two iterations of history: the first two trees agree, later ones not
     assert _trees(corrected)[0][:2] == _trees(uncorrected)[0][:2]
     assert _trees(corrected)[0][2:] != _trees(uncorrected)[0][2:]
+
+
+@pytest.mark.parametrize("n", (50, 4096 * 3 + 17))  # one chunk; several, rows near their ends
+def test_keep_and_correct_matches_the_formula(n):
+    rng = np.random.default_rng(n)
+    grad, old_grad = rng.standard_normal(n), rng.standard_normal(n)
+    leaf = rng.integers(0, 7, n).astype(np.int32)
+    means = rng.standard_normal(7)
+    rows = np.sort(rng.choice(n, n // 3, replace=False)).astype(np.uint32)
+    rows[-1] = n - 1
+    expected = grad.copy()
+    expected[rows] += 0.5 * (means[leaf[rows]] - old_grad[rows])
+    out, kept = grad.copy(), np.empty(n)
+    keep_and_correct(rows, out, kept, old_grad, leaf, means, 0.5)
+    np.testing.assert_array_equal(kept, grad)  # the uncorrected history
+    np.testing.assert_allclose(out, expected, rtol=0, atol=1e-15)
+    untouched = np.setdiff1d(np.arange(n), rows)
+    np.testing.assert_array_equal(out[untouched], grad[untouched])
+    out, kept = grad.copy(), np.empty(n)
+    keep_and_correct(rows, out, kept, old_grad, leaf, None, 0.5)  # no leaf means yet: the copy only
+    np.testing.assert_array_equal(out, grad)
+    np.testing.assert_array_equal(kept, grad)
 
 
 @pytest.mark.parametrize("sampling", ("trimming", *UNBIASED))
