@@ -155,7 +155,7 @@ def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, o
 
     g[0], h[0], n_rows[0], end[0] = g_root, h_root, n_root, n_root
     n_nodes = 1
-    # depth[0], start[0], np.int64(0): no literal zeros, which compile the callee again (split._ZERO)
+    # depth[0], start[0], np.int64(0): no literal zeros, which compile the callee again (split.scan_feature)
     if max_leaves > 1 and can_split(depth[0], n_root, h_root, h_unit, max_depth, min_rows_to_split, min_hess_to_split):
         n_free -= 1
         slot[0] = free[n_free]

@@ -34,10 +34,6 @@ _GAIN_EPS = 1e-12
 
 _NO_GAIN = -np.inf
 
-_ZERO = np.int64(0)
-"""A zero typed as int64: a literal 0 in a call makes numba compile the callee again for the
-literal's own type (and everything that callee calls)."""
-
 
 @njit(cache=True, nogil=True)
 def _threshold_l1(g, l1):
@@ -280,8 +276,11 @@ def scan_feature(hist, first_cell, n_bins, candidates, g_fixed, h_fixed, n_rows,
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
+    # np.int64(0), not 0: a literal argument makes numba compile the callee (and all it calls)
+    # once more, for the literal's own type
+    zero = np.int64(0)
     num, den, best_bin = _scan_thresholds(
-        hist, first_cell, n_bins if has_missing else n_bins - 1, candidates, _ZERO, _ZERO, g_total, h_total, g_unit,
+        hist, first_cell, n_bins if has_missing else n_bins - 1, candidates, zero, zero, g_total, h_total, g_unit,
         h_unit, least_h, l1, l2, scratch)
     missing_left = False
     if has_missing:
