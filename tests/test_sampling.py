@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 import smartboost as sb
 from smartboost._kernels.sampling import (
     _quickselect_kth,
+    correct_sampled,
     count_top_for_sum,
-    keep_and_correct,
     kth_largest,
     quickselect_scale,
     rank_bracket,
@@ -373,26 +373,39 @@ def test_smart2_with_eta_zero_is_the_uncorrected_sampler(binary_data, monkeypatc
     assert _trees(corrected)[0][2:] != _trees(uncorrected)[0][2:]
 
 
-@pytest.mark.parametrize("n", (50, 4096 * 3 + 17))  # one chunk; several, rows near their ends
-def test_keep_and_correct_matches_the_formula(n):
-    rng = np.random.default_rng(n)
+def test_correct_sampled_matches_the_formula():
+    rng = np.random.default_rng(3)
+    n = 5000
     grad, old_grad = rng.standard_normal(n), rng.standard_normal(n)
     leaf = rng.integers(0, 7, n).astype(np.int32)
     means = rng.standard_normal(7)
     rows = np.sort(rng.choice(n, n // 3, replace=False)).astype(np.uint32)
-    rows[-1] = n - 1
-    expected = grad.copy()
-    expected[rows] += 0.5 * (means[leaf[rows]] - old_grad[rows])
-    out, kept = grad.copy(), np.empty(n)
-    keep_and_correct(rows, out, kept, old_grad, leaf, means, 0.5)
-    np.testing.assert_array_equal(kept, grad)  # the uncorrected history
-    np.testing.assert_allclose(out, expected, rtol=0, atol=1e-15)
-    untouched = np.setdiff1d(np.arange(n), rows)
-    np.testing.assert_array_equal(out[untouched], grad[untouched])
-    out, kept = grad.copy(), np.empty(n)
-    keep_and_correct(rows, out, kept, old_grad, leaf, None, 0.5)  # no leaf means yet: the copy only
-    np.testing.assert_array_equal(out, grad)
-    np.testing.assert_array_equal(kept, grad)
+    out = np.full(n, np.nan)
+    correct_sampled(rows, grad, old_grad, leaf, means, 0.5, out)
+    np.testing.assert_allclose(out[rows], grad[rows] + 0.5 * (means[leaf[rows]] - old_grad[rows]), rtol=0,
+                               atol=1e-15)
+    assert np.isnan(np.delete(out, rows)).all()  # only the sampled rows are written
+
+
+def test_smart2_keeps_the_uncorrected_gradients_of_two_iterations_back(binary_data, monkeypatch):
+    """The correction reads l'(y~) at the scores of two iterations back: the gradients that run
+    computed then, before their own correction."""
+    from smartboost._rows import TrainingRows
+    X, y = binary_data
+    seen, computed = [], []
+    original = TrainingRows.compute_gradients
+
+    def record(self, rows=None):
+        original(self, rows)
+        computed.append(self.row_grad.copy())
+        seen.append([g.copy() for g in self.sampling_context(0, None).past_grad])
+
+    monkeypatch.setattr(TrainingRows, "compute_gradients", record)
+    sb.train({"objective": "binary", "verbosity": -1, "sampling": "smart2", "sample_rate": 0.3}, sb.Dataset(X, y), 5)
+    assert [len(past) for past in seen] == [0, 1, 2, 2, 2]
+    for t in range(1, 5):
+        for back, past in enumerate(seen[t], start=1):
+            np.testing.assert_array_equal(past, computed[t - back])
 
 
 @pytest.mark.parametrize("sampling", ("trimming", *UNBIASED))

@@ -64,18 +64,23 @@ class TrainingRows:
         self.objective = objective
         self.params = params
         self.n_outputs = scores.shape[0]
-        self.grad = np.empty((self.n_outputs, n))
+        self.sampler: Sampler = make_sampler(params, n, row_ids)
+        # the gradients of this iteration, then of the ones before that the sampler reads
+        # (smart2): buffers that rotate, never copied
+        self._grad_ring = [np.empty((self.n_outputs, n)) for _ in range(1 + self.sampler.gradient_history)]
+        self._n_computed = 0  # iterations whose gradients were computed (this run's only)
+        self.grad = self._grad_ring[0]
         self.hess = np.empty((self.n_outputs, n))
         # what the sampler sees: the gradients, or per-row norms of the per-class gradients
         if self.n_outputs == 1:
             self.row_grad, self.row_hess = self.grad[0], self.hess[0]
         else:
             self.row_grad, self.row_hess = np.empty(n), np.empty(n)
+        self.tree_grad: np.ndarray | None = None  # the sampler's corrected gradients (smart2), by row id
         self.unit_hess = np.ones(n) if params["boosting"] == "gradient" else None
         self.rows = np.empty(n, INDEX_DTYPE)
         self.out_of_sample = np.empty(n, INDEX_DTYPE)
         self.n_sampled = n
-        self.sampler: Sampler = make_sampler(params, n, row_ids)
         self.gradients_of_sample_only = (not self.sampler.reads_gradients and objective.row_wise
                                          and self.n_outputs == 1)
         self.sample: tuple[np.ndarray, np.ndarray] | None = None   # (rows, rest), kept when sampling_freq > 1
@@ -102,6 +107,12 @@ class TrainingRows:
             scatter_pair(rows, grad, hess, self.grad[0], self.hess[0])
             return
         squeeze = self.n_outputs == 1
+        if len(self._grad_ring) > 1:  # the oldest buffer takes this iteration's gradients
+            self._grad_ring.insert(0, self._grad_ring.pop())
+            self.grad = self._grad_ring[0]
+            if squeeze:
+                self.row_grad = self.grad[0]
+        self._n_computed += 1
         self.objective.grad_hess(self.label, self.raw, self.grad[0] if squeeze else self.grad,
                                  self.hess[0] if squeeze else self.hess)
         if not squeeze:
@@ -111,9 +122,10 @@ class TrainingRows:
     def sampling_context(self, iteration: int, previous_leaf_values: np.ndarray | None,
                          mean_abs_grad: float | None = None) -> SamplingContext:
         """What the sampler may read at ``iteration`` (after :meth:`compute_gradients`)."""
+        past = tuple(grad[0] for grad in self._grad_ring[1:self._n_computed])
         return SamplingContext(iteration, self.row_grad, self.row_hess, self.weight, self.label, self.raw,
                                self.objective, self.previous_leaf if self.previous_leaf.size else None,
-                               previous_leaf_values, mean_abs_grad, self.unweighted)
+                               previous_leaf_values, mean_abs_grad, self.unweighted, past)
 
     def resample_due(self, iteration: int) -> bool:
         """Whether ``iteration`` draws a new sample (``sampling_freq`` keeps one for k iterations)."""
@@ -162,7 +174,7 @@ class TrainingRows:
     def correct_gradients(self, ctx: SamplingContext, totals: np.ndarray | None = None) -> None:
         """The sampler's correction of the sampled rows' gradients (smart2), with its per-leaf
         ``totals`` over every machine's rows (None: over these rows)."""
-        self.sampler.correct_gradients(ctx, self.rows[:self.n_sampled], totals)
+        self.tree_grad = self.sampler.correct_gradients(ctx, self.rows[:self.n_sampled], totals)
 
     def keep_sample(self, n: int, weight: np.ndarray) -> None:
         """Record a freshly drawn sample of ``n`` rows (in ``rows``/``out_of_sample``)."""
@@ -184,9 +196,10 @@ class TrainingRows:
         rows = self.rows[:self.n_sampled]
         if k:
             rows[:] = self._sorted_rows  # the previous class's tree partitioned them
+        grad = self.grad[k] if self.tree_grad is None else self.tree_grad
         hess = self.hess[k] if self.unit_hess is None else self.unit_hess
         weight = None if self.unweighted and self.sample_weight is self.weight else self.sample_weight
-        self.node_rows.set_rows(rows, self.grad[k], hess, weight)
+        self.node_rows.set_rows(rows, grad, hess, weight)
         return self.node_rows
 
     def add_tree(self, k: int, grown: GrownTree) -> None:

@@ -40,8 +40,8 @@ class SamplingContext:
         initial model, so a resumed run draws the samples an uninterrupted one would.
     grad, hess : ndarray of float64, shape (n_rows,)
         Gradients and hessians at the current scores (unweighted; for a multiclass objective,
-        the L2 norms of each row's per-class vectors). Samplers that correct gradients (smart2)
-        write the corrected values of sampled rows into ``grad``.
+        the L2 norms of each row's per-class vectors). Not modified: a sampler that corrects
+        gradients (smart2) returns its own array from :meth:`Sampler.correct_gradients`.
     weight : ndarray of float64, shape (n_rows,)
         The rows' own weights (ones when the data has none).
     label, scores : ndarray of float64
@@ -59,6 +59,9 @@ class SamplingContext:
     unit_weight : bool
         Whether every row's own weight is 1 (the data has none): kernels may then leave
         ``weight`` unread (:attr:`kernel_weight`).
+    past_grad : tuple of ndarray of float64
+        The gradients of the previous iterations of this run, most recent first, as many as
+        the sampler's ``gradient_history`` asks for and the run has had (uncorrected).
     """
 
     iteration: int
@@ -72,6 +75,7 @@ class SamplingContext:
     previous_leaf_values: np.ndarray | None = None
     mean_abs_grad: float | None = None
     unit_weight: bool = False
+    past_grad: tuple[np.ndarray, ...] = ()
 
     @property
     def kernel_weight(self) -> np.ndarray | None:
@@ -147,6 +151,9 @@ class Sampler:
     reads_gradients : bool
         Whether the draw reads the gradients (False: the trainer may compute them for the
         sampled rows only).
+    gradient_history : int
+        How many past iterations' gradients :meth:`correct_gradients` reads
+        (``SamplingContext.past_grad``; the trainer keeps them in buffers that rotate).
     row_ids : ndarray of int64 or None
         Id of each row among every machine's rows (None on one machine: the row's index): a
         row's random number depends on that id only, not on how rows are spread over machines.
@@ -157,6 +164,7 @@ class Sampler:
     supports_multiclass: ClassVar[bool] = True
     supports_queries: ClassVar[bool] = False
     reads_gradients: ClassVar[bool] = True
+    gradient_history: int = 0
 
     def __init__(self, params: dict[str, Any], n_rows: int) -> None:
         self.params = params
@@ -200,9 +208,12 @@ class Sampler:
         every machine's rows in distributed training), or None (the default: no correction)."""
         return None
 
-    def correct_gradients(self, ctx: SamplingContext, rows: np.ndarray, totals: np.ndarray | None = None) -> None:
-        """Adjust the gradients of the sampled ``rows`` in ``ctx.grad`` (default: nothing);
-        ``totals`` are :meth:`correction_totals` over every machine's rows (None: these rows)."""
+    def correct_gradients(self, ctx: SamplingContext, rows: np.ndarray,
+                          totals: np.ndarray | None = None) -> np.ndarray | None:
+        """The gradients the tree is grown on, by row id (read at the sampled ``rows`` only),
+        or None for ``ctx.grad`` itself (the default: no correction). ``totals`` are
+        :meth:`correction_totals` over every machine's rows (None: these rows)."""
+        return None
 
     def draw_queries(self, ctx: SamplingContext, draw: QueryDraw) -> None:
         """The sampler's rule applied to whole queries: fill ``draw.keep`` and ``draw.inverse_p``.

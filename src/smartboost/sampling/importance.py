@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import (draw_proportional, keep_and_correct, leaf_sums, mvs_importance, solve_scale,
+from .._kernels.sampling import (correct_sampled, draw_proportional, leaf_sums, mvs_importance, solve_scale,
                                  weighted_abs)
 from .base import QueryDraw, Sampler, SamplingContext
 from .queries import solve_scale_weighted
@@ -103,13 +103,11 @@ class Smart2Sampler(Smart1Sampler):
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
         self.eta = params["smart_eta"]
-        # l'(y~) is the gradient this run computed two iterations ago, at those scores: kept, not
-        # recomputed (for lambdarank, one lambda-kernel call less per iteration)
-        shape = n_rows if self.eta > 0.0 else 0
-        self._grad_1 = np.empty(shape)  # uncorrected gradients one iteration back
-        self._grad_2 = np.empty(shape)  # two iterations back: l'(y~)
-        self._grad_0 = np.empty(shape)  # this iteration's, before the correction
-        self._history = 0  # iterations of this run seen so far (the correction needs two)
+        # l'(y~) is the gradient this run computed two iterations ago, at those scores: kept by
+        # the trainer (ctx.past_grad), not recomputed (for lambdarank, one lambda-kernel call
+        # less per iteration)
+        self.gradient_history = 2 if self.eta > 0.0 else 0
+        self._corrected = np.empty(n_rows if self.eta > 0.0 else 0)
 
     def importance(self, ctx):
         """``w h``."""
@@ -119,21 +117,20 @@ class Smart2Sampler(Smart1Sampler):
     def correction_totals(self, ctx):
         """Per-leaf sums and counts of ``l'(y~)`` over these rows, shape (2, n_leaves), or None
         when no correction applies at this iteration."""
-        if not (self.eta > 0.0 and self._history >= 2 and ctx.previous_leaf is not None):
+        if not (self.eta > 0.0 and len(ctx.past_grad) >= 2 and ctx.previous_leaf is not None):
             return None
-        return leaf_sums(ctx.previous_leaf, self._grad_2, ctx.previous_leaf_values.shape[0])
+        return leaf_sums(ctx.previous_leaf, ctx.past_grad[1], ctx.previous_leaf_values.shape[0])
 
     def correct_gradients(self, ctx, rows, totals=None):
-        """The improved diagonal approximation (leaf means from ``totals``, or from these rows);
-        also keeps the two-iteration gradient history."""
+        """The improved diagonal approximation (leaf means from ``totals``, or from these rows),
+        written for the sampled ``rows`` into an array of its own: ``ctx.grad`` stays the
+        uncorrected history of the iterations to come."""
         totals = self.correction_totals(ctx) if totals is None else totals
-        if self.eta > 0.0:
-            means = None
-            if totals is not None:
-                means = np.divide(totals[0], totals[1], out=np.zeros(totals.shape[1]), where=totals[1] > 0)
-            keep_and_correct(rows, ctx.grad, self._grad_0, self._grad_2, ctx.previous_leaf, means, self.eta)
-            self._grad_2, self._grad_1, self._grad_0 = self._grad_1, self._grad_0, self._grad_2
-        self._history += 1
+        if totals is None:
+            return None
+        means = np.divide(totals[0], totals[1], out=np.zeros(totals.shape[1]), where=totals[1] > 0)
+        correct_sampled(rows, ctx.grad, ctx.past_grad[1], ctx.previous_leaf, means, self.eta, self._corrected)
+        return self._corrected
 
 
 class MVSSampler(ProportionalSampler):

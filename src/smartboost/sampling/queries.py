@@ -75,6 +75,7 @@ class QuerySampler(Sampler):
     def __init__(self, inner: Sampler) -> None:
         super().__init__(inner.params, inner.n_rows)
         self.inner = inner
+        self.gradient_history = inner.gradient_history
         self._draw: QueryDraw | None = None
         self._query_of_row = np.empty(0, np.intp)
         self._row_inverse_p = np.empty(inner.n_rows)
@@ -121,4 +122,4 @@ class QuerySampler(Sampler):
 
     def correct_gradients(self, ctx, rows, totals=None):
         """The wrapped sampler's correction (smart2's diagonal approximation)."""
-        self.inner.correct_gradients(ctx, rows, totals)
+        return self.inner.correct_gradients(ctx, rows, totals)
