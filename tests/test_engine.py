@@ -100,9 +100,36 @@ def test_log_evaluation_and_record_evaluation(binary_data):
                  callbacks=[sb.log_evaluation(3)])
     finally:
         logging.getLogger("smartboost").removeHandler(handler)
-    assert len(handler.messages) == 2  # the second run is silenced by verbosity=0
-    assert handler.messages[0].startswith("[3]\ttraining's auc: ")
+    evaluations = [m for m in handler.messages if "training's" in m]  # not the compile notice of a cold cache
+    assert len(evaluations) == 2  # the second run is silenced by verbosity=0
+    assert evaluations[0].startswith("[3]\ttraining's auc: ")
     assert list(recorded) == ["training"] and len(recorded["training"]["auc"]) == 6
+
+
+def test_the_first_compilation_of_a_kernel_is_announced_once(monkeypatch):
+    """Numba signals a compilation on a cache miss only: the notice shows before the first
+    kernel of smartboost compiles, once per process, and not for other packages' functions."""
+    import numba
+
+    from smartboost._config import compile_notice, logger
+    monkeypatch.setattr(compile_notice, "shown", False)
+    kernel, elsewhere = {"__name__": "smartboost._notice_check"}, {"__name__": "elsewhere"}
+    exec("def twice(x):\n    return 2 * x\n", kernel)
+    exec("def thrice(x):\n    return 3 * x\n", elsewhere)
+    handler = _Collect()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        numba.njit(elsewhere["thrice"])(1)
+        assert handler.messages == []
+        twice = numba.njit(kernel["twice"])
+        twice(1)
+        twice(1.0)  # a second compilation
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert len(handler.messages) == 1 and handler.messages[0].startswith("compiling the kernels")
 
 
 def test_custom_callback_can_stop_training(binary_data):

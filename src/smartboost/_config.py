@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 
 import numba
+from numba.core import event
 
 __all__ = ["logger", "set_verbosity", "threads"]
 
@@ -24,6 +25,35 @@ if not logger.handlers:
     logger.addHandler(_handler)
     logger.propagate = False
     logger.setLevel(logging.INFO)
+
+
+class _CompileNotice(event.Listener):
+    """Says, once per process, that smartboost's kernels are being compiled.
+
+    Numba signals a compilation only on a cache miss, so the notice shows on the first use on a
+    machine (or after an upgrade), before the wait, and never when the kernels load from the
+    cache. It goes to :data:`logger` at the info level.
+    """
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def on_start(self, ev: event.Event) -> None:
+        """Log the notice at the first compilation of a smartboost function."""
+        if self.shown:
+            return
+        function = getattr(ev.data["dispatcher"], "py_func", None)
+        if getattr(function, "__module__", "").startswith("smartboost."):
+            self.shown = True
+            logger.info("compiling the kernels for this machine: about a minute on first use, cached afterwards "
+                        "(smartboost.compile_kernels() does it ahead of time)")
+
+    def on_end(self, ev: event.Event) -> None:
+        """Nothing to do when a compilation ends."""
+
+
+compile_notice = _CompileNotice()
+event.register("numba:compile", compile_notice)
 
 
 def set_verbosity(verbosity: int) -> None:

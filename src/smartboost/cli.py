@@ -76,6 +76,7 @@ def _run_lightgbm(params, X, y, Xt, trees):
 
 def _demo(args: argparse.Namespace, extra: list[str]) -> int:
     from . import compile_kernels
+    from ._params import resolve_params
     from .datasets import make_higgs_like
 
     n_test = max(1, args.rows // 4)
@@ -85,6 +86,7 @@ def _demo(args: argparse.Namespace, extra: list[str]) -> int:
     X, y, Xt, yt = X[:args.rows], y[:args.rows], X[args.rows:], y[args.rows:]
     params = {"objective": "binary", "num_leaves": args.leaves, "learning_rate": args.learning_rate,
               "num_threads": args.threads, "verbosity": -1, "seed": args.seed}
+    resolve_params(params)  # a bad option fails at once, not after the kernels compile
     print(f"kernel compile/load: {compile_kernels():.1f} s (cached after the first run; not in the timings "
           "below)\n")
     runs = [("smartboost", _run_smartboost)]
@@ -147,12 +149,16 @@ def _read(path: str, args: argparse.Namespace, n_features: int | None = None):
 
 def _train(args: argparse.Namespace, extra: list[str]) -> int:
     from . import Dataset, checkpoint, log_evaluation, train
+    from ._config import set_verbosity
+    from ._params import resolve_params
 
     params: dict[str, Any] = {}
     if args.config:
         with open(args.config, "rb") as f:
             params.update(tomllib.load(f))
     params.update(_extra_params(extra))
+    # a bad option fails at once, before the data is read and the kernels compile
+    set_verbosity(resolve_params(params)["verbosity"])
     data = _read(args.data, args)
     if data.label is None:
         raise SmartBoostError(f"{args.data} has no label column; training needs labels")
