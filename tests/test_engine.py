@@ -113,19 +113,24 @@ def test_the_first_compilation_of_a_kernel_is_announced_once(monkeypatch):
 
     from smartboost._config import compile_notice, logger
     monkeypatch.setattr(compile_notice, "shown", False)
-    kernel, elsewhere = {"__name__": "smartboost._notice_check"}, {"__name__": "elsewhere"}
-    exec("def twice(x):\n    return 2 * x\n", kernel)
-    exec("def thrice(x):\n    return 3 * x\n", elsewhere)
+
+    def twice(x):
+        return 2 * x
+
+    def thrice(x):
+        return 3 * x
+
+    twice.__module__ = "smartboost._notice_check"  # a function of smartboost's, for the notice
     handler = _Collect()
     level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     try:
-        numba.njit(elsewhere["thrice"])(1)
+        numba.njit(thrice)(1)
         assert handler.messages == []
-        twice = numba.njit(kernel["twice"])
-        twice(1)
-        twice(1.0)  # a second compilation
+        kernel = numba.njit(twice)
+        kernel(1)
+        kernel(1.0)  # a second compilation
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
