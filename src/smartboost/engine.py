@@ -63,6 +63,16 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     -------
     Booster
     """
+    resolved = training_params(params, train_set, num_boost_round)
+    set_verbosity(resolved["verbosity"])
+    with threads(resolved["num_threads"]) as n_threads:
+        trainer = Trainer.local(resolved, train_set, valid_sets, valid_names, init_model, n_threads)
+        return run_training(trainer, callbacks)
+
+
+def training_params(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int) -> dict[str, Any]:
+    """:func:`train`'s parameters checked and resolved (with the sampler's and the split
+    selection's), as :meth:`Trainer.local` takes them."""
     given = explicit_params(params)
     resolved = resolve_params(given)
     if not isinstance(train_set, Dataset):
@@ -72,10 +82,7 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
         resolved["num_iterations"] = resolve_params({"num_iterations": num_boost_round})["num_iterations"]
     resolve_sampling_params(resolved, given)
     resolve_selection_params(resolved, given)
-    set_verbosity(resolved["verbosity"])
-    with threads(resolved["num_threads"]) as n_threads:
-        trainer = Trainer.local(resolved, train_set, valid_sets, valid_names, init_model, n_threads)
-        return run_training(trainer, callbacks)
+    return resolved
 
 
 def run_training(trainer: Trainer, callbacks: list[TrainingCallback] | None) -> Booster:

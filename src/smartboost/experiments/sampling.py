@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 
 from .. import Dataset, train
+from .._config import threads as thread_count
 from ..datasets import make_higgs_like
+from ..engine import Trainer, training_params
 from ..metrics import get_metric
 from .data import SYNTHETIC, ExperimentData, load_public
 from .report import Line, Panel, Result
@@ -234,11 +236,14 @@ def iteration_cost(data: ExperimentData, rates: Sequence[float], num_boost_round
                    threads: int = 0, progress: Progress = None, repeats: int = 1) -> Result:
     """Median training milliseconds per iteration at each sample rate, against no sampling.
 
-    Each sampled run is paired with a no-sampling run just before it, and its ratio is taken
-    to that run (a shared machine drifts over a table); with ``repeats`` > 1 every pair is
-    measured that many times, in turn, and the table gives medians and the range of the ratios.
-    Each run first trains a 3-iteration warm-up (kernel compilation); the first ``skip``
-    iterations of the timed run (tree shapes still changing) are left out when there are more.
+    The runs are interleaved iteration by iteration: one training run per configuration (no
+    sampling and each sampler at each rate), all held in memory, each doing its next iteration
+    in turn (the order rotates every round), so that a shared machine's drifting load falls on
+    all of them alike. Each run's iterations are timed as :func:`~smartboost.train` times
+    them (``Booster.iteration_stats``); the first ``skip`` (tree shapes still changing) are left
+    out when there are more. A 3-iteration interleaved warm-up comes first (kernel compilation).
+    With ``repeats`` > 1 the whole is run that many times, and the table gives the medians and
+    the range of the ratios.
 
     Returns
     -------
@@ -246,27 +251,22 @@ def iteration_cost(data: ExperimentData, rates: Sequence[float], num_boost_round
         Rows ``sampling``, ``rate``, ``ms per iteration``, ``ratio to none`` and, with repeats,
         ``ratio range`` (no figure).
     """
-    params = base_params(data, leaves, threads)
+    params = {**base_params(data, leaves, threads), "verbosity": -1}
     train_set = Dataset(data.X, data.y)
-
-    def ms_per_iteration(run: dict[str, Any]) -> float:
-        for rounds in (3, num_boost_round):  # warm-up, then the timed run
-            booster = train({**params, "verbosity": -1, **run}, train_set, rounds)
-        per_iteration = booster.iteration_stats["seconds"]
-        return 1e3 * float(np.median(per_iteration[skip:] if len(per_iteration) > skip else per_iteration))
-
     configs = [(spec, rate) for spec in samplers for rate in rates]
+    runs = [{}] + [{**spec.params, "sample_rate": rate} for spec, rate in configs]
+    _interleaved_seconds(params, runs, train_set, 3)  # warm-up: compilation, first touches of memory
     none_ms: list[float] = []
     sampled_ms: dict[int, list[float]] = {k: [] for k in range(len(configs))}
     ratios: dict[int, list[float]] = {k: [] for k in range(len(configs))}
     for _ in range(repeats):
+        seconds = _interleaved_seconds(params, runs, train_set, num_boost_round)
+        ms = [1e3 * float(np.median(s[skip:] if len(s) > skip else s)) for s in seconds]
+        none_ms.append(ms[0])
         for k, (spec, rate) in enumerate(configs):
-            base = ms_per_iteration({})
-            ms = ms_per_iteration({**spec.params, "sample_rate": rate})
-            none_ms.append(base)
-            sampled_ms[k].append(ms)
-            ratios[k].append(ms / base)
-            _say(progress, f"{spec.label} at {rate}: {ms:.2f} ms per iteration, none {base:.2f} ms")
+            sampled_ms[k].append(ms[k + 1])
+            ratios[k].append(ms[k + 1] / ms[0])
+            _say(progress, f"{spec.label} at {rate}: {ms[k + 1]:.2f} ms per iteration, none {ms[0]:.2f} ms")
     rows = [{"sampling": "none", "rate": 1.0, "ms per iteration": float(np.median(none_ms)), "ratio to none": 1.0}]
     for k, (spec, rate) in enumerate(configs):
         rows.append({"sampling": spec.label, "rate": rate, "ms per iteration": float(np.median(sampled_ms[k])),
@@ -276,6 +276,19 @@ def iteration_cost(data: ExperimentData, rates: Sequence[float], num_boost_round
     if repeats > 1:
         rows[0]["ratio range"] = "-"
     title = (f"Training ms per iteration, {data.describe()}, {params['num_leaves']} leaves (median of iterations "
-             f"{skip + 1}-{num_boost_round}; each sampled run paired with a no-sampling run, {repeats} "
-             f"repeat{'s' if repeats > 1 else ''}; none: median of all its runs)")
+             f"{skip + 1}-{num_boost_round}; every run interleaved with the others iteration by iteration, "
+             f"{repeats} repeat{'s' if repeats > 1 else ''}; none: median of its repeats)")
     return Result(f"iteration_cost_{data.name}", title, rows)
+
+
+def _interleaved_seconds(params: dict[str, Any], runs: list[dict[str, Any]], train_set: Dataset,
+                         num_boost_round: int) -> list[list[float]]:
+    """Seconds of each iteration of one training run per entry of ``runs`` (parameters on top of
+    ``params``), the runs doing their iterations in turn, in an order that rotates every round."""
+    resolved = [training_params({**params, **run}, train_set, num_boost_round) for run in runs]
+    with thread_count(params["num_threads"]) as n_threads:
+        trainers = [Trainer.local(r, train_set, None, None, None, n_threads) for r in resolved]
+        for iteration in range(num_boost_round):
+            for k in range(len(trainers)):
+                trainers[(iteration + k) % len(trainers)].boost_one_iteration()
+    return [list(t.booster.iteration_stats["seconds"]) for t in trainers]
