@@ -19,8 +19,10 @@ with each sampler of ``--samplers`` at each of ``--rates`` and each sampling uni
 and with GOSS (when installed), the training seconds until test NDCG@10 first reaches the
 smartboost no-sampling best minus 0.002, and LightGBM's no-sampling best; ASRI is the mean
 sample rate (share of rows). Test NDCG@10 is evaluated after every iteration outside the
-timing. ``--repeats R`` trains every run R times, the runs taking turns, and keeps each run's
-fastest repeat (the models are the same in every repeat). The NDCG@10 curves against
+timing. Each library's runs train in lockstep, one iteration of each in turn, so that a shared
+machine's drifting load falls on all alike; ``--repeats R`` does that R times and takes each
+run's seconds per iteration as the medians over the R (the models are the same in every
+repeat). The NDCG@10 curves against
 iterations and against seconds go to ``results/ranking_curves_<dataset>_<leaves>.png``
 (``smartboost.plotting``).
 
@@ -60,8 +62,10 @@ from pathlib import Path
 import numpy as np
 
 import smartboost as sb
+from smartboost._config import threads
 from smartboost.datafile import read_data
 from smartboost.datasets import make_ranking_like as synthetic
+from smartboost.engine import Trainer, training_params
 from smartboost.metrics import get_metric
 
 THREADS = 2
@@ -218,29 +222,61 @@ def run_xgboost(X, y, qid, Xt, trees, leaves):
     return time.perf_counter() - start, booster.predict(xgb.DMatrix(Xt, nthread=THREADS)), None
 
 
-def _smartboost_curve(params, X, y, qid, Xt, yt, qidt, trees):
-    train = sb.Dataset(X, y, qid=qid)
-    booster = sb.train({**params, "metric": "ndcg@10", "verbosity": -1}, train, trees,
-                       valid_sets=[sb.Dataset(Xt, yt, qid=qidt, reference=train)], valid_names=["test"])
-    stats = booster.iteration_stats
-    return (np.cumsum(stats["seconds"]), np.array(booster.evals_result["test"]["ndcg@10"]),
-            np.mean(stats["sample_rate"]), booster)
+class _SmartboostRun:
+    """One smartboost training run done one iteration at a time (:func:`_lockstep`): its
+    seconds per iteration (``Booster.iteration_stats``) and test NDCG@10 after each (recorded in
+    ``Booster.evals_result`` as :func:`smartboost.train` records it)."""
+
+    def __init__(self, params, train, test, trees, n_threads):
+        resolved = training_params({**params, "metric": "ndcg@10", "verbosity": -1}, train, trees)
+        self.trainer = Trainer.local(resolved, train, [test], ["test"], None, n_threads)
+        self.trees = trees
+        self.ndcg = self.trainer.booster.evals_result.setdefault("test", {}).setdefault("ndcg@10", [])
+
+    def step(self):
+        self.trainer.boost_one_iteration()
+        self.ndcg.append(self.trainer.evaluate()[0].value)
+
+    def curve(self):
+        """``(seconds of each iteration, NDCG@10 after each, ASRI, booster)``."""
+        stats = self.trainer.booster.iteration_stats
+        return np.array(stats["seconds"]), np.array(self.ndcg), np.mean(stats["sample_rate"]), self.trainer.booster
 
 
-def _lightgbm_curve(params, X, y, qid, Xt, yt, qidt, trees):
-    import lightgbm as lgb
+class _LightGBMRun:
+    """One LightGBM training run done one iteration at a time (``Booster.update``)."""
 
-    stamps = []
-    train = lgb.Dataset(X, y, group=np.diff(starts_of(qid)), params={"max_bin": 255, "verbose": -1}).construct()
-    start = time.perf_counter()
-    booster = lgb.train({**params, "verbose": -1}, train, trees,
-                        callbacks=[lambda env: stamps.append(time.perf_counter())])
-    seconds = np.array(stamps) - start
-    ndcg, raw, metric, test_starts = [], np.zeros(len(yt)), get_metric("ndcg@10"), starts_of(qidt)
-    for k in range(booster.current_iteration()):
-        raw += booster.predict(Xt, start_iteration=k, num_iteration=1, raw_score=True)
-        ndcg.append(metric(yt, raw, None, None, test_starts))
-    return seconds, np.array(ndcg), None, None
+    def __init__(self, params, train, trees, Xt, yt, test_starts):
+        import lightgbm as lgb
+
+        self.booster = lgb.Booster({**params, "verbose": -1}, train)
+        self.trees = trees
+        self.seconds = []
+        self.test = (Xt, yt, test_starts)
+
+    def step(self):
+        start = time.perf_counter()
+        self.booster.update()
+        self.seconds.append(time.perf_counter() - start)
+
+    def curve(self):
+        """As :meth:`_SmartboostRun.curve`, test NDCG@10 from staged predictions (no ASRI, no
+        smartboost booster)."""
+        Xt, yt, test_starts = self.test
+        ndcg, raw, metric = [], np.zeros(len(yt)), get_metric("ndcg@10")
+        for k in range(self.booster.current_iteration()):
+            raw += self.booster.predict(Xt, start_iteration=k, num_iteration=1, raw_score=True)
+            ndcg.append(metric(yt, raw, None, None, test_starts))
+        return np.array(self.seconds), np.array(ndcg), None, None
+
+
+def _lockstep(runs) -> None:
+    """Train ``runs`` together, one iteration of each in turn (the order rotating every round),
+    until each has done its ``trees``: a shared machine's drifting load falls on all alike."""
+    for i in range(max(run.trees for run in runs)):
+        live = [run for run in runs if i < run.trees]
+        for k in range(len(live)):
+            live[(i + k) % len(live)].step()
 
 
 def _sampled_runs(args, base):
@@ -294,40 +330,52 @@ def cross_validated(args, X, y, qid, Xt, yt, qidt) -> str:
 
 
 def smart_table(args, X, y, qid, Xt, yt, qidt) -> tuple[str, list]:
-    """The table's markdown and its runs ``(library, label, (seconds, ndcg, asri, booster))``.
+    """The table's markdown and its runs ``(library, label, (seconds, ndcg, asri, booster))``,
+    ``seconds`` cumulative.
 
-    Every run is trained ``args.repeats`` times, the runs taking turns; each keeps its fastest
-    repeat (least total seconds). The models and curves of NDCG@10 against iterations are the
-    same in every repeat; only the seconds differ, by the machine's load.
+    Each library's runs are trained in lockstep (:func:`_lockstep`), ``args.repeats`` times; a
+    run's seconds per iteration are the medians over the repeats, iteration by iteration. The
+    models and curves of NDCG@10 against iterations are the same in every repeat.
     """
     base = {"objective": "lambdarank", "num_leaves": args.leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
             "lambdarank_truncation_level": 30, "num_threads": THREADS}
-    jobs = [("smartboost", "none", lambda: _smartboost_curve(base, X, y, qid, Xt, yt, qidt, args.trees))]
-    for label, params in _sampled_runs(args, base):
-        jobs.append(("smartboost", label,
-                     lambda params=params: _smartboost_curve(params, X, y, qid, Xt, yt, qidt, 2 * args.trees)))
+    train = sb.Dataset(X, y, qid=qid)
+    test = sb.Dataset(Xt, yt, qid=qidt, reference=train)
+    ours = [("smartboost", "none", base, args.trees)]
+    ours += [("smartboost", label, params, 2 * args.trees) for label, params in _sampled_runs(args, base)]
+    theirs = []
     try:
-        import lightgbm  # noqa: F401
-        jobs.append(("lightgbm", "none", lambda: _lightgbm_curve(base, X, y, qid, Xt, yt, qidt, args.trees)))
+        import lightgbm as lgb
+
+        lgb_train = lgb.Dataset(X, y, group=np.diff(starts_of(qid)), params={"max_bin": 255, "verbose": -1}).construct()
+        theirs.append(("lightgbm", "none", base, args.trees))
         for rate in args.rates:
             goss = {**base, "data_sample_strategy": "goss", "top_rate": 2 * rate / 3, "other_rate": rate / 3}
-            jobs.append(("lightgbm", f"goss {rate}",
-                         lambda goss=goss: _lightgbm_curve(goss, X, y, qid, Xt, yt, qidt, 2 * args.trees)))
+            theirs.append(("lightgbm", f"goss {rate}", goss, 2 * args.trees))
     except ImportError:
         print("lightgbm is not installed: smartboost runs only")
-    fastest = [None] * len(jobs)
+    configs = ours + theirs
+    per_repeat = []
     for _ in range(args.repeats):
-        for k, (_, _, train) in enumerate(jobs):
-            curve = train()
-            if fastest[k] is None or curve[0][-1] < fastest[k][0][-1]:
-                fastest[k] = curve
-    runs = [(library, label, curve) for (library, label, _), curve in zip(jobs, fastest)]
+        with threads(THREADS) as n_threads:
+            runs = [_SmartboostRun(params, train, test, trees, n_threads) for _, _, params, trees in ours]
+            _lockstep(runs)
+        if theirs:
+            lgb_runs = [_LightGBMRun(params, lgb_train, trees, Xt, yt, starts_of(qidt)) for _, _, params, trees in theirs]
+            _lockstep(lgb_runs)
+            runs += lgb_runs
+        per_repeat.append([run.curve() for run in runs])
+    runs = []
+    for k, (library, label, _, _) in enumerate(configs):
+        _, ndcg, asri, booster = per_repeat[-1][k]
+        seconds = np.median([curves[k][0] for curves in per_repeat], axis=0)
+        runs.append((library, label, (np.cumsum(seconds), ndcg, asri, booster)))
     target = runs[0][2][1].max() - 0.002
     lightgbm_best = next((curve[1].max() for library, label, curve in runs if (library, label) == ("lightgbm", "none")),
                          None)
     lines = [f"### SMART LambdaMART table, {args.dataset}: {len(y):,} rows / {len(starts_of(qid)) - 1:,} queries, "
-             f"{args.leaves} leaves, fastest of {args.repeats} interleaved repeats; targets: smartboost no-sampling "
-             f"best NDCG@10 - 0.002 = {target:.4f}, "
+             f"{args.leaves} leaves, runs in lockstep, median seconds of {args.repeats} repeats; targets: "
+             f"smartboost no-sampling best NDCG@10 - 0.002 = {target:.4f}, "
              f"LightGBM no-sampling best = {_fmt(lightgbm_best, '.4f')}", "",
              "| library | run | ASRI | best NDCG@10 | s / iteration | it. to target | s to target | speed-up "
              "| s to LightGBM's best |", "|---|---|---|---|---|---|---|---|---|"]
@@ -420,7 +468,7 @@ def main() -> None:
     parser.add_argument("--units", nargs="+", default=["row"], choices=["row", "query"],
                         help="sample rows, whole queries (sampling_unit), or both")
     parser.add_argument("--repeats", type=int, default=1, metavar="R",
-                        help="--smart-table: train every run R times, taking turns, and keep each run's fastest")
+                        help="--smart-table: train the runs R times in lockstep; median seconds per iteration")
     parser.add_argument("--iteration-cost", type=int, metavar="R", help="seconds per iteration, fastest of R repeats")
     parser.add_argument("--cv", type=int, metavar="K", help="K-fold cross-validation over train and test queries pooled")
     parser.add_argument("--reader", type=int, metavar="MB", help="time LETOR reading on a generated file of MB MB")
