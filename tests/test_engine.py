@@ -137,6 +137,28 @@ def test_the_first_compilation_of_a_kernel_is_announced_once(monkeypatch):
     assert len(handler.messages) == 1 and handler.messages[0].startswith("compiling the kernels")
 
 
+def test_runs_stepped_in_turn_over_one_dataset_grow_what_train_grows(binary_data):
+    """The benchmarks' lockstep runs (experiments.sampling.iteration_cost, bench_ranking) share
+    one Dataset and interleave their iterations: training must not leave state behind in it."""
+    from smartboost._config import threads
+    from smartboost.engine import Trainer, training_params
+
+    X, y = binary_data
+    train = sb.Dataset(X, y)
+    base = {"objective": "binary", "num_leaves": 15, "verbosity": -1}
+    runs = [{}, {"sampling": "mvs", "sample_rate": 0.3}, {"sampling": "smart2", "sample_rate": 0.3},
+            {"colsample_bytree": 0.5}]
+    with threads(0) as n_threads:
+        trainers = [Trainer.local(training_params({**base, **run}, train, 8), train, None, None, None, n_threads)
+                    for run in runs]
+        for i in range(8):
+            for k in range(len(trainers)):
+                trainers[(i + k) % len(trainers)].boost_one_iteration()
+    for run, trainer in zip(runs, trainers):
+        alone = sb.train({**base, **run}, train, 8)
+        np.testing.assert_array_equal(trainer.booster.predict(X, raw_score=True), alone.predict(X, raw_score=True))
+
+
 def test_custom_callback_can_stop_training(binary_data):
     class StopAt(sb.TrainingCallback):
         def after_iteration(self, env):
