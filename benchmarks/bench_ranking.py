@@ -66,6 +66,7 @@ from smartboost._config import threads
 from smartboost.datafile import read_data
 from smartboost.datasets import make_ranking_like as synthetic
 from smartboost.engine import Trainer, training_params
+from smartboost.experiments.timing import lockstep
 from smartboost.metrics import get_metric
 
 THREADS = 2
@@ -271,12 +272,8 @@ class _LightGBMRun:
 
 
 def _lockstep(runs) -> None:
-    """Train ``runs`` together, one iteration of each in turn (the order rotating every round),
-    until each has done its ``trees``: a shared machine's drifting load falls on all alike."""
-    for i in range(max(run.trees for run in runs)):
-        live = [run for run in runs if i < run.trees]
-        for k in range(len(live)):
-            live[(i + k) % len(live)].step()
+    """Train ``runs`` (of either class above) in :func:`smartboost.experiments.timing.lockstep`."""
+    lockstep([run.step for run in runs], [run.trees for run in runs])
 
 
 def _sampled_runs(args, base):

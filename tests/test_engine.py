@@ -142,6 +142,7 @@ def test_runs_stepped_in_turn_over_one_dataset_grow_what_train_grows(binary_data
     one Dataset and interleave their iterations: training must not leave state behind in it."""
     from smartboost._config import threads
     from smartboost.engine import Trainer, training_params
+    from smartboost.experiments.timing import lockstep
 
     X, y = binary_data
     train = sb.Dataset(X, y)
@@ -151,12 +152,18 @@ def test_runs_stepped_in_turn_over_one_dataset_grow_what_train_grows(binary_data
     with threads(0) as n_threads:
         trainers = [Trainer.local(training_params({**base, **run}, train, 8), train, None, None, None, n_threads)
                     for run in runs]
-        for i in range(8):
-            for k in range(len(trainers)):
-                trainers[(i + k) % len(trainers)].boost_one_iteration()
+        lockstep([t.boost_one_iteration for t in trainers], [8] * len(trainers))
     for run, trainer in zip(runs, trainers):
         alone = sb.train({**base, **run}, train, 8)
         np.testing.assert_array_equal(trainer.booster.predict(X, raw_score=True), alone.predict(X, raw_score=True))
+
+
+def test_lockstep_takes_turns_in_a_rotating_order_until_each_run_is_done():
+    from smartboost.experiments.timing import lockstep
+
+    calls = []
+    lockstep([lambda k=k: calls.append(k) for k in range(3)], [2, 3, 1])
+    assert calls == [0, 1, 2, 1, 0, 1]  # round 0: 0 1 2; round 1: 0 and 1 left, from 1; round 2: 1
 
 
 def test_custom_callback_can_stop_training(binary_data):

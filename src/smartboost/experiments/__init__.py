@@ -6,6 +6,7 @@
   (``smartboost experiment rgbm``);
 - :mod:`.data`: the train/test arrays they run on (registry sets or generated ones);
 - :mod:`.report`: their output, a markdown table and a PNG figure (matplotlib optional).
+- :mod:`.timing`: how runs are timed side by side on a shared machine (in lockstep).
 
 The scripts in ``benchmarks/`` call the same functions and add other libraries side by side.
 """

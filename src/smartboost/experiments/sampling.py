@@ -28,6 +28,7 @@ from ..engine import Trainer, training_params
 from ..metrics import get_metric
 from .data import SYNTHETIC, ExperimentData, load_public
 from .report import Line, Panel, Result
+from .timing import lockstep
 
 __all__ = ["SamplerSpec", "Curve", "DEFAULT_SAMPLERS", "MVS_FIGURE_SAMPLERS", "COST_SAMPLERS", "load", "base_params",
            "run_curve", "smart_table", "mvs_figure", "iteration_cost"]
@@ -284,11 +285,9 @@ def iteration_cost(data: ExperimentData, rates: Sequence[float], num_boost_round
 def _interleaved_seconds(params: dict[str, Any], runs: list[dict[str, Any]], train_set: Dataset,
                          num_boost_round: int) -> list[list[float]]:
     """Seconds of each iteration of one training run per entry of ``runs`` (parameters on top of
-    ``params``), the runs doing their iterations in turn, in an order that rotates every round."""
+    ``params``), the runs trained in :func:`~smartboost.experiments.timing.lockstep`."""
     resolved = [training_params({**params, **run}, train_set, num_boost_round) for run in runs]
     with thread_count(params["num_threads"]) as n_threads:
         trainers = [Trainer.local(r, train_set, None, None, None, n_threads) for r in resolved]
-        for iteration in range(num_boost_round):
-            for k in range(len(trainers)):
-                trainers[(iteration + k) % len(trainers)].boost_one_iteration()
+        lockstep([t.boost_one_iteration for t in trainers], [num_boost_round] * len(trainers))
     return [list(t.booster.iteration_stats["seconds"]) for t in trainers]
