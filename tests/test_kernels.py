@@ -244,16 +244,33 @@ def test_fixed_point_without_weights_equals_unit_weights(by_position):
     rng = np.random.default_rng(4)
     grad, hess, weight = rng.standard_normal(3000) * 7, rng.random(3000), rng.random(3000) * 3
     rows = np.sort(rng.choice(3000, 1000, replace=False)).astype(np.uint32)
-    units = fixed_point_units(rows, grad, hess, None)
-    assert units == fixed_point_units(rows, grad, hess, np.ones(3000))
+    units = fixed_point_units(rows, grad, hess, None, False)
+    assert units == fixed_point_units(rows, grad, hess, np.ones(3000), False)
     out = [np.zeros((3000, 2), np.int32) for _ in range(3)]
-    sums = [to_fixed_point(rows, grad, hess, w, *units, gh, by_position)
+    sums = [to_fixed_point(rows, grad, hess, w, False, *units, gh, by_position)
             for w, gh in zip((None, np.ones(3000), weight), out)]
     assert sums[0] == sums[1] != sums[2]
     np.testing.assert_array_equal(out[0], out[1])
     written = np.arange(1000) if by_position else rows
     np.testing.assert_array_equal(out[0][written, 0], np.rint(grad[rows] / units[0]))
     np.testing.assert_array_equal(out[2][written, 0], np.rint(grad[rows] * weight[rows] / units[0]))
+
+
+@pytest.mark.parametrize("by_position", [False, True])
+def test_fixed_point_of_gradients_in_row_order_equals_by_row_id(by_position):
+    """``grad_by_position``: the rows' gradients given in the order of ``rows`` (smart2's
+    corrected ones) give what the same values indexed by row id give."""
+    rng = np.random.default_rng(5)
+    grad, hess, weight = rng.standard_normal(3000) * 7, rng.random(3000), rng.random(3000) * 3
+    rows = np.sort(rng.choice(3000, 1000, replace=False)).astype(np.uint32)
+    in_order = grad[rows]
+    for w in (None, weight):
+        units = fixed_point_units(rows, grad, hess, w, False)
+        assert fixed_point_units(rows, in_order, hess, w, True) == units
+        by_id, ordered = np.zeros((3000, 2), np.int32), np.zeros((3000, 2), np.int32)
+        assert (to_fixed_point(rows, grad, hess, w, False, *units, by_id, by_position)
+                == to_fixed_point(rows, in_order, hess, w, True, *units, ordered, by_position))
+        np.testing.assert_array_equal(by_id, ordered)
 
 
 def test_histogram_subtraction_equals_direct_build():

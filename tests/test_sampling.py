@@ -15,6 +15,7 @@ from smartboost._kernels.sampling import (
     correct_sampled,
     count_top_for_sum,
     kth_largest,
+    leaf_sums,
     quickselect_scale,
     rank_bracket,
     scale_bracket,
@@ -373,7 +374,7 @@ def test_smart2_with_eta_zero_is_the_uncorrected_sampler(binary_data, monkeypatc
     assert _trees(corrected)[0][2:] != _trees(uncorrected)[0][2:]
 
 
-def test_correct_sampled_matches_the_formula():
+def test_correct_sampled_matches_the_formula_in_sample_order():
     rng = np.random.default_rng(3)
     n = 5000
     grad, old_grad = rng.standard_normal(n), rng.standard_normal(n)
@@ -382,9 +383,26 @@ def test_correct_sampled_matches_the_formula():
     rows = np.sort(rng.choice(n, n // 3, replace=False)).astype(np.uint32)
     out = np.full(n, np.nan)
     correct_sampled(rows, grad, old_grad, leaf, means, 0.5, out)
-    np.testing.assert_allclose(out[rows], grad[rows] + 0.5 * (means[leaf[rows]] - old_grad[rows]), rtol=0,
+    np.testing.assert_allclose(out[:rows.size], grad[rows] + 0.5 * (means[leaf[rows]] - old_grad[rows]), rtol=0,
                                atol=1e-15)
-    assert np.isnan(np.delete(out, rows)).all()  # only the sampled rows are written
+    assert np.isnan(out[rows.size:]).all()  # only the first len(rows) slots are written
+
+
+@pytest.mark.parametrize("n", [0, 5, 100_003])
+def test_leaf_sums_are_the_per_leaf_sums_and_counts_for_any_thread_count(n):
+    rng = np.random.default_rng(n)
+    leaf = rng.integers(0, 9, n).astype(np.int32)
+    values = rng.standard_normal(n)
+    got = leaf_sums(leaf, values, 10)  # leaf 9 holds no row
+    np.testing.assert_allclose(got[0], np.bincount(leaf, values, 10), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(got[1], np.bincount(leaf, minlength=10))
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = leaf_sums(leaf, values, 10)
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_array_equal(got, one)
 
 
 def test_smart2_keeps_the_uncorrected_gradients_of_two_iterations_back(binary_data, monkeypatch):

@@ -76,7 +76,7 @@ class TrainingRows:
             self.row_grad, self.row_hess = self.grad[0], self.hess[0]
         else:
             self.row_grad, self.row_hess = np.empty(n), np.empty(n)
-        self.tree_grad: np.ndarray | None = None  # the sampler's corrected gradients (smart2), by row id
+        self.tree_grad: np.ndarray | None = None  # the sampler's corrected gradients (smart2), in sample order
         self.unit_hess = np.ones(n) if params["boosting"] == "gradient" else None
         self.rows = np.empty(n, INDEX_DTYPE)
         self.out_of_sample = np.empty(n, INDEX_DTYPE)
@@ -199,7 +199,7 @@ class TrainingRows:
         grad = self.grad[k] if self.tree_grad is None else self.tree_grad
         hess = self.hess[k] if self.unit_hess is None else self.unit_hess
         weight = None if self.unweighted and self.sample_weight is self.weight else self.sample_weight
-        self.node_rows.set_rows(rows, grad, hess, weight)
+        self.node_rows.set_rows(rows, grad, hess, weight, grad_by_position=self.tree_grad is not None)
         return self.node_rows
 
     def add_tree(self, k: int, grown: GrownTree) -> None:

@@ -156,7 +156,8 @@ class NodeRows:
         self._end = np.zeros(1, np.int64)
         self.is_compact = False
 
-    def set_rows(self, rows: np.ndarray, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray | None) -> None:
+    def set_rows(self, rows: np.ndarray, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray | None,
+                 grad_by_position: bool = False) -> None:
         """The next tree's rows and their values.
 
         Parameters
@@ -166,8 +167,12 @@ class NodeRows:
             compact (:meth:`row_ids` gives them in row-list order either way).
         grad, hess, weight : ndarray of float64, shape (n_rows_total,)
             Per-row gradients, hessians and weights, indexed by row id (``weight`` None: all 1).
+        grad_by_position : bool
+            ``grad`` holds the rows' gradients in the order of ``rows`` instead (shape
+            (len(rows),); smart2's corrected gradients).
         """
         self.ids, self.grad, self.hess, self.weight = rows, grad, hess, weight
+        self.grad_by_position = grad_by_position
         m = rows.shape[0]
         self.is_compact = m <= COMPACT_ROWS_FRACTION * self.data.n_rows
         if self.is_compact:
@@ -256,11 +261,12 @@ class NodeRows:
         Units are powers of two increasing with the largest value, so the units of several
         machines' rows together are the largest of their own units.
         """
-        return fixed_point_units(self.ids, self.grad, self.hess, self.weight)
+        return fixed_point_units(self.ids, self.grad, self.hess, self.weight, self.grad_by_position)
 
     def to_fixed_point(self, g_unit: float, h_unit: float) -> tuple[int, int, int]:
         """Convert the rows' weighted gradients to fixed point; return the root's ``(g, h, n)``."""
-        g, h = to_fixed_point(self.ids, self.grad, self.hess, self.weight, g_unit, h_unit, self.gh, self.is_compact)
+        g, h = to_fixed_point(self.ids, self.grad, self.hess, self.weight, self.grad_by_position, g_unit, h_unit,
+                              self.gh, self.is_compact)
         return g, h, self.ids.shape[0]
 
     def histogram(self, node: int, g: int, h: int, out: np.ndarray) -> None:

@@ -39,9 +39,13 @@ def _weight(weight, row):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def fixed_point_units(rows, grad, hess, weight):
+def fixed_point_units(rows, grad, hess, weight, grad_by_position):
     """Units ``(g_unit, h_unit)`` for the tree grown on ``rows``; ``weight`` indexed by row id, or
-    None when every weight is 1 (one array less to read: both passes over 1M rows, 3.1-3.3 -> 2.4 ms)."""
+    None when every weight is 1 (one array less to read: both passes over 1M rows, 3.1-3.3 -> 2.4 ms).
+
+    ``grad`` is indexed by row id, or with ``grad_by_position`` by position in ``rows`` (the
+    sampled rows' corrected gradients of smart2, written in sample order: see
+    ``_kernels.sampling.correct_sampled``); ``hess`` always by row id."""
     n = rows.shape[0]
     n_chunks = 64
     size = (n + n_chunks - 1) // n_chunks
@@ -53,7 +57,7 @@ def fixed_point_units(rows, grad, hess, weight):
         for i in range(k * size, min(n, (k + 1) * size)):
             r = rows[i]
             w = _weight(weight, r)
-            gm = max(gm, abs(grad[r] * w))
+            gm = max(gm, abs(grad[i if grad_by_position else r] * w))
             hm = max(hm, abs(hess[r] * w))
         g_max[k] = gm
         h_max[k] = hm
@@ -61,9 +65,9 @@ def fixed_point_units(rows, grad, hess, weight):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def to_fixed_point(rows, grad, hess, weight, g_unit, h_unit, gh, by_position):
+def to_fixed_point(rows, grad, hess, weight, grad_by_position, g_unit, h_unit, gh, by_position):
     """Write ``(round(w g / g_unit), round(w h / h_unit))`` of ``rows``; return their int64 sums
-    (``weight`` as in :func:`fixed_point_units`).
+    (``weight`` and ``grad_by_position`` as in :func:`fixed_point_units`).
 
     ``gh`` (int32, shape (n_rows_total, 2)) is written for ``rows`` only, at each row's id, or
     with ``by_position`` at its position in ``rows`` (the compact rows of ``grower.NodeRows``).
@@ -75,7 +79,7 @@ def to_fixed_point(rows, grad, hess, weight, g_unit, h_unit, gh, by_position):
     for i in prange(rows.shape[0]):
         r = rows[i]
         w = _weight(weight, r)
-        gq = np.int64(np.rint(grad[r] * w * g_scale))
+        gq = np.int64(np.rint(grad[i if grad_by_position else r] * w * g_scale))
         hq = np.int64(np.rint(hess[r] * w * h_scale))
         at = i if by_position else r
         gh[at, 0] = gq

@@ -210,8 +210,9 @@ class Sampler:
 
     def correct_gradients(self, ctx: SamplingContext, rows: np.ndarray,
                           totals: np.ndarray | None = None) -> np.ndarray | None:
-        """The gradients the tree is grown on, by row id (read at the sampled ``rows`` only),
-        or None for ``ctx.grad`` itself (the default: no correction). ``totals`` are
+        """The gradients the tree is grown on, those of the sampled ``rows`` in their order
+        (``out[k]`` for row ``rows[k]``), or None for ``ctx.grad`` itself (the default: no
+        correction). ``totals`` are
         :meth:`correction_totals` over every machine's rows (None: these rows)."""
         return None
 

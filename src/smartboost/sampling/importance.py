@@ -122,15 +122,16 @@ class Smart2Sampler(Smart1Sampler):
         return leaf_sums(ctx.previous_leaf, ctx.past_grad[1], ctx.previous_leaf_values.shape[0])
 
     def correct_gradients(self, ctx, rows, totals=None):
-        """The improved diagonal approximation (leaf means from ``totals``, or from these rows),
-        written for the sampled ``rows`` into an array of its own: ``ctx.grad`` stays the
+        """The improved diagonal approximation (leaf means from ``totals``, or from these rows)
+        of the sampled ``rows``, in their order, in an array of its own: ``ctx.grad`` stays the
         uncorrected history of the iterations to come."""
         totals = self.correction_totals(ctx) if totals is None else totals
         if totals is None:
             return None
         means = np.divide(totals[0], totals[1], out=np.zeros(totals.shape[1]), where=totals[1] > 0)
-        correct_sampled(rows, ctx.grad, ctx.past_grad[1], ctx.previous_leaf, means, self.eta, self._corrected)
-        return self._corrected
+        corrected = self._corrected[:rows.shape[0]]
+        correct_sampled(rows, ctx.grad, ctx.past_grad[1], ctx.previous_leaf, means, self.eta, corrected)
+        return corrected
 
 
 class MVSSampler(ProportionalSampler):
