@@ -212,8 +212,8 @@ class Sampler:
                           totals: np.ndarray | None = None) -> np.ndarray | None:
         """The gradients the tree is grown on, those of the sampled ``rows`` in their order
         (``out[k]`` for row ``rows[k]``), or None for ``ctx.grad`` itself (the default: no
-        correction). ``totals`` are
-        :meth:`correction_totals` over every machine's rows (None: these rows)."""
+        correction). ``totals`` are :meth:`correction_totals` over every machine's rows (None:
+        these rows)."""
         return None
 
     def draw_queries(self, ctx: SamplingContext, draw: QueryDraw) -> None:
