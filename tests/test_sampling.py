@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import smartboost as sb
+from smartboost._config import threads
 from smartboost._kernels.sampling import (
     _quickselect_kth,
     correct_sampled,
@@ -185,12 +186,8 @@ def test_bracketed_top_for_sum_equals_sorted_reference(importance, target):
 
 def test_solver_does_not_depend_on_the_thread_count():
     importance = np.random.default_rng(2).exponential(size=300_000) ** 3
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
+    with threads(1):
         one = solve_scale(importance, 30_000.0, np.uint64(4))
-    finally:
-        numba.set_num_threads(threads)
     assert solve_scale(importance, 30_000.0, np.uint64(4)) == one
 
 
@@ -396,12 +393,8 @@ def test_leaf_sums_are_the_per_leaf_sums_and_counts_for_any_thread_count(n):
     got = leaf_sums(leaf, values, 10)  # leaf 9 holds no row
     np.testing.assert_allclose(got[0], np.bincount(leaf, values, 10), rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(got[1], np.bincount(leaf, minlength=10))
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
+    with threads(1):
         one = leaf_sums(leaf, values, 10)
-    finally:
-        numba.set_num_threads(threads)
     np.testing.assert_array_equal(got, one)
 
 
