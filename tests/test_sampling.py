@@ -13,6 +13,8 @@ import smartboost as sb
 from smartboost._config import threads
 from smartboost._kernels.sampling import (
     _quickselect_kth,
+    bracket_counts,
+    collect_bracket,
     correct_sampled,
     count_top_for_sum,
     kth_largest,
@@ -170,6 +172,16 @@ def test_brackets_hold_the_answer():
         count = np.searchsorted(np.cumsum(descending), share * importance.sum()) + 1
         lo, hi = sum_bracket(importance, share, np.uint64(6))
         assert lo <= descending[count - 1] < hi
+
+
+@pytest.mark.parametrize("share", [0.002, 0.02, 0.5])
+def test_collect_bracket_keeps_the_values_inside_in_row_order(share):
+    """Both of its loops: the branch per value (few inside) and the branch-free writes."""
+    values = np.round(np.random.default_rng(8).exponential(size=300_003), 3)
+    lo, hi = np.quantile(values, [0.5 - share / 2, 0.5 + share / 2])
+    inside = values[(values >= lo) & (values < hi)]
+    got = collect_bracket(values, lo, hi, bracket_counts(values, lo, hi)[0][1])
+    np.testing.assert_array_equal(got, inside)
 
 
 @pytest.mark.parametrize("importance, target", list(_large_solver_cases()))

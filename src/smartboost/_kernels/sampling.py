@@ -347,21 +347,42 @@ def bracket_counts(values, lo, hi):
 @njit(cache=True, nogil=True, parallel=True)
 def collect_bracket(values, lo, hi, chunk_counts):
     """The ``values`` in ``[lo, hi)`` in row order, given how many each chunk holds
-    (``bracket_counts(values, lo, hi)[0][1]``). Few rows are inside: the branch predicts well."""
+    (``bracket_counts(values, lo, hi)[0][1]``).
+
+    When few values are inside (under 1/128 of them: the scale solver's brackets), a branch per
+    value, which predicts well. Otherwise (GOSS's and trimming's rank brackets hold about 1.7%
+    of the values) branch-free: every value is written to its chunk's next free slot, which
+    only a value inside the bracket takes, each chunk into its own region with one spare slot
+    at its end, and a serial pass closes the gaps the spare slots leave. 1M values, 2 threads,
+    medians of 30 calls: 16,700 inside, 0.50 against 0.83 ms with the branch; 2,100 inside,
+    0.35 ms with the branch against 0.50 ms without."""
     n = values.shape[0]
     size = (n + _COMPACT_CHUNKS - 1) // _COMPACT_CHUNKS
     offsets = np.zeros(_COMPACT_CHUNKS + 1, np.int64)
     for c in range(_COMPACT_CHUNKS):
         offsets[c + 1] = offsets[c] + chunk_counts[c]
-    out = np.empty(offsets[_COMPACT_CHUNKS])
+    total = offsets[_COMPACT_CHUNKS]
+    if 128 * total < n:
+        out = np.empty(total)
+        for c in prange(_COMPACT_CHUNKS):
+            k = offsets[c]
+            for i in range(c * size, min(n, (c + 1) * size)):
+                a = values[i]
+                if a >= lo and a < hi:
+                    out[k] = a
+                    k += 1
+        return out
+    out = np.empty(total + _COMPACT_CHUNKS)
     for c in prange(_COMPACT_CHUNKS):
-        k = offsets[c]
+        k = offsets[c] + c  # chunk c's region: its values, then a spare slot
         for i in range(c * size, min(n, (c + 1) * size)):
             a = values[i]
-            if a >= lo and a < hi:
-                out[k] = a
-                k += 1
-    return out
+            out[k] = a
+            k += (a >= lo) & (a < hi)
+    for c in range(1, _COMPACT_CHUNKS):  # each chunk's values move c slots down, in order
+        for j in range(offsets[c], offsets[c + 1]):
+            out[j] = out[j + c]
+    return out[:total]
 
 
 @njit(cache=True, nogil=True)
@@ -510,8 +531,9 @@ def rank_bracket(values, k, key):
     n = values.shape[0]
     m = _BRACKET_SAMPLE
     sample = _random_sample(values, m, key + np.uint64(11))
-    position = m - k * m / n  # the answer's expected index in the ascending sample
-    spread = 3.0 * np.sqrt(m) + 10.0
+    share = min(1.0, k / n)
+    position = m - share * m  # the answer's expected index in the ascending sample
+    spread = 4.0 * np.sqrt(m * share * (1.0 - share)) + 10.0  # 4 binomial standard deviations
     lo_index = max(0, int(position - spread))
     hi_index = int(position + spread)
     # ascending index i is rank m - i from the top
