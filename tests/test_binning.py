@@ -11,11 +11,43 @@ def _fit_transform(X, **kw):
 
 
 def test_few_distinct_values_get_one_bin_each():
-    X = np.array([[3.0], [1.0], [2.0], [1.0], [3.0]])
-    mapper, binned = _fit_transform(X)
-    assert mapper.n_bins[0] == 3
-    np.testing.assert_array_equal(mapper.edges[0], [1.5, 2.5])
-    np.testing.assert_array_equal(binned.row_major[:, 0], [2, 0, 1, 0, 2])
+    X = np.array([[3.0], [-1.0], [1.0], [2.0], [0.0], [1.0], [3.0]])
+    mapper, binned = _fit_transform(X, min_data_in_bin=1)
+    assert mapper.n_bins[0] == 5
+    np.testing.assert_array_equal(mapper.edges[0], [-1e-35, 1e-35, 1.5, 2.5])
+    np.testing.assert_array_equal(binned.row_major[:, 0], [4, 0, 2, 3, 1, 2, 4])
+
+
+def test_zero_gets_its_own_bin():
+    """Zero is bounded by edges at +-1e-35 (LightGBM's), not at midpoints: an unseen tiny value
+    (above 1e-35) goes with the values of its sign, -0.0 with zero; a feature without zeros keeps an empty
+    zero bin below its values (the same cuts as LightGBM)."""
+    X = np.array([[-2.0, 5.0], [0.0, 6.0], [0.0, 7.0], [1.0, 8.0]])
+    mapper, _ = _fit_transform(X, min_data_in_bin=1)
+    np.testing.assert_array_equal(mapper.edges[0], [-1e-35, 1e-35])
+    np.testing.assert_array_equal(mapper.edges[1], [1e-35, 5.5, 6.5, 7.5])
+    unseen = np.array([[1e-30, 0.0], [-1e-30, 0.0], [-0.0, 0.0], [1e-300, 0.0]])
+    np.testing.assert_array_equal(mapper.transform(unseen).row_major[:, 0], [2, 0, 1, 1])
+
+
+def test_min_data_in_bin_closes_bins_of_rare_values():
+    X = np.r_[np.zeros(5), np.arange(1.0, 11.0)].reshape(-1, 1)
+    for min_data, edges in [(1, [1e-35, *np.arange(1.5, 10)]), (3, [1e-35, 3.5, 6.5, 9.5]),
+                            (6, [1e-35, 6.5]), (11, [1e-35])]:
+        mapper, _ = _fit_transform(X, min_data_in_bin=min_data)
+        np.testing.assert_array_equal(mapper.edges[0], edges)
+
+
+def test_values_holding_a_mean_bin_get_their_own_bin():
+    """More distinct values than bins: a value of at least a mean bin's rows is a bin alone, the
+    others fill bins of the mean size of the rows and bins left, and a bin closes at half that
+    size before a big value (hand-computed: 199 rows, 7 bins for the positive values)."""
+    X = np.r_[np.arange(1.0, 101.0), np.full(99, 50.0)].reshape(-1, 1)
+    mapper, binned = _fit_transform(X, max_bin=8, min_data_in_bin=1)
+    np.testing.assert_array_equal(mapper.edges[0], [1e-35, 17.5, 34.5, 49.5, 50.5, 67.5, 84.5])
+    assert np.bincount(binned.row_major[:, 0]).tolist() == [0, 17, 17, 15, 100, 17, 17, 16]
+    _, binned = _fit_transform(X, max_bin=8, min_data_in_bin=40)  # 199 // 40 = 4 bins
+    assert np.bincount(binned.row_major[:, 0]).tolist() == [0, 33, 116, 33, 17]
 
 
 def test_bins_are_quantiles_and_respect_max_bin():
@@ -25,6 +57,8 @@ def test_bins_are_quantiles_and_respect_max_bin():
     mapper, binned = _fit_transform(X, max_bin=63)
     assert mapper.n_bins[0] == 63 and mapper.n_bins[1] <= 63
     counts = np.bincount(binned.row_major[:, 0])
+    assert np.flatnonzero(counts == 0).tolist() == [31]  # the zero bin: no value is exactly 0
+    counts = counts[counts > 0]
     assert counts.min() > 0.8 * counts.mean() and counts.max() < 1.2 * counts.mean()
     # every bin of the tied feature holds rows, and a row's bin agrees with the edges
     assert np.all(np.bincount(binned.row_major[:, 1]) > 0)
@@ -35,7 +69,7 @@ def test_bins_are_quantiles_and_respect_max_bin():
 
 def test_missing_and_infinite_values():
     X = np.array([[0.0], [1.0], [np.nan], [np.inf], [-np.inf], [2.0]])
-    mapper, binned = _fit_transform(X)
+    mapper, binned = _fit_transform(X, min_data_in_bin=1)
     n_bins = mapper.n_bins[0]
     assert n_bins == 3  # edges from finite values only
     np.testing.assert_array_equal(binned.row_major[:, 0], [0, 1, n_bins, n_bins - 1, 0, 2])
@@ -89,9 +123,9 @@ def test_edges_never_merge_adjacent_floats():
     a = 1.0
     b = np.nextafter(a, 2.0)
     X = np.array([[a], [b], [a], [b]])
-    mapper, binned = _fit_transform(X)
-    assert mapper.n_bins[0] == 2
-    np.testing.assert_array_equal(binned.row_major[:, 0], [0, 1, 0, 1])
+    mapper, binned = _fit_transform(X, min_data_in_bin=1)
+    assert mapper.n_bins[0] == 3  # and the empty zero bin
+    np.testing.assert_array_equal(binned.row_major[:, 0], [1, 2, 1, 2])
 
 
 @pytest.mark.parametrize("max_bin", [2, 3, 255])

@@ -177,12 +177,14 @@ def test_custom_callback_can_stop_training(binary_data):
 
 
 def test_sample_weights_equal_duplicated_rows():
-    X, y = make_regression(n=200, seed=5)  # < 255 distinct values: both sets get the same bins
+    X, y = make_regression(n=200, seed=5)  # < 255 distinct values, one bin each: both sets get the same bins
     w = np.where(np.arange(200) % 3 == 0, 2.0, 1.0)
     params = {"objective": "regression", "min_data_in_leaf": 0, "num_leaves": 8, "verbosity": -1}
-    weighted = sb.train(params, sb.Dataset(X, y, weight=w), 20)
+    one_bin_each = {"min_data_in_bin": 1}
+    weighted = sb.train(params, sb.Dataset(X, y, weight=w, params=one_bin_each), 20)
     repeat = np.where(w == 2.0, 2, 1)
-    duplicated = sb.train(params, sb.Dataset(np.repeat(X, repeat, axis=0), np.repeat(y, repeat)), 20)
+    duplicated = sb.train(params, sb.Dataset(np.repeat(X, repeat, axis=0), np.repeat(y, repeat), params=one_bin_each),
+                          20)
     np.testing.assert_allclose(weighted.predict(X), duplicated.predict(X), rtol=1e-9, atol=1e-9)
 
 

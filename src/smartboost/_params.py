@@ -294,6 +294,9 @@ PARAMS: tuple[Param, ...] = (
     Param("bin_construct_sample_cnt", 200_000, _int(1),
           "Rows sampled (with the seed) to compute the bin edges.",
           ("subsample_for_bin",), "binning", ">= 1"),
+    Param("min_data_in_bin", 3, _int(1),
+          "Fewest sampled rows a bin is closed with; zero always gets a bin of its own (docs/design.md).",
+          (), "binning", ">= 1"),
     # sampling
     Param("sampling", None, _optional(_choice(*_SAMPLING_NAMES, aliases=_SAMPLING_ALIASES)),
           "Row sampler: 'none', 'uniform' (exactly s N rows), 'bernoulli', 'trimming', 'goss', 'smart1', "

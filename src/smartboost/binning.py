@@ -1,11 +1,12 @@
-"""Binning: per-feature quantile bin edges, and raw matrices turned into uint8 bins.
+"""Binning: per-feature bin edges, and raw matrices turned into uint8 bins.
 
 :class:`BinMapper` learns the edges from a seeded row sample of the training data (at most
-``bin_construct_sample_cnt`` rows) and belongs to the model: validation, test and prediction
+``bin_construct_sample_cnt`` rows), cut where LightGBM cuts them (zero a bin of its own,
+``min_data_in_bin``; ``docs/design.md``, "Binning"), and belongs to the model: validation, test and prediction
 data are binned with the training edges. Feature ``f`` has ``n_bins[f]`` value bins
 (``<= max_bin``) and one missing-value bin, numbered ``n_bins[f]``; NaN is missing, and -inf and
-+inf fall into the outer value bins. A feature with one value bin and no missing value in the
-training data is constant and never split on.
++inf fall into the outer value bins. A feature with one distinct value and no missing value in
+the training data is constant and never split on.
 
 :class:`BinnedData` holds a binned matrix twice, row-major for histograms and column-major for
 partitioning (PERFORMANCE.md 1: each layout is 2.4x-3.4x faster for its own kernel).
@@ -43,6 +44,8 @@ class BinMapper:
         Maximum number of value bins per feature, at most 255.
     sample_cnt : int
         Rows sampled to compute the edges.
+    min_data_in_bin : int
+        Fewest sample rows a bin closes with (the last bin of a sign may hold fewer).
     seed : int
         Seed of the row sample (its own random stream).
 
@@ -56,9 +59,10 @@ class BinMapper:
 
     _SAMPLE_STREAM = 0x42494E  # "BIN": the binning subsample's own random stream
 
-    def __init__(self, max_bin: int = 255, sample_cnt: int = 200_000, seed: int = 0) -> None:
+    def __init__(self, max_bin: int = 255, sample_cnt: int = 200_000, seed: int = 0, min_data_in_bin: int = 3) -> None:
         self.max_bin = max_bin
         self.sample_cnt = sample_cnt
+        self.min_data_in_bin = min_data_in_bin
         self.seed = seed
         self.edges: list[np.ndarray] = []
         self.n_bins = np.zeros(0, np.int64)
@@ -83,10 +87,10 @@ class BinMapper:
         n_edges = np.zeros(n_features, np.int64)
         if sp.issparse(X):
             kernels.find_edges_csc(sample.indptr, sample.data.astype(np.float64, copy=False),
-                                   sample.shape[0], self.max_bin, edges, n_edges)
+                                   sample.shape[0], self.max_bin, self.min_data_in_bin, edges, n_edges)
         else:
             kernels.find_edges(np.ascontiguousarray(sample.T, dtype=np.float64), self.max_bin,
-                               edges, n_edges)
+                               self.min_data_in_bin, edges, n_edges)
         self.edges = [edges[f, :n_edges[f]].copy() for f in range(n_features)]
         self.n_bins = n_edges + 1
         self.__dict__.pop("_padded_edges", None)
@@ -126,12 +130,13 @@ class BinMapper:
     def to_dict(self) -> dict:
         """JSON-ready representation (edges as lists of floats)."""
         return {"max_bin": self.max_bin, "sample_cnt": self.sample_cnt, "seed": self.seed,
-                "edges": [e.tolist() for e in self.edges]}
+                "min_data_in_bin": self.min_data_in_bin, "edges": [e.tolist() for e in self.edges]}
 
     @classmethod
     def from_dict(cls, data: dict) -> BinMapper:
         """Inverse of :meth:`to_dict`; raises :class:`ModelFormatError` on inconsistent edges."""
-        mapper = cls(int(data["max_bin"]), int(data["sample_cnt"]), int(data["seed"]))
+        mapper = cls(int(data["max_bin"]), int(data["sample_cnt"]), int(data["seed"]),
+                     int(data.get("min_data_in_bin", 1)))
         edges = [np.asarray(e, dtype=np.float64) for e in data["edges"]]
         for f, e in enumerate(edges):
             if e.ndim != 1 or e.size > mapper.max_bin - 1 or not np.all(np.isfinite(e)) or np.any(np.diff(e) <= 0):

@@ -43,7 +43,8 @@ class Dataset:
     reference : Dataset or Booster, optional
         Bin with its edges instead of learning new ones (evaluation sets; continued training).
     params : dict, optional
-        Binning parameters (``max_bin``, ``bin_construct_sample_cnt``, ``seed``); other
+        Binning parameters (``max_bin``, ``bin_construct_sample_cnt``, ``min_data_in_bin``,
+        ``seed``); other
         parameters are validated and ignored here.
     """
 
@@ -60,7 +61,8 @@ class Dataset:
             if names := _reference_names(reference):
                 column_names = column_names or names
         else:
-            mapper = BinMapper(binning["max_bin"], binning["bin_construct_sample_cnt"], binning["seed"]).fit(X)
+            mapper = BinMapper(binning["max_bin"], binning["bin_construct_sample_cnt"], binning["seed"],
+                               binning["min_data_in_bin"]).fit(X)
         self.binned: BinnedData = mapper.transform(X)
         self.label = None if label is None else to_vector(label, n_rows, "label")
         self.weight = None if weight is None else to_vector(weight, n_rows, "weight", nonnegative=True)
@@ -102,7 +104,8 @@ class Dataset:
     def check_binning_params(self, given: dict[str, Any]) -> None:
         """Raise when training parameters ask for other bins than this Dataset was built with."""
         mapper = self.bin_mapper
-        for name, used in (("max_bin", mapper.max_bin), ("bin_construct_sample_cnt", mapper.sample_cnt)):
+        for name, used in (("max_bin", mapper.max_bin), ("bin_construct_sample_cnt", mapper.sample_cnt),
+                           ("min_data_in_bin", mapper.min_data_in_bin)):
             if name in given and given[name] != used:
                 raise ParameterError(
                     f"parameter '{name}'={given[name]} differs from the Dataset's ({used}); "

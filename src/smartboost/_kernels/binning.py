@@ -55,38 +55,103 @@ def _distinct_counts(values, n_zeros):
     return distinct[:d], counts[:d]
 
 
-@njit(cache=True, nogil=True)
-def _greedy_edges(distinct, counts, max_bin, out):
-    """Edges separating ``distinct`` values into at most ``max_bin`` bins; returns their number.
+ZERO_THRESHOLD = 1e-35
+"""Values within +-this are zero: zero gets a bin of its own (LightGBM's ``kZeroThreshold``)."""
 
-    With at most ``max_bin`` distinct values each gets its own bin. Otherwise bins are cut
-    greedily so that each holds about an equal share of the rows still to place, so a value
-    that alone holds many rows gets its own bin without starving the others. Each edge is the
-    midpoint of the two distinct values it separates (the lower value when the midpoint rounds
-    up onto the upper one).
+
+@njit(cache=True, nogil=True)
+def _edge_between(a, b):
+    """Edge separating the values ``a < b``: their midpoint, or ``a`` when the midpoint rounds
+    up onto ``b`` (adjacent floats)."""
+    mid = a + (b - a) * 0.5
+    return mid if mid < b else a
+
+
+@njit(cache=True, nogil=True)
+def _greedy_edges(distinct, counts, max_bin, min_data_in_bin, out, n_out):
+    """Edges cutting ``distinct`` values (with their ``counts``) into at most ``max_bin`` bins,
+    written from ``out[n_out]`` on; returns the new length of ``out``.
+
+    With at most ``max_bin`` distinct values every value gets its own bin, except that a bin
+    is closed only once it holds ``min_data_in_bin`` rows. Otherwise (at most ``n /
+    min_data_in_bin`` bins): a value holding at least a mean bin's rows gets a bin of its own,
+    and the other values fill bins of the mean size of the rows and bins still left; a bin
+    also closes at half that size when a big value comes next (LightGBM's ``GreedyFindBin``).
     """
     d = distinct.shape[0]
-    n_left_to_place = counts.sum()
-    n_edges = 0
+    if d <= max_bin:
+        in_bin = 0
+        for i in range(d - 1):
+            in_bin += counts[i]
+            if in_bin >= min_data_in_bin:
+                out[n_out] = _edge_between(distinct[i], distinct[i + 1])
+                n_out += 1
+                in_bin = 0
+        return n_out
+    total = counts.sum()
+    max_bin = min(max_bin, total // min_data_in_bin)
+    if max_bin <= 1:
+        return n_out
+    mean_size = total / max_bin
+    big = counts >= mean_size
+    bins_left = max_bin - big.sum()
+    rows_left = total - counts[big].sum()
+    mean_size = rows_left / bins_left if bins_left > 0 else np.inf
+    n_bins = 1
     in_bin = 0
     for i in range(d - 1):
+        if not big[i]:
+            rows_left -= counts[i]
         in_bin += counts[i]
-        bins_left = max_bin - n_edges
-        if d <= max_bin or in_bin * bins_left >= n_left_to_place or d - 1 - i < bins_left:
-            a = distinct[i]
-            b = distinct[i + 1]
-            mid = a + (b - a) * 0.5
-            out[n_edges] = mid if mid < b else a
-            n_edges += 1
-            n_left_to_place -= in_bin
-            in_bin = 0
-            if n_edges == max_bin - 1:
+        if big[i] or in_bin >= mean_size or (big[i + 1] and in_bin >= max(1.0, 0.5 * mean_size)):
+            out[n_out] = _edge_between(distinct[i], distinct[i + 1])
+            n_out += 1
+            n_bins += 1
+            if n_bins == max_bin:
                 break
-    return n_edges
+            in_bin = 0
+            if not big[i]:
+                bins_left -= 1
+                mean_size = rows_left / bins_left if bins_left > 0 else np.inf
+    return n_out
+
+
+@njit(cache=True, nogil=True)
+def _feature_edges(distinct, counts, max_bin, min_data_in_bin, out):
+    """Edges of one feature from its sorted distinct finite values and their counts; returns
+    their number.
+
+    Zero (``|x| <= ZERO_THRESHOLD``) is a bin of its own, bounded by edges at
+    ``-ZERO_THRESHOLD`` and ``+ZERO_THRESHOLD``; the negative values share ``max_bin - 1`` bins
+    with the positive ones in proportion to their rows (at least one), and each side is cut by
+    :func:`_greedy_edges`. A feature with one distinct value gets no edge (it is constant).
+    """
+    d = distinct.shape[0]
+    if d <= 1:
+        return 0
+    n_left = 0
+    while n_left < d and distinct[n_left] <= -ZERO_THRESHOLD:
+        n_left += 1
+    right = n_left
+    while right < d and distinct[right] <= ZERO_THRESHOLD:
+        right += 1
+    total = counts.sum()
+    n_zero = counts[n_left:right].sum()
+    n = 0
+    if n_left > 0:
+        left_max_bin = max(1, int(counts[:n_left].sum() / (total - n_zero) * (max_bin - 1)))
+        n = _greedy_edges(distinct[:n_left], counts[:n_left], left_max_bin, min_data_in_bin, out, 0)
+        out[n] = -ZERO_THRESHOLD
+        n += 1
+    right_max_bin = max_bin - 1 - n
+    if right < d and right_max_bin > 0:
+        out[n] = ZERO_THRESHOLD
+        n = _greedy_edges(distinct[right:], counts[right:], right_max_bin, min_data_in_bin, out, n + 1)
+    return n
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def find_edges(sample, max_bin, edges, n_edges):
+def find_edges(sample, max_bin, min_data_in_bin, edges, n_edges):
     """Bin edges of every feature from a dense row sample.
 
     Parameters
@@ -95,6 +160,8 @@ def find_edges(sample, max_bin, edges, n_edges):
         Sample values, one feature per row; NaN and +-inf are ignored.
     max_bin : int
         Maximum number of value bins.
+    min_data_in_bin : int
+        Fewest sample rows a bin closes with (:func:`_greedy_edges`).
     edges : ndarray of float64, shape (n_features, max_bin - 1)
         Output edges (first ``n_edges[f]`` entries of row ``f``).
     n_edges : ndarray of int64, shape (n_features,)
@@ -103,11 +170,11 @@ def find_edges(sample, max_bin, edges, n_edges):
     for f in prange(sample.shape[0]):
         column = sample[f]
         distinct, counts = _distinct_counts(np.sort(column[np.isfinite(column)]), 0)
-        n_edges[f] = _greedy_edges(distinct, counts, max_bin, edges[f])
+        n_edges[f] = _feature_edges(distinct, counts, max_bin, min_data_in_bin, edges[f])
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def find_edges_csc(indptr, data, n_sample_rows, max_bin, edges, n_edges):
+def find_edges_csc(indptr, data, n_sample_rows, max_bin, min_data_in_bin, edges, n_edges):
     """Bin edges of every feature from a CSC row sample (implicit entries are zeros).
 
     Same outputs as :func:`find_edges`.
@@ -116,7 +183,7 @@ def find_edges_csc(indptr, data, n_sample_rows, max_bin, edges, n_edges):
         column = data[indptr[f]:indptr[f + 1]]
         n_zeros = n_sample_rows - column.shape[0]
         distinct, counts = _distinct_counts(np.sort(column[np.isfinite(column)]), n_zeros)
-        n_edges[f] = _greedy_edges(distinct, counts, max_bin, edges[f])
+        n_edges[f] = _feature_edges(distinct, counts, max_bin, min_data_in_bin, edges[f])
 
 
 @njit(cache=True, nogil=True, parallel=True)
