@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--max-bin", type=int, default=255)
     parser.add_argument("--min-data-in-bin", type=int, default=3)
     args = parser.parse_args()
-    print(f"| data | rows | features | LightGBM keeps | same partition | differ (first) |\n|---|---|---|---|---|---|")
+    print("| data | rows | features | LightGBM keeps | same partition | differ (first) |\n|---|---|---|---|---|---|")
     for name in args.datasets:
         X = features(name)
         ours = BinMapper(args.max_bin, min_data_in_bin=args.min_data_in_bin).fit(X).transform(X).row_major
