@@ -293,11 +293,13 @@ def test_histogram_subtraction_equals_direct_build():
 
 def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3, pairs=None):
     """Every (feature, threshold, missing direction) evaluated directly from the rows (only the
-    (feature, threshold) ``pairs`` when given)."""
+    (feature, threshold) ``pairs`` when given). Of tied splits (gains within 1e-9) the lowest
+    feature's wins, then missing-left, then the highest bin, except among missing-right ones
+    in a node with missing values, the lowest (LightGBM's order)."""
     l1, l2, min_gain, min_hess, min_data = params
     G, H = g.sum() * unit, h.sum() * unit
     parent = leaf_score(G, H, l1, l2)
-    best = (-np.inf, None)
+    found = []
     for f in range(X.shape[1]):
         bins = binned.row_major[:, f]
         missing = bins == mapper.n_bins[f]
@@ -313,9 +315,15 @@ def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3, pairs=None):
             if min(hl, hr) < min_hess or min(hl, hr) * len(g) / H < min_data:
                 continue
             gain = 0.5 * (leaf_score(gl, hl, l1, l2) + leaf_score(gr, hr, l1, l2) - parent)
-            if gain - min_gain > 1e-12 * parent and gain > best[0] + 1e-9:
-                best = (gain, (f, b, missing_left))
-    return best
+            if gain - min_gain > 1e-12 * parent:
+                found.append((gain, f, b, missing_left, has_missing))
+    if not found:
+        return -np.inf, None
+    top = max(gain for gain, *_ in found)
+    tied = [x for x in found if x[0] > top - 1e-9]
+    gain, f, b, missing_left, has_missing = min(
+        tied, key=lambda x: (x[1], not x[3], x[2] if x[4] and not x[3] else -x[2]))
+    return gain, (f, b, missing_left)
 
 
 @pytest.mark.parametrize("seed, params", [
@@ -385,8 +393,9 @@ def test_scans_over_every_candidate_equal_the_full_scans(seed):
     assert results[0] == results[1] and results[0][0][0] >= 0
 
 
-def _one_pass_scan(hist, n_thresholds, g_extra, h_extra, g_total, h_total, unit, min_h, l1, l2):
-    """Reference: every threshold in order, compared with the best so far by cross-multiplication."""
+def _one_pass_scan(hist, n_thresholds, g_extra, h_extra, g_total, h_total, unit, min_h, l1, l2, highest=False):
+    """Reference: every threshold in order, compared with the best so far by cross-multiplication
+    (an exact tie wins when ``highest``)."""
     best = (-1.0, 1.0, -1)
     gl, hl = g_extra, h_extra
     for b in range(n_thresholds):
@@ -396,7 +405,7 @@ def _one_pass_scan(hist, n_thresholds, g_extra, h_extra, g_total, h_total, unit,
         t_left, t_right = max(abs(g_left) - l1, 0.0), max(abs(g_total - g_left) - l1, 0.0)
         num, den = t_left * t_left * d_right + t_right * t_right * d_left, d_left * d_right
         valid = h_left >= min_h and h_total - h_left >= min_h and d_left > 0 and d_right > 0
-        if valid and num * best[1] > best[0] * den:
+        if valid and (num * best[1] > best[0] * den or (highest and num * best[1] == best[0] * den)):
             best = (num, den, b)
     return best[2]
 
@@ -404,8 +413,8 @@ def _one_pass_scan(hist, n_thresholds, g_extra, h_extra, g_total, h_total, unit,
 @pytest.mark.parametrize("seed", range(30))
 def test_vectorised_scan_picks_the_threshold_of_a_one_pass_scan(seed):
     """Scores with divisions select the thresholds compared exactly: same bin as comparing every
-    threshold by cross-multiplication, including ties (empty bins repeat a score: the lowest wins,
-    as do mirrored halves)."""
+    threshold by cross-multiplication, including ties (empty bins repeat a score, as do mirrored
+    halves: the lowest wins, or the highest)."""
     from smartboost._kernels.split import _scan_thresholds
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 256))
@@ -422,10 +431,11 @@ def test_vectorised_scan_picks_the_threshold_of_a_one_pass_scan(seed):
     g_extra, h_extra = (int(rng.integers(-2**40, 2**40)), int(rng.integers(0, 2**40))) if seed % 2 else (0, 0)
     g_total = (g_extra + int(hist[:, 0].sum())) * unit
     h_total = (h_extra + int(hist[:, 1].sum())) * unit
-    for l1, l2, min_h in ((0.0, 0.0, 0.0), (10.0, 1.0, 0.0), (0.0, 1e-3, h_total / 4)):
-        expected = _one_pass_scan(hist, n, g_extra, h_extra, g_total, h_total, unit, min_h, l1, l2)
+    for (l1, l2, min_h), highest in itertools.product(((0.0, 0.0, 0.0), (10.0, 1.0, 0.0), (0.0, 1e-3, h_total / 4)),
+                                                      (False, True)):
+        expected = _one_pass_scan(hist, n, g_extra, h_extra, g_total, h_total, unit, min_h, l1, l2, highest)
         got = _scan_thresholds(hist, 0, n, None, g_extra, h_extra, g_total, h_total, unit, unit,
-                               least_child_hessian(min_h, l2), l1, l2, np.empty((3, n)))
+                               least_child_hessian(min_h, l2), l1, l2, highest, np.empty((3, n)))
         assert got[2] == expected
 
 
@@ -460,7 +470,7 @@ def test_vectorised_scan_compares_near_ties_exactly(g_total, h_total, l2, first,
     unit = 2.0 ** -30
     expected = _one_pass_scan(hist, 2, 0, 0, g_total * unit, h_total * unit, unit, 0.0, 0.0, l2)
     got = _scan_thresholds(hist, 0, 2, None, 0, 0, g_total * unit, h_total * unit, unit, unit,
-                           least_child_hessian(0.0, l2), 0.0, l2, np.empty((3, 2)))
+                           least_child_hessian(0.0, l2), 0.0, l2, False, np.empty((3, 2)))
     assert got[2] == expected
 
 

@@ -155,9 +155,18 @@ def _near_best(score, n, cut):
     return count, index_sum
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _beats(num, den, best_num, best_den, ties):
+    """Whether the score ``num / den`` beats ``best_num / best_den`` (denominators positive),
+    compared by cross-multiplication; an exact tie beats it when ``ties``."""
+    a = num * best_den
+    b = best_num * den
+    return a > b or (ties and a == b)
+
+
 @njit(cache=True, nogil=True)
 def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_total, h_total, g_unit,
-                     h_unit, least_h, l1, l2, scratch):
+                     h_unit, least_h, l1, l2, highest, scratch):
     """Best threshold with ``(g_extra, h_extra)`` (the missing cell, or nothing) on the left.
 
     Thresholds are ``0 .. n_thresholds - 1``, or only those of them listed in ``candidates``
@@ -165,9 +174,9 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     scores the candidates only. Returns ``(num, den, bin)``; the children's score is
     ``num / den`` (``bin`` is -1 when no threshold is valid).
 
-    The winner is the lowest threshold whose score ``T(GL)^2/DL + T(GR)^2/DR``
-    (``D = H + lambda_l2``), kept as the fraction ``num / den``, no other threshold beats by
-    cross-multiplication, compared in order. Over every threshold this runs in passes over
+    The winner is the threshold whose score ``T(GL)^2/DL + T(GR)^2/DR`` (``D = H +
+    lambda_l2``), kept as the fraction ``num / den``, no other threshold beats by
+    cross-multiplication, compared in order: of tied ones the lowest, or the ``highest``. Over every threshold this runs in passes over
     ``scratch`` (float64, shape ``(3, >= n_thresholds)``): the left sums, every score
     ``num / den`` in a vectorised loop, the largest score, then the exact comparison of the
     thresholds near it only (``_NEAR_BEST``), skipped when a vectorised count
@@ -205,7 +214,7 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
             for b in range(n_thresholds):
                 if score[np.uint64(b)] >= cut:
                     num, den, valid = _children_score(g_left[b], h_left[b], g_total, h_total, least_h, l1, l2)
-                    if valid and num * best_den > best_num * den:
+                    if valid and _beats(num, den, best_num, best_den, highest):
                         best_num, best_den, best_bin = num, den, b
         return best_num, best_den, best_bin
     gl = g_extra
@@ -220,7 +229,7 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
             hl += hist[first_cell + b, 1]
             b += 1
         num, den, valid = _children_score(gl * g_unit, hl * h_unit, g_total, h_total, least_h, l1, l2)
-        if valid and num * best_den > best_num * den:
+        if valid and _beats(num, den, best_num, best_den, highest):
             best_num, best_den, best_bin = num, den, candidate
     return best_num, best_den, best_bin
 
@@ -263,8 +272,12 @@ def scan_feature(hist, first_cell, n_bins, candidates, g_fixed, h_fixed, n_rows,
     Both constraints (hessian and estimated count) are one bound on each side's hessian sum,
     ``max(min_sum_hessian_in_leaf, min_data_in_leaf * node_H / node_rows)``. With missing
     values, thresholds ``0 .. n_bins - 1`` are tried with them on the right (the last one is
-    "all values left") and ``0 .. n_bins - 2`` with them on the left; ties go to the lower bin,
-    then to missing-right.
+    "all values left") and ``0 .. n_bins - 2`` with them on the left. Exact ties go where
+    LightGBM sends them, so that both libraries pick the same thresholds: to the highest bin
+    (LightGBM scans from the top), except among missing-right thresholds, where to the lowest
+    (that scan runs upwards); between the two directions, to missing-left (scanned first). A
+    tie is mostly a stretch of bins empty in the node: the choice moves where unseen values in
+    the stretch go.
     """
     l1, l2 = params[0], params[1]
     g_total = g_fixed * g_unit
@@ -281,13 +294,13 @@ def scan_feature(hist, first_cell, n_bins, candidates, g_fixed, h_fixed, n_rows,
     zero = np.int64(0)
     num, den, best_bin = _scan_thresholds(
         hist, first_cell, n_bins if has_missing else n_bins - 1, candidates, zero, zero, g_total, h_total, g_unit,
-        h_unit, least_h, l1, l2, scratch)
+        h_unit, least_h, l1, l2, not has_missing, scratch)
     missing_left = False
     if has_missing:
         num_l, den_l, bin_l = _scan_thresholds(
             hist, first_cell, n_bins - 1, candidates, g_missing, h_missing, g_total, h_total, g_unit, h_unit, least_h,
-            l1, l2, scratch)
-        if bin_l >= 0 and (num_l * den > num * den_l or (num_l * den == num * den_l and bin_l < best_bin)):
+            l1, l2, True, scratch)
+        if bin_l >= 0 and _beats(num_l, den_l, num, den, True):
             num, den, best_bin, missing_left = num_l, den_l, bin_l, True
     if best_bin < 0:
         return _NO_GAIN, -1, False
