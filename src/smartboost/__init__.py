@@ -5,7 +5,7 @@ Native API: :class:`Dataset`, :func:`train`, :class:`Booster`, callbacks.
 
 __version__ = "0.1.0"
 
-from . import callback
+from . import _cache, callback  # noqa: F401  (_cache first: it keys the numba cache of every kernel)
 from ._warmup import compile_kernels
 from .booster import Booster
 from .callback import (Checkpoint, EarlyStopping, LogEvaluation, ProgressBar, RecordEvaluation, TrainingCallback,
