@@ -2,11 +2,11 @@
 
 :class:`BinMapper` learns the edges from a seeded row sample of the training data (at most
 ``bin_construct_sample_cnt`` rows), cut where LightGBM cuts them (zero a bin of its own,
-``min_data_in_bin``; ``docs/design.md``, "Binning"), and belongs to the model: validation, test and prediction
-data are binned with the training edges. Feature ``f`` has ``n_bins[f]`` value bins
-(``<= max_bin``) and one missing-value bin, numbered ``n_bins[f]``; NaN is missing, and -inf and
-+inf fall into the outer value bins. A feature with one distinct value and no missing value in
-the training data is constant and never split on.
+``min_data_in_bin``; ``docs/design.md``, "Binning"), and belongs to the model: validation, test
+and prediction data are binned with the training edges. Feature ``f`` has ``n_bins[f]`` value
+bins (``<= max_bin``) and one missing-value bin, numbered ``n_bins[f]``; NaN is missing, and
+-inf and +inf fall into the outer value bins. A feature with one distinct value and no missing
+value in the training data is constant and never split on.
 
 :class:`BinnedData` holds a binned matrix twice, row-major for histograms and column-major for
 partitioning (PERFORMANCE.md 1: each layout is 2.4x-3.4x faster for its own kernel).
@@ -44,10 +44,10 @@ class BinMapper:
         Maximum number of value bins per feature, at most 255.
     sample_cnt : int
         Rows sampled to compute the edges.
-    min_data_in_bin : int
-        Fewest sample rows a bin closes with (the last bin of a sign may hold fewer).
     seed : int
         Seed of the row sample (its own random stream).
+    min_data_in_bin : int
+        Fewest sample rows a bin closes with (the last bin of a sign may hold fewer).
 
     Attributes
     ----------

@@ -44,8 +44,7 @@ class Dataset:
         Bin with its edges instead of learning new ones (evaluation sets; continued training).
     params : dict, optional
         Binning parameters (``max_bin``, ``bin_construct_sample_cnt``, ``min_data_in_bin``,
-        ``seed``); other
-        parameters are validated and ignored here.
+        ``seed``); other parameters are validated and ignored here.
     """
 
     def __init__(self, data: Any, label: Any = None, weight: Any = None, init_score: Any = None,

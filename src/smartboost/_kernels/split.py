@@ -174,12 +174,12 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     scores the candidates only. Returns ``(num, den, bin)``; the children's score is
     ``num / den`` (``bin`` is -1 when no threshold is valid).
 
-    The winner is the threshold whose score ``T(GL)^2/DL + T(GR)^2/DR`` (``D = H +
-    lambda_l2``), kept as the fraction ``num / den``, no other threshold beats by
-    cross-multiplication, compared in order: of tied ones the lowest, or the ``highest``. Over every threshold this runs in passes over
-    ``scratch`` (float64, shape ``(3, >= n_thresholds)``): the left sums, every score
-    ``num / den`` in a vectorised loop, the largest score, then the exact comparison of the
-    thresholds near it only (``_NEAR_BEST``), skipped when a vectorised count
+    The winner is the threshold whose score ``T(GL)^2/DL + T(GR)^2/DR`` (``D = H + lambda_l2``),
+    kept as the fraction ``num / den``, no other threshold beats by cross-multiplication,
+    compared in order: of tied ones the lowest, or the ``highest``. Over every threshold this
+    runs in passes over ``scratch`` (float64, shape ``(3, >= n_thresholds)``): the left sums,
+    every score ``num / den`` in a vectorised loop, the largest score, then the exact comparison
+    of the thresholds near it only (``_NEAR_BEST``), skipped when a vectorised count
     (:func:`_near_best`) finds one alone there. Every pass indexes with unsigned integers
     (numba's negative-index wrap costs a compare and a select per access).
 
