@@ -67,6 +67,12 @@ class BinMapper:
         self.edges: list[np.ndarray] = []
         self.n_bins = np.zeros(0, np.int64)
 
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> BinMapper:
+        """An unfitted mapper with the binning parameters of resolved ``params``
+        (``max_bin``, ``bin_construct_sample_cnt``, ``seed``, ``min_data_in_bin``)."""
+        return cls(params["max_bin"], params["bin_construct_sample_cnt"], params["seed"], params["min_data_in_bin"])
+
     @property
     def n_features(self) -> int:
         """Number of features."""

@@ -819,8 +819,7 @@ def _bin_edges(workers: _Workers, described: list[dict], params: dict[str, Any],
     wanted = params["bin_construct_sample_cnt"]
     quota = [d["n_rows"] if n_rows <= wanted else int(round(wanted * d["n_rows"] / n_rows)) for d in described]
     samples = workers.call_each("bin_sample", [(q, params["seed"]) for q in quota])
-    mapper = BinMapper(params["max_bin"], wanted, params["seed"], params["min_data_in_bin"])
-    return mapper.fit(np.concatenate(samples))
+    return BinMapper.from_params(params).fit(np.concatenate(samples))
 
 
 def _merge_labels(answers: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

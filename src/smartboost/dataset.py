@@ -60,8 +60,7 @@ class Dataset:
             if names := _reference_names(reference):
                 column_names = column_names or names
         else:
-            mapper = BinMapper(binning["max_bin"], binning["bin_construct_sample_cnt"], binning["seed"],
-                               binning["min_data_in_bin"]).fit(X)
+            mapper = BinMapper.from_params(binning).fit(X)
         self.binned: BinnedData = mapper.transform(X)
         self.label = None if label is None else to_vector(label, n_rows, "label")
         self.weight = None if weight is None else to_vector(weight, n_rows, "weight", nonnegative=True)
