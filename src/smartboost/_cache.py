@@ -25,7 +25,8 @@ KERNEL_DIRS = ("_kernels", "objectives")
 def sources_stamp(root: Path) -> tuple:
     """Name, modification time and size of every ``.py`` file of ``root``'s kernel folders."""
     files = sorted(path for folder in KERNEL_DIRS for path in (root / folder).glob("*.py"))
-    return tuple((str(path.relative_to(root)), path.stat().st_mtime, path.stat().st_size) for path in files)
+    stats = [path.stat() for path in files]
+    return tuple((str(path.relative_to(root)), st.st_mtime, st.st_size) for path, st in zip(files, stats))
 
 
 @cache
