@@ -10,7 +10,7 @@ Usage (the public sets are read from ``$SMARTBOOST_DATA``, default ``../shared/d
     python benchmarks/bench_ranking.py --dataset synthetic --smart-table --rates 0.15 --samplers mvs --repeats 2
     python benchmarks/bench_ranking.py --dataset synthetic --queries 2000 --smart-table --units row query
     python benchmarks/bench_ranking.py --dataset synthetic --queries 2000 --iteration-cost 3 --units row query
-    python benchmarks/bench_ranking.py --dataset mslr-5k --cv 5
+    python benchmarks/bench_ranking.py --dataset mslr-5k --cv 5 [--orders 5]
     python benchmarks/bench_ranking.py --reader 200
 
 ``--smart-table`` (the SMART paper's LambdaMART figures): for smartboost without sampling and
@@ -33,7 +33,10 @@ order; the fastest of the R (the least disturbed on a shared machine) is reporte
 ``--cv K``: the small public sets' test sets (43-156 queries) cannot tell the libraries apart;
 this pools their train and test queries, deals them into K folds at random (seed 0), and scores
 every query with each library's model trained on the other folds, so that the paired interval
-of the NDCG@10 difference spans every query.
+of the NDCG@10 difference spans every query. ``--orders N`` trains every fold N times, on the
+file's order of the documents and on N - 1 shuffles within each query, and averages each query's
+NDCG@10 over the N: the input order breaks the first iteration's ties (every score 0), and
+LightGBM on a shuffle differs from LightGBM on the file's order by up to 0.02 on these sets.
 
 ``--reader MB``: rows per second of smartboost's LETOR reading (``smartboost.datafile.read_data``)
 against scikit-learn's ``load_svmlight_file(..., query_id=True)`` on a generated MSLR-like text
@@ -285,11 +288,27 @@ def _sampled_runs(args, base):
                 yield label, {**base, "sampling": sampling, "sample_rate": rate, "sampling_unit": unit}
 
 
+def within_query_order(query: np.ndarray, rows: np.ndarray, order: int) -> np.ndarray:
+    """``rows`` (grouped by ``query``) in the file's order (``order`` 0) or with the documents of
+    each query shuffled (seed ``order``); the queries keep their places."""
+    if order == 0:
+        return rows
+    return rows[np.lexsort((np.random.default_rng(order).random(rows.size), query[rows]))]
+
+
 def cross_validated(args, X, y, qid, Xt, yt, qidt) -> str:
     """``--cv K``: every library's test NDCG@10 of each query of train and test pooled, each
     query scored by the model trained on the other ``K - 1`` folds (the same folds for every
     library: queries dealt out at random, seed 0), with paired bootstrap intervals over all
-    the pooled queries."""
+    the pooled queries.
+
+    ``--orders N``: the same K folds trained N times, on the file's order of the documents and on
+    N - 1 shuffles of the documents within each training query (the same shuffles for every
+    library); a query's NDCG@10 is then its mean over the N models. At the first iteration every
+    score is 0, and LambdaMART ranks tied documents in their input order (smartboost and LightGBM
+    both sort stably), so the order changes the first trees and, through them, every later one:
+    one order's difference between two libraries holds that chance as well as the libraries'
+    difference, and the mean over orders averages it out."""
     X_all, y_all = np.concatenate([X, Xt]), np.concatenate([y, yt])
     starts = np.concatenate([starts_of(qid), len(y) + starts_of(qidt)[1:]])
     sizes = np.diff(starts)
@@ -297,32 +316,45 @@ def cross_validated(args, X, y, qid, Xt, yt, qidt) -> str:
     fold_of_query = np.random.default_rng(0).permutation(sizes.size) % args.cv
     fold = fold_of_query[query]
     libraries = {"smartboost": run_smartboost, "lightgbm": run_lightgbm, "xgboost": run_xgboost}
-    per_query = {name: np.empty(sizes.size) for name in libraries}
+    per_query = {name: np.zeros((args.orders, sizes.size)) for name in libraries}
     seconds = dict.fromkeys(libraries, 0.0)
-    for k in range(args.cv):
-        train, test = fold != k, fold == k
-        test_starts = starts_of(query[test])
-        for name, run in list(libraries.items()):
-            try:
-                took, scores, _ = run(X_all[train], y_all[train], query[train], X_all[test], args.trees, args.leaves)
-            except ImportError:
-                del libraries[name]
-                continue
-            seconds[name] += took
-            per_query[name][fold_of_query == k] = per_query_ndcg10(y_all[test], scores, test_starts)
-    ours = per_query["smartboost"]
+    for order in range(args.orders):
+        for k in range(args.cv):
+            train = within_query_order(query, np.flatnonzero(fold != k), order)
+            test = fold == k
+            test_starts = starts_of(query[test])
+            for name, run in list(libraries.items()):
+                try:
+                    took, scores, _ = run(X_all[train], y_all[train], query[train], X_all[test], args.trees,
+                                          args.leaves)
+                except ImportError:
+                    del libraries[name]
+                    continue
+                seconds[name] += took
+                per_query[name][order, fold_of_query == k] = per_query_ndcg10(y_all[test], scores, test_starts)
+    orders = "the file's order of the documents" if args.orders == 1 else (
+        f"the mean over {args.orders} orders of the training documents (the file's, {args.orders - 1} shuffles within "
+        "each query)")
     title = (f"### Ranking, {args.dataset}, {args.cv}-fold cross-validation over the {sizes.size:,} train and test "
              f"queries pooled ({len(y_all):,} rows, {X.shape[1]} features); {args.trees} trees x {args.leaves} leaves, "
-             f"{THREADS} threads")
-    lines = [title, "",
-             "| library | NDCG@10, mean over queries | smartboost's minus this [95% CI] | training s, all folds |",
-             "|---|---|---|---|"]
+             f"{THREADS} threads; {orders}")
+    columns = ["library", "NDCG@10, mean over queries", "smartboost's minus this [95% CI]"]
+    if args.orders > 1:
+        columns.append("smartboost's minus this, each order")
+    lines = [title, "", "| " + " | ".join(columns + ["training s, all folds"]) + " |",
+             "|---" * (len(columns) + 1) + "|"]
+    ours = per_query["smartboost"]
     for name in libraries:
-        difference = "-"
-        if name != "smartboost":
-            low, high = paired_bootstrap_ci(ours - per_query[name])
-            difference = f"{np.mean(ours - per_query[name]):+.4f} [{low:+.4f}, {high:+.4f}]"
-        lines.append(f"| {name} | {per_query[name].mean():.4f} | {difference} | {seconds[name]:.2f} |")
+        cells = [name, f"{per_query[name].mean():.4f}"]
+        differences = ours - per_query[name]
+        if name == "smartboost":
+            cells += ["-"] * (len(columns) - 2)
+        else:
+            low, high = paired_bootstrap_ci(differences.mean(axis=0))
+            cells.append(f"{differences.mean():+.4f} [{low:+.4f}, {high:+.4f}]")
+            if args.orders > 1:
+                cells.append(" ".join(f"{d:+.4f}" for d in differences.mean(axis=1)))
+        lines.append("| " + " | ".join(cells + [f"{seconds[name]:.2f}"]) + " |")
     return "\n".join(lines)
 
 
@@ -468,6 +500,8 @@ def main() -> None:
                         help="--smart-table: train the runs R times in lockstep; median seconds per iteration")
     parser.add_argument("--iteration-cost", type=int, metavar="R", help="seconds per iteration, fastest of R repeats")
     parser.add_argument("--cv", type=int, metavar="K", help="K-fold cross-validation over train and test queries pooled")
+    parser.add_argument("--orders", type=int, default=1, metavar="N",
+                        help="--cv: also train on N - 1 shuffles of the documents within each query, and average")
     parser.add_argument("--reader", type=int, metavar="MB", help="time LETOR reading on a generated file of MB MB")
     args = parser.parse_args()
     if args.reader:
