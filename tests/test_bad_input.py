@@ -124,3 +124,66 @@ def test_sparse_and_dataframe_inputs_predict_like_dense():
     np.testing.assert_array_equal(named.predict(df), expected)
     with pytest.raises(DataError, match="differ from the model's feature names"):
         named.predict(df.rename(columns={"f0": "other"}))
+
+
+# -- numeric range at the boundary ---------------------------------------------------------
+
+def test_prediction_of_zero_rows_is_empty():
+    pd = pytest.importorskip("pandas")
+    X, y = make_binary(n=300)
+    binary = sb.train({"objective": "binary", "verbosity": -1}, sb.Dataset(X, y), 3)
+    multi = sb.train({"objective": "multiclass", "num_class": 3, "verbosity": -1},
+                     sb.Dataset(X, np.arange(300) % 3), 3)
+    assert binary.predict(np.zeros((0, X.shape[1]))).shape == (0,)
+    assert binary.predict(sp.csr_matrix((0, X.shape[1])), raw_score=True).shape == (0,)
+    assert multi.predict(pd.DataFrame(np.zeros((0, X.shape[1])))).shape == (0, 3)
+    with pytest.raises(DataError, match="features"):
+        binary.predict(np.zeros((0, X.shape[1] + 1)))
+
+
+def test_early_stopping_without_a_validation_set_is_an_error():
+    X, y = make_binary(n=300)
+    train_set = sb.Dataset(X, y)
+    with pytest.raises(ParameterError, match="early stopping needs a validation set"):
+        sb.train({"objective": "binary", "verbosity": -1, "early_stopping_round": 3}, train_set, 10)
+    with pytest.raises(ParameterError, match="early stopping needs a validation set"):
+        sb.train({"objective": "binary", "verbosity": -1}, train_set, 10, valid_sets=[train_set],
+                 callbacks=[sb.early_stopping(3)])
+
+
+def test_no_leaf_limit_needs_a_depth_limit():
+    X, y = make_binary(n=300)
+    with pytest.raises(ParameterError, match="num_leaves=0 .* max_depth"):
+        sb.train({"objective": "binary", "num_leaves": 0, "verbosity": -1}, sb.Dataset(X, y), 2)
+    booster = sb.train({"objective": "binary", "num_leaves": 0, "max_depth": 3, "verbosity": -1}, sb.Dataset(X, y), 2)
+    assert max(tree.depth() for tree in booster.trees) <= 3
+
+
+@pytest.mark.parametrize("objective, label, weight, init_score, match", [
+    ("regression", 1e308, None, None, "start score overflows"),
+    ("regression", 1e200, None, None, r"regression loss overflows .*row \d+: label \S+e\+(199|200)"),
+    ("huber", 1e308, None, None, "overflows"),
+    ("regression", 1.0, 1e306, None, "weight sums to more than the largest float"),
+    ("binary", None, None, 1e308, "overflow"),
+])
+def test_labels_weights_and_init_scores_that_overflow_the_loss_are_data_errors(objective, label, weight, init_score,
+                                                                                match):
+    X, y = make_binary(n=300)
+    if label is not None:
+        y = label * np.linspace(0.5, 1.0, 300)
+    with pytest.raises(DataError, match=match):
+        sb.train({"objective": objective, "verbosity": -1},
+                 sb.Dataset(X, y, weight=None if weight is None else np.full(300, weight),
+                            init_score=None if init_score is None else np.full(300, init_score)), 3)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"objective": "binary", "learning_rate": 1e308}, "diverged at iteration 0.*learning_rate"),
+    ({"objective": "binary", "learning_rate": 1e308, "step_rule": "line"}, "diverged at iteration 0"),
+    ({"objective": "regression", "learning_rate": 1e306}, "diverged"),
+    ({"objective": "exponential", "learning_rate": 1e3}, "not finite"),  # e^-M overflows in the gradients
+])
+def test_training_that_overflows_stops_with_the_reason_and_keeps_no_infinity(params, match):
+    X, y = make_binary(n=300)
+    with pytest.raises(DataError, match=match):
+        sb.train({**params, "verbosity": -1}, sb.Dataset(X, y), 20)

@@ -12,12 +12,12 @@ from .callback import (Checkpoint, EarlyStopping, LogEvaluation, ProgressBar, Re
                        checkpoint, early_stopping, log_evaluation, progress_bar, record_evaluation)
 from .dataset import Dataset
 from .engine import train
-from .errors import DataError, ModelFormatError, ParameterError, SmartBoostError
+from .errors import DataError, ModelFormatError, ParameterError, SmartBoostError, TrainingInterrupted
 
 __all__ = [
     "Booster", "Dataset", "train", "callback",
     "TrainingCallback", "Checkpoint", "EarlyStopping", "LogEvaluation", "ProgressBar", "RecordEvaluation",
     "checkpoint", "early_stopping", "log_evaluation", "progress_bar", "record_evaluation",
-    "SmartBoostError", "ParameterError", "DataError", "ModelFormatError", "compile_kernels",
+    "SmartBoostError", "ParameterError", "DataError", "ModelFormatError", "TrainingInterrupted", "compile_kernels",
     "__version__",
 ]

@@ -58,7 +58,7 @@ def _from_sparse(data: Any, name: str) -> sp.csc_matrix:
     return csc
 
 
-def to_matrix(data: Any, name: str = "X") -> tuple[Matrix, list[str] | None]:
+def to_matrix(data: Any, name: str = "X", allow_empty: bool = False) -> tuple[Matrix, list[str] | None]:
     """Convert a feature matrix.
 
     Parameters
@@ -67,6 +67,8 @@ def to_matrix(data: Any, name: str = "X") -> tuple[Matrix, list[str] | None]:
         Shape (n_rows, n_features).
     name : str
         Argument name used in error messages.
+    allow_empty : bool
+        Accept zero rows (prediction); training data needs rows.
 
     Returns
     -------
@@ -90,7 +92,7 @@ def to_matrix(data: Any, name: str = "X") -> tuple[Matrix, list[str] | None]:
     if matrix.ndim != 2:
         hint = " (use X.reshape(-1, 1) for a single feature)" if matrix.ndim == 1 else ""
         raise DataError(f"{name} must be 2-dimensional, got shape {matrix.shape}{hint}")
-    if matrix.shape[0] == 0:
+    if matrix.shape[0] == 0 and not allow_empty:
         raise DataError(f"{name} has no rows")
     if matrix.shape[1] == 0:
         raise DataError(f"{name} has no features")

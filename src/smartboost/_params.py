@@ -66,14 +66,21 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+_INT32_MAX = 2**31 - 1
+
+
 def _int(low: int | None = None, high: int | None = None) -> Callable[[str, Any], int]:
+    """An integer in [low, high]; an unset bound is int32's, as every count and size is one."""
+    low = -_INT32_MAX - 1 if low is None else low
+    high = _INT32_MAX if high is None else high
+
     def check(name: str, value: Any) -> int:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if not _is_int(value):
             raise ParameterError(f"parameter '{name}' must be an integer, got {value!r}")
         value = int(value)
-        if (low is not None and value < low) or (high is not None and value > high):
+        if not low <= value <= high:
             raise ParameterError(f"parameter '{name}' must be in {_range_text(low, high)}, got {value}")
         return value
 

@@ -118,6 +118,12 @@ class Booster:
         self.trees.append(tree)
         self.__dict__.pop("_packed", None)
 
+    def _drop_unfinished_iteration(self) -> None:
+        """Remove the trees of an iteration that did not grow all its classes' trees (training
+        stopped midway)."""
+        del self.trees[self.current_iteration() * self.objective.num_outputs:]
+        self.__dict__.pop("_packed", None)
+
     @cached_property
     def _packed(self) -> PackedTrees:
         return PackedTrees(self.trees)
@@ -154,7 +160,7 @@ class Booster:
         ndarray of float64, shape (n_rows,), or (n_rows, num_class) for a multiclass model
             Predictions (multiclass: class probabilities) or raw scores.
         """
-        X, names = to_matrix(data, "data")
+        X, names = to_matrix(data, "data", allow_empty=True)
         if X.shape[1] != self.num_feature():
             raise DataError(f"data has {X.shape[1]} features but the model was trained on {self.num_feature()}")
         if names is not None and names != self.feature_names and not _default_names(self.feature_names):
@@ -168,7 +174,7 @@ class Booster:
         out = self._start_scores(X.shape[0])
         direct = not sp.issparse(X) and X.flags.c_contiguous
         with threads(self.params.get("num_threads", 0)):
-            step = X.shape[0] if direct else _PREDICT_CHUNK_ROWS
+            step = max(1, X.shape[0]) if direct else _PREDICT_CHUNK_ROWS
             for start in range(0, X.shape[0], step):
                 chunk = X if direct else dense_rows(X, start, start + step)
                 for k in range(n_outputs):  # class k owns trees k, k + K, k + 2K, ...

@@ -164,7 +164,6 @@ class EarlyStopping(TrainingCallback):
         self._best_value: dict[tuple[str, str], float] = {}
         self._best_iteration: dict[tuple[str, str], int] = {}
         self._best_evaluation: dict[tuple[str, str], list[EvalResult]] = {}
-        self._warned = False
 
     def after_iteration(self, env: CallbackEnv) -> bool:
         """Update the best values; return True when a watched metric stalled."""
@@ -173,10 +172,8 @@ class EarlyStopping(TrainingCallback):
             first = watched[0].metric
             watched = [e for e in watched if e.metric == first]
         if not watched:
-            if not self._warned:
-                logger.warning("early stopping needs at least one validation set and metric; it is off")
-                self._warned = True
-            return False
+            raise ParameterError("early stopping needs a validation set (valid_sets, other than the training set) "
+                                 "and a metric to watch")
         for e in watched:
             key = (e.data_name, e.metric)
             best = self._best_value.get(key)
@@ -223,24 +220,41 @@ class Checkpoint(TrainingCallback):
         Model file to (over)write.
     period : int
         Iterations between two saves.
+    verbose : bool
+        Log where the model is when the run is interrupted.
+
+    Attributes
+    ----------
+    saved_iterations : int or None
+        Iterations of the model this run saved last (None before its first save).
     """
 
-    def __init__(self, path: str | os.PathLike, period: int = 10) -> None:
+    def __init__(self, path: str | os.PathLike, period: int = 10, verbose: bool = True) -> None:
         if period < 1:
             raise ParameterError(f"checkpoint period must be >= 1, got {period}")
         self.path = os.fspath(path)
         self.period = period
+        self.verbose = verbose
+        self.saved_iterations: int | None = None
+
+    def before_training(self, env: CallbackEnv) -> None:
+        """Nothing saved by this run yet."""
+        self.saved_iterations = None
+
+    def _save(self, env: CallbackEnv) -> None:
+        env.booster.save_model(self.path)
+        self.saved_iterations = env.booster.current_iteration()
 
     def after_iteration(self, env: CallbackEnv) -> bool:
         """Save every ``period`` iterations."""
         if (env.iteration + 1) % self.period == 0:
-            env.booster.save_model(self.path)
+            self._save(env)
         return False
 
     def after_training(self, env: CallbackEnv) -> None:
         """Save the final (or interrupted) model and say where it is."""
-        env.booster.save_model(self.path)
-        if env.interrupted:
+        self._save(env)
+        if env.interrupted and self.verbose:
             logger.warning("training interrupted: the model of %d iterations is saved in %s; continue with "
                            "train(..., init_model=%r)", env.booster.current_iteration(), self.path, self.path)
 

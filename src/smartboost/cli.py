@@ -18,7 +18,9 @@ Errors print one line and exit with status 1 (2 for usage errors); ``--debug`` s
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 import time
 import tomllib
 from collections.abc import Sequence
@@ -28,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
+from ._interrupt import interrupt_of, raise_interrupt
 from .errors import SmartBoostError
 
 __all__ = ["main"]
@@ -148,7 +151,7 @@ def _read(path: str, args: argparse.Namespace, n_features: int | None = None):
 
 
 def _train(args: argparse.Namespace, extra: list[str]) -> int:
-    from . import Dataset, checkpoint, log_evaluation, train
+    from . import Checkpoint, Dataset, TrainingInterrupted, log_evaluation, train
     from ._config import set_verbosity
     from ._params import resolve_params
 
@@ -159,21 +162,35 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     params.update(_extra_params(extra))
     # a bad option fails at once, before the data is read and the kernels compile
     set_verbosity(resolve_params(params)["verbosity"])
-    data = _read(args.data, args)
+    init_model = _load_model(args.init_model) if args.init_model else None
+    data = _read(args.data, args, n_features=init_model.num_feature() if init_model else None)
     if data.label is None:
         raise SmartBoostError(f"{args.data} has no label column; training needs labels")
     start = time.perf_counter()
-    train_set = Dataset(data.X, data.label, feature_name=data.feature_names, params=params, qid=data.qid)
+    train_set = Dataset(data.X, data.label, feature_name=data.feature_names, params=params, qid=data.qid,
+                        reference=init_model)
     valid_sets, valid_names = [], []
     for path in args.valid or []:
         valid = _read(path, args, n_features=data.X.shape[1])
         valid_sets.append(Dataset(valid.X, valid.label, reference=train_set, qid=valid.qid))
         valid_names.append(Path(path).name)
-    # the checkpoint also writes the final model, and the model so far on Ctrl-C
-    callbacks = [checkpoint(args.output, args.checkpoint_period or sys.maxsize)]
+    # the checkpoint also writes the final model, and the model so far on Ctrl-C or SIGTERM
+    saver = Checkpoint(args.output, args.checkpoint_period or sys.maxsize, verbose=False)
+    callbacks = [saver]
     if valid_sets and args.log_period > 0:
         callbacks.append(log_evaluation(args.log_period))
-    booster = train(params, train_set, valid_sets=valid_sets, valid_names=valid_names, callbacks=callbacks)
+    try:
+        booster = train(params, train_set, valid_sets=valid_sets, valid_names=valid_names, callbacks=callbacks,
+                        init_model=init_model)
+    except TrainingInterrupted as exc:
+        if saver.saved_iterations is None:  # stopped before the loop began
+            raise
+        done = saver.saved_iterations - (init_model.current_iteration() if init_model else 0)
+        asked = resolve_params(params)["num_iterations"]
+        print(f"smartboost: {signal.Signals(exc.signum).name}: stopped after {done} of {asked} iterations; the model "
+              f"so far ({saver.saved_iterations} iterations) is saved in {args.output}; resume with --init_model "
+              f"{args.output} --num_iterations {asked - done}", file=sys.stderr)
+        return 128 + exc.signum
     print(f"trained {booster.current_iteration()} iterations ({booster.num_trees()} trees) on "
           f"{train_set.num_data():,} rows x {train_set.num_feature()} features in "
           f"{time.perf_counter() - start:.2f} s; model saved to {args.output}")
@@ -445,8 +462,12 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--config", help="TOML file of training parameters (options override it)")
     train.add_argument("--log-period", type=int, default=10, help="iterations between evaluation lines (0: none)")
     train.add_argument("--checkpoint-period", type=int, default=0,
-                       help="also write the model every this many iterations (0: at the end only); Ctrl-C "
-                            "always leaves the model trained so far in the output file")
+                       help="also write the model every this many iterations (0: at the end only); Ctrl-C or "
+                            "SIGTERM stops training after the current iteration and leaves the model trained so "
+                            "far in the output file (exit status 130 or 143); a second Ctrl-C stops at once")
+    train.add_argument("--init-model", "--init_model", dest="init_model",
+                       help="continue training this model file (a resumed run draws the same samples as an "
+                            "uninterrupted one); --num_iterations counts the new iterations")
     _add_data_options(train)
     train.set_defaults(run=_train, extra_params=True)
 
@@ -501,13 +522,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "extra_params", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM (a job killed on a cluster) ends the command as Ctrl-C does: during training
+        # at the next iteration, with the model so far saved
+        signal.signal(signal.SIGTERM, raise_interrupt)
     try:
         return args.run(args, extra)
     except argparse.ArgumentTypeError as exc:
         parser.error(str(exc))
-    except KeyboardInterrupt:
-        print("smartboost: interrupted", file=sys.stderr)
-        return 130
+    except (KeyboardInterrupt, SystemError) as exc:
+        interrupt = interrupt_of(exc)
+        if interrupt is None:
+            raise
+        signum = getattr(interrupt, "signum", signal.SIGINT)
+        print(f"smartboost: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+        return 128 + signum
     except (SmartBoostError, OSError, ImportError, tomllib.TOMLDecodeError) as exc:
         if args.debug:
             raise

@@ -51,7 +51,8 @@ try:
     import dask.dataframe as dd
     import distributed
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("smartboost.dask needs dask[distributed]: pip install 'smartboost[dask]'") from exc
+    raise ImportError(f"smartboost.dask needs {exc.name or 'dask[distributed,dataframe]'}, which is not installed "
+                      f"or does not import ({exc}): pip install 'smartboost[dask]'", name=exc.name) from exc
 
 from ._common import FIXED_DTYPE
 from ._config import set_verbosity, threads
@@ -421,7 +422,8 @@ class _Workers:
         status, *payload = cloudpickle.loads(message)
         if status == "error":
             exc, remote_traceback = payload
-            exc.add_note(f"(raised on worker {self.names[i]} in step '{step}')")
+            exc.add_note(f"(raised on worker {self.names[i]} in step '{step}'; the worker's traceback follows)\n"
+                         f"{remote_traceback.rstrip()}")
             raise exc
         return payload[0]
 

@@ -66,8 +66,14 @@ class Dataset:
         self.weight = None if weight is None else to_vector(weight, n_rows, "weight", nonnegative=True)
         self.init_score = None if init_score is None else to_vector(init_score, n_rows, "init_score")
         self.query_starts = to_query_starts(group, qid, n_rows)
-        if self.weight is not None and not self.weight.sum() > 0:
-            raise DataError("weight sums to zero: no row carries any weight")
+        if self.weight is not None:
+            with np.errstate(over="ignore"):
+                total = self.weight.sum()
+            if not total > 0:
+                raise DataError("weight sums to zero: no row carries any weight")
+            if not np.isfinite(total):
+                raise DataError(f"weight sums to more than the largest float (largest weight {self.weight.max():g} "
+                                f"at row {int(self.weight.argmax())}); rescale the weights")
         names = feature_name if feature_name is not None else column_names
         if names is None:
             names = [f"Column_{i}" for i in range(n_features)]

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ._config import set_verbosity, threads
+from ._interrupt import deferred_interrupts, interrupt_of, interruptible
 from ._params import explicit_params, resolve_params
 from ._rows import TrainingRows
 from .booster import Booster
@@ -33,6 +34,7 @@ from .selection import FeatureSelector, resolve_selection_params
 __all__ = ["train"]
 
 
+@interruptible
 def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int = 100,
           valid_sets: list[Dataset] | None = None, valid_names: list[str] | None = None,
           callbacks: list[TrainingCallback] | None = None,
@@ -62,6 +64,13 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     Returns
     -------
     Booster
+
+    Raises
+    ------
+    TrainingInterrupted
+        On Ctrl-C (SIGINT): training stops after the current iteration, the callbacks'
+        ``after_training`` see the model of the finished iterations (a :class:`Checkpoint` saves
+        it), then this ``KeyboardInterrupt`` goes on. A second Ctrl-C stops the iteration at once.
     """
     resolved = training_params(params, train_set, num_boost_round)
     set_verbosity(resolved["verbosity"])
@@ -100,19 +109,26 @@ def run_training(trainer: Trainer, callbacks: list[TrainingCallback] | None) -> 
     env = CallbackEnv(booster, resolved, begin - 1, begin, begin + resolved["num_iterations"])
     for callback in callbacks:
         callback.before_training(env)
-    try:
-        for iteration in range(env.begin_iteration, env.end_iteration):
-            trainer.boost_one_iteration()
-            env.iteration = iteration
-            env.evaluation = trainer.evaluate()
-            if any([callback.after_iteration(env) for callback in callbacks]):
-                break
-    except KeyboardInterrupt:
-        # the model holds every finished iteration; callbacks (a Checkpoint) see it, then Ctrl-C goes on
-        env.interrupted = True
-        for callback in callbacks:
-            callback.after_training(env)
-        raise
+    with deferred_interrupts() as interrupts:
+        try:
+            for iteration in range(env.begin_iteration, env.end_iteration):
+                trainer.boost_one_iteration()
+                env.iteration = iteration
+                env.evaluation = trainer.evaluate()
+                if any([callback.after_iteration(env) for callback in callbacks]):
+                    break
+                interrupts.check()  # the safe point: a Ctrl-C during the iteration stops here
+        except (KeyboardInterrupt, SystemError) as exc:
+            interrupt = interrupt_of(exc)
+            if interrupt is None:
+                raise
+            # a second Ctrl-C may have stopped an iteration midway: the model keeps the finished
+            # ones, callbacks (a Checkpoint) see it, then the interrupt goes on
+            booster._drop_unfinished_iteration()
+            env.interrupted = True
+            for callback in callbacks:
+                callback.after_training(env)
+            raise interrupt from None
     for callback in callbacks:
         callback.after_training(env)
     if booster.best_iteration == 0:
@@ -174,6 +190,10 @@ class Trainer:
                                      f"'{objective.name}'")
         self.previous_leaf_values = self._last_leaf_values()
         self.iteration = booster.current_iteration()  # continued training counts on
+        # per output, a bound of |raw score| over every row: the start scores' largest plus each
+        # tree's largest leaf value; training stops before it overflows (see _check_finite)
+        self._score_bound = np.abs(booster._start_scores(1)[:, 0]) + sum(
+            (np.abs(tree.value).max() for tree in booster.trees), 0.0)
         booster.iteration_stats.update(seconds=[], sample_size=[], sample_rate=[])
 
     @classmethod
@@ -191,12 +211,14 @@ class Trainer:
         if init is not None:
             base_score, trees = init.base_score, list(init.trees)
         elif params["boost_from_average"] and train_set.init_score is None:
-            base_score, trees = objective.init_score(label, train_set.weight), []
+            with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by check_start
+                base_score, trees = objective.init_score(label, train_set.weight), []
         else:
             base_score, trees = (0.0 if objective.num_outputs == 1 else np.zeros(objective.num_outputs)), []
         booster = Booster._new(objective=objective, bin_mapper=train_set.bin_mapper, base_score=base_score,
                                feature_names=train_set.feature_name, params=params, trees=trees)
         scores = start_scores(booster, train_set.binned, train_set.init_score)
+        check_start(objective, label, train_set.weight, scores)
         rows = TrainingRows(train_set.binned, label, train_set.weight, scores, objective, params, n_threads)
         return cls(params, objective, booster, rows, train_set.binned.usable_features, valid_sets, valid_names,
                    train_set)
@@ -242,7 +264,9 @@ class Trainer:
         for k in range(self.n_outputs):
             grown = self.grower.grow(self.rows.tree_rows(k), self.params["learning_rate"], self.selector,
                                      self.iteration)
+            self._check_finite(grown, k)
             self._apply_step_rule(grown, k)
+            self._check_finite(grown, k, bound=True)
             self.rows.add_tree(k, grown)
             leaf_values.append(grown.leaf_values)
             self.booster.add_tree(grown.tree)
@@ -257,6 +281,18 @@ class Trainer:
             if not eval_set.is_training:
                 for k in range(self.n_outputs):
                     self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores[k], first + k, first + k + 1)
+
+    def _check_finite(self, grown, k: int, bound: bool = False) -> None:
+        """Raise before a tree whose values, or with ``bound`` the scores they would make, are
+        not finite joins the model (a model with an infinity predicts nonsense and cannot be
+        saved); with ``bound``, count the tree in the bound of output ``k``'s scores."""
+        new_bound = self._score_bound[k] + np.abs(grown.tree.value).max()
+        if not np.isfinite(new_bound if bound else grown.tree.value).all():
+            raise DataError(f"training diverged at iteration {self.iteration}: the new tree's values or the raw "
+                            f"scores overflow; lower learning_rate ({self.params['learning_rate']:g}) or check the "
+                            "labels, weights and init_score")
+        if bound:
+            self._score_bound[k] = new_bound
 
     def _apply_step_rule(self, grown, k: int) -> None:
         """Rescale the new tree's values by the step rule (see :mod:`smartboost.steps`)."""
@@ -286,6 +322,8 @@ class Trainer:
 def check_training_params(params: dict[str, Any], objective: Objective) -> None:
     """Checks of the parameters that need the objective (``boosting``, ``step_rule``, sampling)."""
     rule = params["step_rule"]
+    if params["num_leaves"] == 0 and params["max_depth"] <= 0:
+        raise ParameterError("num_leaves=0 (no leaf limit) needs a depth limit: set max_depth > 0")
     if objective.first_order_only and params["boosting"] == "newton":
         raise ParameterError(f"objective '{objective.name}' has no usable second derivative; train it with "
                              "boosting='gradient'")
@@ -300,6 +338,27 @@ def check_training_params(params: dict[str, Any], objective: Objective) -> None:
                              f"'{objective.name}'")
     if objective.num_outputs > 1 and not SAMPLERS[params["sampling"]].supports_multiclass:
         raise ParameterError(f"sampling='{params['sampling']}' does not support multiclass objectives")
+
+
+def check_start(objective: Objective, label: np.ndarray, weight: np.ndarray | None, scores: np.ndarray) -> None:
+    """Raise :class:`DataError` when labels, weights or init scores are so large in magnitude
+    that the start scores, or the weighted loss at them, overflow: boosting would then run on
+    infinities."""
+    with np.errstate(all="ignore"):
+        if not np.isfinite(scores).all():
+            row = int(np.argmax(~np.isfinite(scores).all(axis=0)))
+            raise DataError(f"the start score overflows (row {row}): labels, weights or init_score are too large in "
+                            "magnitude; rescale them")
+        if not objective.has_row_loss:
+            return
+        loss = objective.loss(label, _raw(scores))
+        weighted = loss if weight is None else weight * loss
+        if np.isfinite(weighted.sum()):
+            return
+        row = int(np.argmax(np.where(np.isfinite(weighted), np.abs(weighted), np.inf)))
+    described = f"label {label[row]:g}" + ("" if weight is None else f", weight {weight[row]:g}")
+    raise DataError(f"the {objective.name} loss overflows at the start scores (row {row}: {described}): labels or "
+                    "weights are too large in magnitude; rescale them")
 
 
 def start_scores(booster: Booster, binned, init_score: np.ndarray | None) -> np.ndarray:

@@ -7,6 +7,8 @@ written against scikit-learn, LightGBM or XGBoost.
 
 from __future__ import annotations
 
+import signal
+
 
 class SmartBoostError(Exception):
     """Base class of every error raised deliberately by smartboost."""
@@ -30,3 +32,20 @@ class DatasetNotFoundError(SmartBoostError, FileNotFoundError):
 
 class DistributedError(SmartBoostError, RuntimeError):
     """Distributed training lost a worker, or a step took longer than its timeout."""
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Training stopped by a signal (Ctrl-C, or SIGTERM on the command line).
+
+    A ``KeyboardInterrupt``, so ``except KeyboardInterrupt`` catches it; it is raised after
+    the callbacks have seen the model of the finished iterations (``CallbackEnv.interrupted``).
+
+    Parameters
+    ----------
+    signum : int
+        The signal number (``signal.SIGINT`` for Ctrl-C).
+    """
+
+    def __init__(self, signum: int = signal.SIGINT) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum

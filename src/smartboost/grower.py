@@ -50,6 +50,7 @@ from ._kernels.partition import partition_node
 from ._kernels.sampling import fill_row_ids
 from ._kernels.split import SPLIT_PARAMS_ORDER, find_best_split, leaf_values, split_scratch, subtract_and_find_splits
 from .binning import BinMapper, BinnedData, histogram_cells
+from .errors import DataError
 from .selection import FeatureSelector
 from .tree import Tree
 
@@ -461,6 +462,10 @@ class TreeGrower:
             histogram_features, self.tree_thresholds = self.selector.draw(iteration, -1, self.n_thresholds)
         self.tree_usable = self.tree_built = self.usable if histogram_features is None else histogram_features
         self.g_unit, self.h_unit, g_root, h_root, n_root = source.begin_tree(histogram_features)
+        if not (np.isfinite(self.g_unit) and np.isfinite(self.h_unit)):
+            raise DataError(f"the gradients or hessians of iteration {iteration} are not finite: the loss overflows "
+                            "(labels, weights or init_score too large in magnitude, or parameters such as sigmoid "
+                            "too large)")
         pool = self._pool(source, n_root)
         if pool is not None:
             node_draws = self.selector.node_draws(iteration, self.n_thresholds) if self._per_node else None
@@ -597,7 +602,8 @@ class TreeGrower:
         right = np.where(inner, left + 1, -1).astype(np.int32)
         value = np.empty(feature.size, np.float64)
         leaf_values(g_sum, h_sum, self.g_unit, self.h_unit, self.lambda_l1, self.lambda_l2, value)
-        value *= learning_rate
+        with np.errstate(over="ignore"):  # an overflow stops training in the engine, with its reason
+            value *= learning_rate
         tree = Tree(feature=feature, threshold=threshold, bin_threshold=bin_threshold,
                     missing_left=missing_left, left=left, right=right, value=value, gain=gain,
                     hessian=h_sum * self.h_unit, count=count)

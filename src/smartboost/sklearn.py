@@ -24,7 +24,8 @@ try:
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("smartboost.sklearn needs scikit-learn >= 1.6: pip install 'smartboost[sklearn]'") from exc
+    raise ImportError(f"smartboost.sklearn needs scikit-learn >= 1.6 ({exc}): pip install 'smartboost[sklearn]'",
+                      name=exc.name) from exc
 
 from ._params import canonical_param_name
 from .booster import Booster

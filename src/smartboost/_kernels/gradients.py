@@ -25,7 +25,10 @@ _ROW_BITS = 30
 
 @njit(cache=True, nogil=True)
 def _unit(max_abs):
-    """Power-of-two unit that maps values of magnitude <= ``max_abs`` below 2**30."""
+    """Power-of-two unit that maps values of magnitude <= ``max_abs`` below 2**30; inf when
+    ``max_abs`` is not finite (the caller reports it)."""
+    if not max_abs < np.inf:
+        return np.inf
     if not max_abs > 0.0:
         return 1.0
     _, exponent = math.frexp(max_abs)
@@ -45,7 +48,8 @@ def fixed_point_units(rows, grad, hess, weight, grad_by_position):
 
     ``grad`` is indexed by row id, or with ``grad_by_position`` by position in ``rows`` (the
     sampled rows' corrected gradients of smart2, written in sample order: see
-    ``_kernels.sampling.correct_sampled``); ``hess`` always by row id."""
+    ``_kernels.sampling.correct_sampled``); ``hess`` always by row id. A unit is inf when a
+    weighted value is not finite (``0 * value`` is NaN exactly for inf and NaN)."""
     n = rows.shape[0]
     n_chunks = 64
     size = (n + n_chunks - 1) // n_chunks
@@ -54,13 +58,19 @@ def fixed_point_units(rows, grad, hess, weight, grad_by_position):
     for k in prange(n_chunks):
         gm = 0.0
         hm = 0.0
+        g_nan = 0.0
+        h_nan = 0.0
         for i in range(k * size, min(n, (k + 1) * size)):
             r = rows[i]
             w = _weight(weight, r)
-            gm = max(gm, abs(grad[i if grad_by_position else r] * w))
-            hm = max(hm, abs(hess[r] * w))
-        g_max[k] = gm
-        h_max[k] = hm
+            g = grad[i if grad_by_position else r] * w
+            h = hess[r] * w
+            gm = max(gm, abs(g))
+            hm = max(hm, abs(h))
+            g_nan += 0.0 * g
+            h_nan += 0.0 * h
+        g_max[k] = gm if g_nan == 0.0 else np.inf
+        h_max[k] = hm if h_nan == 0.0 else np.inf
     return _unit(g_max.max()), _unit(h_max.max())
 
 

@@ -52,6 +52,9 @@ class Objective:
     first_order_only : bool
         The second derivative is useless for Newton steps (zero or negative: hinge, sigmoid);
         the objective trains only with ``boosting='gradient'``.
+    has_row_loss : bool
+        :meth:`loss` gives each row's loss (not for ranking losses, which couple the documents
+        of a query, nor for custom gradient functions).
     num_outputs : int
         Raw scores per row: 1, or the number of classes. With K > 1 outputs, raw scores,
         gradients and hessians are arrays of shape (K, n_rows) and each iteration grows K trees.
@@ -67,6 +70,7 @@ class Objective:
     first_order_only: ClassVar[bool] = False
     needs_queries: ClassVar[bool] = False
     row_wise: ClassVar[bool] = True
+    has_row_loss: ClassVar[bool] = True
     num_outputs: int = 1
 
     def check_label(self, label: np.ndarray, name: str = "label", training: bool = True) -> np.ndarray:

@@ -30,6 +30,7 @@ class CustomObjective(Objective):
     name = "custom"
     default_metric = None
     row_wise = False  # the user's function sees the whole training set
+    has_row_loss = False
 
     def __init__(self, function: Callable[[np.ndarray, np.ndarray], tuple] | None = None) -> None:
         self.function = function

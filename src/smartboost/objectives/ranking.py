@@ -205,6 +205,7 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
 class _PairwiseRanking(Objective):
     """Shared plumbing of the pairwise ranking objectives: queries, labels, options."""
 
+    has_row_loss = False
     task = "ranking"
     needs_queries = True
     row_wise = False
