@@ -99,8 +99,8 @@ def number(value: Any, path: str) -> float:
 
 def first_non_finite(values: np.ndarray) -> int | None:
     """Index of the first NaN or infinite entry of a float array, None when all are finite."""
-    bad = np.flatnonzero(~np.isfinite(values))
-    return int(bad[0]) if bad.size else None
+    finite = np.isfinite(values)
+    return None if finite.all() else int(np.argmin(finite))
 
 
 def _check_types(values: list, path: str, allowed: Collection[type], what: str) -> set[type]:
@@ -135,6 +135,15 @@ def numbers(values: Any, path: str, dtype: type, low: int | None = None, high: i
         Range of an integer field.
     infinities : bool
         Also accept the strings ``"inf"`` and ``"-inf"`` (float thresholds).
+
+    Returns
+    -------
+    ndarray of ``dtype``, shape (len(values),)
+
+    Raises
+    ------
+    ModelFormatError
+        Naming the first bad entry, e.g. ``trees[3].left[7]``.
     """
     of_type(values, list, path)
     kind = np.dtype(dtype).kind
@@ -142,13 +151,14 @@ def numbers(values: Any, path: str, dtype: type, low: int | None = None, high: i
         _check_types(values, path, (bool,), "true or false")
         return np.array(values, np.bool_)
     if kind in "iu":
-        info = np.iinfo(dtype)
-        low, high = info.min if low is None else low, info.max if high is None else high
+        if low is None or high is None:
+            info = np.iinfo(dtype)
+            low, high = info.min if low is None else low, info.max if high is None else high
         _check_types(values, path, (int,), "an integer")
         array = _convert(values, path, np.int64, f"outside [{low}, {high}]")
-        bad = np.flatnonzero((array < low) | (array > high))
-        if bad.size:
-            fail(child(path, int(bad[0])), f"is {array[bad[0]]}, outside [{low}, {high}]")
+        if array.size and (array.min() < low or array.max() > high):
+            i = int(np.flatnonzero((array < low) | (array > high))[0])
+            fail(child(path, i), f"is {array[i]}, outside [{low}, {high}]")
         return array.astype(dtype, copy=False)
     allowed = (int, float, str) if infinities else (int, float)
     types = _check_types(values, path, allowed, "a number or 'inf'/'-inf'" if infinities else "a number")

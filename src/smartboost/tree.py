@@ -164,9 +164,8 @@ class Tree:
         ids = np.arange(self.n_nodes)
 
         def refuse(name: str, bad: np.ndarray, problem: str) -> None:
-            where = np.flatnonzero(bad)
-            if where.size:
-                i = int(where[0])
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
                 schema.fail(schema.child(schema.child(path, name), i), f"is {getattr(self, name)[i]}: {problem}")
 
         # Children come after their parent (so there is no cycle) and the right child is next to
@@ -174,8 +173,9 @@ class Tree:
         refuse("left", internal & (self.left <= ids), "a child must come after its parent")
         refuse("right", self.right != np.where(internal, self.left + 1, -1),
                "a split's right child is its left child + 1, a leaf's is -1")
+        # Children lie in [1, n) by now: n - 1 of them, none twice, are each non-root node once.
         children = np.concatenate([self.left[internal], self.right[internal]])
-        if np.unique(children).size != children.size or children.size != self.n_nodes - 1:
+        if children.size != self.n_nodes - 1 or np.bincount(children, minlength=1).max() > 1:
             schema.fail(schema.child(path, "left"), "does not form a tree (a node with two parents or none)")
         features = self.feature[internal]
         refuse("feature", internal & (self.feature < 0), "a split node needs a feature")
