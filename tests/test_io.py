@@ -66,14 +66,14 @@ def _mutate(text, fn):
     (lambda t: _mutate(t, lambda d: d.update(version=99)), "newer smartboost"),
     (lambda t: _mutate(t, lambda d: d.pop("trees")), "'trees'"),
     (lambda t: _mutate(t, lambda d: d.update(base_score="x")), "'base_score'"),
-    (lambda t: _mutate(t, lambda d: d["trees"][0].pop("left")), "tree 0.*'left'"),
-    (lambda t: _mutate(t, lambda d: d["trees"][1]["left"].__setitem__(0, 0)), "tree 1.*children"),
-    (lambda t: _mutate(t, lambda d: d["trees"][0]["feature"].__setitem__(0, 999)), "feature outside"),
-    (lambda t: _mutate(t, lambda d: d["trees"][0]["value"].pop()), "different lengths"),
-    (lambda t: _mutate(t, lambda d: d["bin_mapper"]["edges"][0].reverse()), "bin edges of feature 0"),
-    (lambda t: _mutate(t, lambda d: d["params"].update(num_leafs=3)), "unknown parameter"),
-    (lambda t: _mutate(t, lambda d: d["objective"].update(name="nope")), "unknown objective"),
-    (lambda t: _mutate(t, lambda d: d.update(best_iteration=999)), "best_iteration"),
+    (lambda t: _mutate(t, lambda d: d["trees"][0].pop("left")), r"'trees\[0\]\.left' is missing"),
+    (lambda t: _mutate(t, lambda d: d["trees"][1]["left"].__setitem__(0, 0)), r"'trees\[1\]\.left\[0\]' is 0: a child must come after its parent"),
+    (lambda t: _mutate(t, lambda d: d["trees"][0]["feature"].__setitem__(0, 999)), r"'trees\[0\]\.feature\[0\]' is 999, outside \[-1, 5\]"),
+    (lambda t: _mutate(t, lambda d: d["trees"][0]["value"].pop()), r"'trees\[0\]\.value' has \d+ entries, not \d+"),
+    (lambda t: _mutate(t, lambda d: d["bin_mapper"]["edges"][0].reverse()), r"'bin_mapper\.edges\[0\]\[1\]' is .*, not above the edge before it"),
+    (lambda t: _mutate(t, lambda d: d["params"].update(num_leafs=3)), r"'params\.num_leafs' is invalid: unknown parameter"),
+    (lambda t: _mutate(t, lambda d: d["objective"].update(name="nope")), r"'objective' is invalid: unknown objective"),
+    (lambda t: _mutate(t, lambda d: d.update(best_iteration=999)), r"'best_iteration' is 999, outside \[0, 20\]"),
 ])
 def test_corrupt_models_raise_clear_errors(model_and_data, corrupt, match):
     booster, _ = model_and_data

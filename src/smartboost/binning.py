@@ -20,15 +20,23 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from . import _schema as schema
 from ._common import X_BINNED_DTYPE
 from ._data import to_matrix
 from ._kernels import binning as kernels
 from ._kernels import histogram as kernels_hist
-from .errors import DataError, ModelFormatError
+from .errors import DataError
 
 __all__ = ["BinMapper", "BinnedData", "HistogramLayout"]
 
 _BIN_BLOCK_ROWS = 16384
+
+MAX_BIN = int(np.iinfo(X_BINNED_DTYPE).max)
+"""Most value bins a feature may have: with its missing-value bin, every bin fits the uint8 bins."""
+
+MAX_FEATURES = 1 << 24
+"""Features must be fewer: the binned tree walk packs a split's feature into 24 bits
+(``_kernels.predict.pack_bin_decisions``)."""
 
 SPARSE_DEFAULT_FRACTION = 0.8
 """A feature whose most frequent bin holds at least this fraction of the rows is stored sparse
@@ -100,6 +108,7 @@ class BinMapper:
         self.edges = [edges[f, :n_edges[f]].copy() for f in range(n_features)]
         self.n_bins = n_edges + 1
         self.__dict__.pop("_padded_edges", None)
+        self.__dict__.pop("threshold_table", None)
         return self
 
     @cached_property
@@ -138,18 +147,50 @@ class BinMapper:
         return {"max_bin": self.max_bin, "sample_cnt": self.sample_cnt, "seed": self.seed,
                 "min_data_in_bin": self.min_data_in_bin, "edges": [e.tolist() for e in self.edges]}
 
+    @cached_property
+    def threshold_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every feature's :meth:`thresholds`, concatenated, and each feature's start in them:
+        feature ``f``'s bin ``b`` splits at ``table[offsets[f] + b]`` (read-only, made once)."""
+        thresholds = [self.thresholds(f) for f in range(self.n_features)]
+        return np.concatenate(thresholds), np.cumsum([0] + [t.size for t in thresholds[:-1]])
+
     @classmethod
-    def from_dict(cls, data: dict) -> BinMapper:
-        """Inverse of :meth:`to_dict`; raises :class:`ModelFormatError` on inconsistent edges."""
-        mapper = cls(int(data["max_bin"]), int(data["sample_cnt"]), int(data["seed"]),
-                     int(data.get("min_data_in_bin", 1)))
-        edges = [np.asarray(e, dtype=np.float64) for e in data["edges"]]
-        for f, e in enumerate(edges):
-            if e.ndim != 1 or e.size > mapper.max_bin - 1 or not np.all(np.isfinite(e)) or np.any(np.diff(e) <= 0):
-                raise ModelFormatError(f"bin edges of feature {f} are not an increasing list of at most "
-                                       f"{mapper.max_bin - 1} finite numbers")
-        mapper.edges = edges
-        mapper.n_bins = np.array([e.size + 1 for e in edges], np.int64)
+    def from_dict(cls, data: Any, path: str = "bin_mapper") -> BinMapper:
+        """Inverse of :meth:`to_dict`, checking every field.
+
+        ``max_bin`` is at most 255 and each feature has at most ``max_bin - 1`` strictly
+        increasing finite edges, so every bin, the missing-value bin included, fits a uint8.
+
+        Raises
+        ------
+        ModelFormatError
+            A field missing, of the wrong type or out of range, naming its path (e.g.
+            ``bin_mapper.edges[2][5]``).
+        """
+        schema.known_keys(schema.of_type(data, dict, path), ("max_bin", "sample_cnt", "seed", "min_data_in_bin",
+                                                              "edges"), path)
+
+        def integer(key: str, low: int, high: int = schema.INT64_MAX, default: Any = schema.MISSING) -> int:
+            return schema.integer(schema.member(data, key, path, default=default), schema.child(path, key), low, high)
+
+        max_bin = integer("max_bin", 2, MAX_BIN)
+        # min_data_in_bin is absent from files written before it existed; they were binned with 1.
+        mapper = cls(max_bin, integer("sample_cnt", 1), integer("seed", 0), integer("min_data_in_bin", 1, default=1))
+        edges_path = schema.child(path, "edges")
+        edges = schema.member(data, "edges", path, list)
+        if not 0 < len(edges) < MAX_FEATURES:
+            schema.fail(edges_path, f"has {len(edges)} features, not 1 to {MAX_FEATURES - 1}")
+        for f, values in enumerate(edges):
+            feature_path = schema.child(edges_path, f)
+            e = schema.numbers(values, feature_path, np.float64)
+            if e.size > max_bin - 1:
+                schema.fail(feature_path, f"has {e.size} edges; max_bin {max_bin} allows at most {max_bin - 1}")
+            bad = np.flatnonzero(np.diff(e) <= 0)
+            if bad.size:
+                i = int(bad[0]) + 1
+                schema.fail(schema.child(feature_path, i), f"is {e[i]}, not above the edge before it ({e[i - 1]})")
+            mapper.edges.append(e)
+        mapper.n_bins = np.array([e.size + 1 for e in mapper.edges], np.int64)
         return mapper
 
     def same_edges(self, other: BinMapper) -> bool:

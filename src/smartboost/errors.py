@@ -23,7 +23,8 @@ class DataError(SmartBoostError, ValueError):
 
 
 class ModelFormatError(SmartBoostError, ValueError):
-    """A model file or string that is not a valid smartboost model (corrupt, truncated, newer)."""
+    """A model file or string that is not a valid smartboost model (corrupt, truncated, newer),
+    or a model that no valid file can hold (a non-finite number), refused before it is written."""
 
 
 class DatasetNotFoundError(SmartBoostError, FileNotFoundError):

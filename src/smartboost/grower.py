@@ -379,9 +379,7 @@ class TreeGrower:
         self.usable = usable
         extra = 1 if missing is None else missing.astype(np.int64)
         self.n_thresholds = np.where(usable, self.n_bins - 1 + extra, 0)
-        thresholds = [mapper.thresholds(f) for f in range(mapper.n_features)]
-        self.thresholds = np.concatenate(thresholds)  # feature f's bin b: thresholds[threshold_offsets[f] + b]
-        self.threshold_offsets = np.cumsum([0] + [t.size for t in thresholds[:-1]])
+        self.thresholds, self.threshold_offsets = mapper.threshold_table
         self.split_params = np.array([params[name] for name in SPLIT_PARAMS_ORDER], np.float64)
         self.scan_scratch = split_scratch(self.n_bins)
         self.lambda_l1 = params["lambda_l1"]

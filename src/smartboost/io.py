@@ -8,15 +8,21 @@ A model file is one JSON object (``docs/model_format.md`` documents every field)
 
 Floats are written with Python's shortest round-trip repr, so a reloaded model predicts bit for
 bit the same; non-finite thresholds are the strings ``"inf"``/``"-inf"`` (strict JSON has no
-infinity). Loading validates everything it reads and raises :class:`ModelFormatError` naming
-the problem; pickling a :class:`~smartboost.Booster` goes through the same text.
+infinity), and a model holding any other non-finite number is refused before anything is
+written. Loading validates everything it reads and raises :class:`ModelFormatError` naming the
+field (``trees[3].left[7]``); pickling a :class:`~smartboost.Booster` goes through the same
+text. Files are written as ``open(path, "w")`` writes them (modes, symlinks), but atomically.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import tempfile
+import re
+import secrets
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from ._params import resolve_params
+from . import _schema as schema
+from ._params import explicit_params, resolve_params
 from .binning import BinMapper
 from .errors import ModelFormatError, SmartBoostError
 from .objectives import Objective, make_objective
@@ -32,6 +39,24 @@ from .tree import Tree
 
 FORMAT_NAME = "smartboost-model"
 FORMAT_VERSION = 1
+
+_FIELDS = ("format", "version", "smartboost_version", "objective", "base_score", "feature_names", "bin_mapper",
+           "params", "best_iteration", "best_score", "trees")
+
+MAX_MODEL_BYTES = 1 << 31
+"""Largest model text (UTF-8) the loader parses: 2 GiB, about 60,000 trees of 255 leaves."""
+
+MAX_NESTING = 64
+"""Deepest nesting of JSON lists and objects the loader parses (a model file nests 4 deep)."""
+
+# The tables of the nesting scan (_check_size_and_nesting).
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_STRING = re.compile(rb'"[^"]*"')
+_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'"[]{}')))
+_DEPTH_STEP = np.zeros(256, np.int8)
+_DEPTH_STEP[list(b"[{")] = 1
+_DEPTH_STEP[list(b"]}")] = -1
+_NESTING_BLOCK = 1 << 20
 
 
 @dataclass
@@ -54,7 +79,15 @@ def _json_params(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def model_to_string(content: ModelContent) -> str:
-    """Serialise a model to JSON text."""
+    """Serialise a model to JSON text.
+
+    Raises
+    ------
+    ModelFormatError
+        The model holds a NaN or infinite number that no model file can hold (a leaf value, a
+        gain or the base score overflowed), naming the field; nothing is written then.
+    """
+    _refuse_non_finite(content)
     document = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -72,84 +105,220 @@ def model_to_string(content: ModelContent) -> str:
     return json.dumps(document, allow_nan=False, separators=(",", ":"))
 
 
-def _field(document: dict, key: str, kind: type | tuple[type, ...]) -> Any:
-    if key not in document:
-        raise ModelFormatError(f"model is missing the field '{key}'")
-    value = document[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise ModelFormatError(f"model field '{key}' has the wrong type ({type(value).__name__})")
-    return value
+def _refuse_non_finite(content: ModelContent) -> None:
+    """Raise, naming the field, when the model holds a number strict JSON cannot write (an
+    infinite threshold is written as a string; any other non-finite number has no valid form)."""
+    def check(path: str, values: Any) -> None:
+        array = np.asarray(values, np.float64)
+        i = schema.first_non_finite(array.ravel())
+        if i is not None:
+            where = path if array.ndim == 0 else schema.child(path, i)
+            raise ModelFormatError(f"cannot save the model: {where} is {array.ravel()[i]}, and a model file holds "
+                                   "finite numbers only (the training overflowed: lower learning_rate, or rescale "
+                                   "the labels)")
+
+    check("base_score", content.base_score)
+    for i, tree in enumerate(content.trees):
+        path = schema.child("trees", i)
+        for name in ("value", "gain", "hessian"):
+            check(schema.child(path, name), getattr(tree, name))
+        check(schema.child(path, "threshold"), np.where(np.isinf(tree.threshold), 0.0, tree.threshold))
+    for data_name, metrics in content.best_score.items():
+        for metric, value in metrics.items():
+            check(schema.child(schema.child("best_score", data_name), metric), value)
+
+
+def _check_size_and_nesting(text: str) -> None:
+    """Refuse a text too long or nested too deeply before it is parsed, so that parsing can end
+    only in a parsed document or a ModelFormatError (never a RecursionError).
+
+    Escapes and then strings are cut out so that only the brackets that open and close JSON
+    containers remain; their running depth must stay within ``MAX_NESTING``. Everything runs
+    in C (re, bytes.translate, numpy), in blocks: a few percent of the parsing time.
+    """
+    _check_size(len(text))  # a character is at least one byte: refused before it is encoded
+    encoded = text.encode("utf-8", "surrogatepass")
+    _check_size(len(encoded))
+    structure = _ESCAPE.sub(b"", encoded).translate(None, _NOT_STRUCTURE)
+    # An unterminated string runs to the end of the text: nothing after its quote opens a container.
+    brackets = np.frombuffer(_STRING.sub(b"", structure).partition(b'"')[0], np.uint8)
+    depth = 0
+    for start in range(0, brackets.size, _NESTING_BLOCK):
+        levels = depth + np.cumsum(_DEPTH_STEP[brackets[start:start + _NESTING_BLOCK]], dtype=np.int64)
+        if levels.max() > MAX_NESTING:
+            raise ModelFormatError(f"model text nests lists and objects more than {MAX_NESTING} deep (a model "
+                                   "file nests 4 deep): corrupt or not a smartboost model")
+        depth = int(levels[-1])
+
+
+class _Constant:
+    """What the parser makes of a NaN, Infinity or -Infinity token (refused, naming its field)."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+
+def _refuse_constants(value: Any, path: str) -> None:
+    """Raise naming the field of the first NaN/Infinity token in ``value`` (nested at most
+    ``MAX_NESTING`` deep, so the recursion is bounded)."""
+    items = value.items() if type(value) is dict else enumerate(value) if type(value) is list else ()
+    for key, item in items:
+        if type(item) is _Constant:
+            schema.fail(schema.child(path, key), f"is {item.token}, which strict JSON does not have: "
+                                                 f"{schema.FINITE_ONLY}")
+        _refuse_constants(item, schema.child(path, key))
+
+
+def _parse(text: Any) -> dict:
+    """The JSON document of a model text, refusing what is not JSON, a NaN/Infinity token, or
+    anything but a smartboost model of a version this smartboost reads."""
+    if not isinstance(text, str):
+        raise ModelFormatError(f"a model string must be str, got {type(text).__name__}")
+    _check_size_and_nesting(text)
+    constants = []
+
+    def constant(token: str) -> _Constant:
+        constants.append(_Constant(token))
+        return constants[-1]
+
+    try:
+        document = json.loads(text, parse_constant=constant)
+    except ValueError as exc:  # JSONDecodeError, or an integer of more digits than Python converts
+        raise ModelFormatError(f"model is not valid JSON (corrupt or truncated file?): {exc}") from None
+    if type(document) is not dict or document.get("format") != FORMAT_NAME:
+        raise ModelFormatError("not a smartboost model (the 'format' field is missing or different)")
+    if constants:
+        _refuse_constants(document, "")
+    schema.known_keys(document, _FIELDS, "")
+    version = schema.integer(schema.member(document, "version", ""), "version", 1, schema.INT64_MAX)
+    if version > FORMAT_VERSION:
+        raise ModelFormatError(f"model format version {version} was written by a newer smartboost; this "
+                               f"version ({__version__}) reads versions up to {FORMAT_VERSION}")
+    schema.member(document, "smartboost_version", "", str, default="")
+    return document
+
+
+def _registry_check(path: str, check: Callable[..., Any], *args: Any) -> Any:
+    """``check(*args)``, its ParameterError (or a TypeError/ValueError of a registry check) raised
+    as the ModelFormatError of the field at ``path``."""
+    try:
+        return check(*args)
+    except (SmartBoostError, TypeError, ValueError) as exc:
+        schema.fail(path, f"is invalid: {exc}")
+
+
+def _objective(document: dict) -> Objective:
+    """The objective from its name and options, each option checked as the training parameter it is."""
+    spec = schema.member(document, "objective", "", dict)
+    name = schema.member(spec, "name", "objective", str)
+    options = {}
+    for key, value in spec.items():
+        if key != "name":
+            options.update(_registry_check(schema.child("objective", key), explicit_params, {key: value}))
+    objective = _registry_check("objective", make_objective, name, options)
+    schema.known_keys(spec, ("name", *objective.options), "objective")
+    return objective
+
+
+def _params(document: dict) -> dict[str, Any]:
+    """The training parameters, each checked by the parameter registry, then all together (aliases
+    of one parameter must agree)."""
+    params = schema.member(document, "params", "", dict)
+    for key, value in params.items():
+        _registry_check(schema.child("params", key), explicit_params, {key: value})
+    return _registry_check("params", resolve_params, params)
+
+
+def _feature_names(document: dict, n_features: int) -> list[str]:
+    """One unique string per feature."""
+    names = schema.strings(schema.member(document, "feature_names", ""), "feature_names")
+    if len(names) != n_features:
+        schema.fail("feature_names", f"has {len(names)} names for the {n_features} features of bin_mapper.edges")
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if seen.setdefault(name, i) != i:
+            schema.fail(schema.child("feature_names", i), f"repeats the name of feature {seen[name]} ({name!r})")
+    return names
+
+
+def _base_score(document: dict, n_outputs: int) -> float | np.ndarray:
+    """A number for single-output models, a list of ``n_outputs`` numbers for multiclass ones."""
+    value = schema.member(document, "base_score", "")
+    if n_outputs == 1 and type(value) is not list:
+        return schema.number(value, "base_score")
+    if type(value) is not list:
+        schema.fail("base_score", f"must be a list of {n_outputs} numbers (one per class), not "
+                                  f"{type(value).__name__}")
+    scores = schema.numbers(value, "base_score", np.float64)
+    if scores.size != n_outputs:
+        schema.fail("base_score", f"has {scores.size} numbers, not {n_outputs} (one per output)")
+    return scores
+
+
+def _best_score(document: dict) -> dict[str, dict[str, float]]:
+    """``{data_name: {metric: finite number}}``, as written."""
+    best_score = schema.member(document, "best_score", "", dict)
+    for data_name, metrics in best_score.items():
+        data_path = schema.child("best_score", data_name)
+        for metric, value in schema.of_type(metrics, dict, data_path).items():
+            schema.number(value, schema.child(data_path, metric))
+    return best_score
+
+
+def _trees(document: dict, bin_mapper: BinMapper, base_score: float | np.ndarray) -> list[Tree]:
+    """The trees; together with the base score they must add up to finite raw scores."""
+    trees = [Tree.from_dict(tree, bin_mapper, schema.child("trees", i))
+             for i, tree in enumerate(schema.member(document, "trees", "", list))]
+    # The largest raw score any row can reach: finite, or predictions would overflow to inf.
+    reach = float(np.max(np.abs(base_score))) + sum(float(np.abs(t.value[t.is_leaf]).max()) for t in trees)
+    if not np.isfinite(reach):
+        schema.fail("trees", "has leaf values that add up to more than a 64-bit float holds")
+    return trees
 
 
 def model_from_string(text: str) -> ModelContent:
     """Parse and validate model JSON text.
 
+    Every field is checked before it is used: its type, the range of every integer (before
+    numpy narrows it), the finiteness of every number, the consistency of trees, bins and
+    features, the objective and parameters through their registries. The text itself is
+    bounded before parsing (``MAX_MODEL_BYTES`` bytes, ``MAX_NESTING`` levels) and no
+    code is executed.
+
     Raises
     ------
     ModelFormatError
         The text is not JSON (corrupt or truncated), not a smartboost model, from a newer
-        format version, or inconsistent.
+        format version, or has a field that is missing, mistyped, out of range or
+        inconsistent; the message names the field's path, e.g. ``trees[3].left[7]``.
     """
-    if not isinstance(text, str):
-        raise ModelFormatError(f"a model string must be str, got {type(text).__name__}")
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ModelFormatError(f"model is not valid JSON (corrupt or truncated file?): {exc}") from None
-    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
-        raise ModelFormatError("not a smartboost model (the 'format' field is missing or different)")
-    version = _field(document, "version", int)
-    if version > FORMAT_VERSION:
-        raise ModelFormatError(f"model format version {version} was written by a newer smartboost; this "
-                               f"version ({__version__}) reads versions up to {FORMAT_VERSION}")
-    try:
-        spec = _field(document, "objective", dict)
-        objective = make_objective(str(spec.get("name", "")), spec)
-        params = resolve_params(_field(document, "params", dict))
-    except (SmartBoostError, TypeError, ValueError) as exc:
-        raise ModelFormatError(f"model has invalid settings: {exc}") from None
-    try:
-        bin_mapper = BinMapper.from_dict(_field(document, "bin_mapper", dict))
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, ModelFormatError):
-            raise
-        raise ModelFormatError(f"model bin_mapper is invalid: {exc!r}") from None
-    feature_names = _field(document, "feature_names", list)
-    if len(feature_names) != bin_mapper.n_features or not all(isinstance(n, str) for n in feature_names):
-        raise ModelFormatError("model feature_names do not match its number of features")
-    base_score = _base_score(_field(document, "base_score", (int, float, list)), objective.num_outputs)
-    trees = []
-    for i, tree in enumerate(_field(document, "trees", list)):
-        if not isinstance(tree, dict):
-            raise ModelFormatError(f"tree {i} is not an object")
-        try:
-            trees.append(Tree.from_dict(tree, bin_mapper.n_features, bin_mapper.n_bins))
-        except ModelFormatError as exc:
-            raise ModelFormatError(f"tree {i}: {exc}") from None
+    document = _parse(text)
+    objective = _objective(document)
+    params = _params(document)
+    bin_mapper = BinMapper.from_dict(schema.member(document, "bin_mapper", ""))
+    feature_names = _feature_names(document, bin_mapper.n_features)
+    base_score = _base_score(document, objective.num_outputs)
+    trees = _trees(document, bin_mapper, base_score)
     if len(trees) % objective.num_outputs:
-        raise ModelFormatError(f"model has {len(trees)} trees, not a multiple of its {objective.num_outputs} "
-                               "classes")
-    best_iteration = _field(document, "best_iteration", int)
+        schema.fail("trees", f"has {len(trees)} trees, not a multiple of the objective's {objective.num_outputs} "
+                             "classes")
     iterations = len(trees) // objective.num_outputs
-    if not 0 <= best_iteration <= iterations:
-        raise ModelFormatError(f"best_iteration {best_iteration} is outside [0, {iterations}]")
+    best_iteration = schema.integer(schema.member(document, "best_iteration", ""), "best_iteration", 0, iterations)
     return ModelContent(objective=objective, bin_mapper=bin_mapper, base_score=base_score,
                         feature_names=feature_names, params=params, trees=trees,
-                        best_iteration=best_iteration, best_score=_field(document, "best_score", dict))
+                        best_iteration=best_iteration, best_score=_best_score(document))
 
 
-def _base_score(value: Any, n_outputs: int) -> float | np.ndarray:
-    """A number for single-output models, a list of ``n_outputs`` numbers for multiclass ones."""
-    if n_outputs == 1 and not isinstance(value, list):
-        return float(value)
-    if (not isinstance(value, list) or len(value) != n_outputs
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
-        raise ModelFormatError(f"model base_score must be {'a number' if n_outputs == 1 else f'{n_outputs} numbers'}")
-    return np.array(value, np.float64)
+def _check_size(n_bytes: int) -> None:
+    """Refuse a model text of more than ``MAX_MODEL_BYTES`` bytes."""
+    if n_bytes > MAX_MODEL_BYTES:
+        raise ModelFormatError(f"model text has {n_bytes} bytes, more than the {MAX_MODEL_BYTES} a model file may "
+                               "have: corrupt or not a smartboost model")
 
 
 def read_model_text(path: str | os.PathLike) -> str:
-    """Read a model file's text; a binary or non-UTF-8 file is a ModelFormatError."""
+    """Read a model file's text; a file too large, binary or not UTF-8 is a ModelFormatError."""
+    _check_size(os.stat(path).st_size)
     try:
         return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -157,13 +326,59 @@ def read_model_text(path: str | os.PathLike) -> str:
 
 
 def write_model_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: a temporary file in the same folder, then a rename."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write ``text`` to ``path`` as ``open(path, "w")`` would, but atomically.
+
+    The text goes to a new file in the target's folder, is flushed to disk, and then replaces
+    the target by a rename, so a reader sees the old file or the new one, never a mix. As with
+    ``open``: a symlink is written through (its final target is replaced and the link stays a
+    link), an existing file keeps its permission bits, and a new file gets ``0o666`` less the
+    umask. The folder is synced after the rename where the OS allows it.
+
+    Parameters
+    ----------
+    path : str or path-like
+    text : str
+    """
+    target = Path(os.path.realpath(path))
     try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = _new_file_beside(target)
+    try:
+        if mode is not None:  # before the text is written, so it is never readable by more users than before
+            os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-        os.replace(tmp, path)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+    _sync_folder(target.parent)
+
+
+def _new_file_beside(target: Path) -> tuple[int, Path]:
+    """A new hidden file in ``target``'s folder, open for writing; created with mode ``0o666`` so
+    the umask applies to it as it does to a file ``open`` creates (``tempfile`` would give 0o600)."""
+    while True:
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), tmp
+        except FileExistsError:  # another writer drew the same name: draw again
+            continue
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync ``folder`` so the rename survives a crash; skipped where a folder cannot be opened
+    (Windows) or synced (some file systems)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)

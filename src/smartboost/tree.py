@@ -10,14 +10,20 @@ are the tree's output, the internal nodes' are kept for inspection.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
+from . import _schema as schema
 from ._common import WALK_PREFETCH_ROWS, WIDE_ROW_BYTES
 from ._kernels.predict import add_tree_to_rows, pack_bin_decisions
-from .errors import ModelFormatError
+from .binning import MAX_BIN, BinMapper
 
 __all__ = ["Tree", "PackedTrees"]
+
+MAX_NODES = 1 << 24
+"""A tree has fewer nodes: the binned tree walk packs a child's index into 24 bits
+(``_kernels.predict.pack_bin_decisions``)."""
 
 _NODE_DTYPES = {
     "feature": np.int32,
@@ -125,51 +131,64 @@ class Tree:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict, n_features: int, n_bins: np.ndarray) -> Tree:
-        """Inverse of :meth:`to_dict`, checking that the arrays form a valid tree.
+    def from_dict(cls, data: Any, bin_mapper: BinMapper, path: str = "tree") -> Tree:
+        """Inverse of :meth:`to_dict`, checking that the arrays form a valid tree of ``bin_mapper``'s features.
 
         Raises
         ------
         ModelFormatError
-            Missing or ragged arrays, out-of-range features, bins or children, cycles.
+            A missing, mistyped or ragged array, an entry out of its range, or nodes that do not
+            form a tree, naming the field (e.g. ``trees[3].left[7]``).
         """
+        schema.known_keys(schema.of_type(data, dict, path), _NODE_DTYPES, path)
+        n = len(schema.member(data, "left", path, list))
+        if not 0 < n < MAX_NODES:
+            schema.fail(schema.child(path, "left"), f"has {n} nodes, not 1 to {MAX_NODES - 1}")
+        # Ranges checked on the parsed integers, before they are narrowed to int32.
+        ranges = {"feature": (-1, bin_mapper.n_features - 1), "bin_threshold": (0, MAX_BIN - 1),
+                  "left": (-1, n - 1), "right": (-1, n - 1), "count": (0, schema.INT64_MAX)}
         arrays = {}
         for name, dtype in _NODE_DTYPES.items():
-            if name not in data:
-                raise ModelFormatError(f"tree is missing the field '{name}'")
-            values = data[name]
-            if name == "threshold":
-                values = [float(v) if isinstance(v, str) and v in ("inf", "-inf") else v for v in values]
-            try:
-                arrays[name] = np.asarray(values, dtype=dtype)
-            except (TypeError, ValueError):
-                raise ModelFormatError(f"tree field '{name}' holds values that are not {np.dtype(dtype)}") from None
-            if arrays[name].ndim != 1:
-                raise ModelFormatError(f"tree field '{name}' is not a flat list")
+            field = schema.child(path, name)
+            arrays[name] = schema.numbers(schema.member(data, name, path), field, dtype, *ranges.get(name, ()),
+                                          infinities=name == "threshold")
+            if arrays[name].size != n:
+                schema.fail(field, f"has {arrays[name].size} entries, not {n} (one per node, as 'left')")
         tree = cls(**arrays)
-        tree._check(n_features, n_bins)
+        tree._check(bin_mapper, path)
         return tree
 
-    def _check(self, n_features: int, n_bins: np.ndarray) -> None:
-        n = self.n_nodes
-        if n == 0 or any(getattr(self, name).shape[0] != n for name in _NODE_DTYPES):
-            raise ModelFormatError("tree arrays are empty or of different lengths")
+    def _check(self, bin_mapper: BinMapper, path: str) -> None:
+        """The structure checks of :meth:`from_dict`, on arrays already in their dtypes' ranges."""
         internal = self.left >= 0
-        ids = np.arange(n)
-        # Children must come after their parent (so no cycles) and every non-root node has one parent.
-        if (np.any(internal & ((self.left <= ids) | (self.right <= ids) | (self.left >= n) | (self.right >= n)))
-                or np.any(~internal & (self.right >= 0))):
-            raise ModelFormatError("tree children indices are out of range")
+        ids = np.arange(self.n_nodes)
+
+        def refuse(name: str, bad: np.ndarray, problem: str) -> None:
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                schema.fail(schema.child(schema.child(path, name), i), f"is {getattr(self, name)[i]}: {problem}")
+
+        # Children come after their parent (so there is no cycle) and the right child is next to
+        # the left one, which the binned walk assumes (_kernels.predict.pack_bin_decisions).
+        refuse("left", internal & (self.left <= ids), "a child must come after its parent")
+        refuse("right", self.right != np.where(internal, self.left + 1, -1),
+               "a split's right child is its left child + 1, a leaf's is -1")
+        # Children lie in [1, n) by now: n - 1 of them, none twice, are each non-root node once.
         children = np.concatenate([self.left[internal], self.right[internal]])
-        if np.unique(children).size != children.size or children.size != n - 1:
-            raise ModelFormatError("tree nodes do not form a tree")
+        if children.size != self.n_nodes - 1 or np.bincount(children, minlength=1).max() > 1:
+            schema.fail(schema.child(path, "left"), "does not form a tree (a node with two parents or none)")
         features = self.feature[internal]
-        if np.any((features < 0) | (features >= n_features)):
-            raise ModelFormatError(f"tree uses a feature outside [0, {n_features})")
-        if np.any((self.bin_threshold[internal] < 0) | (self.bin_threshold[internal] >= n_bins[features])):
-            raise ModelFormatError("tree has a bin threshold outside its feature's bins")
-        if not np.all(np.isfinite(self.value)):
-            raise ModelFormatError("tree has non-finite node values")
+        refuse("feature", internal & (self.feature < 0), "a split node needs a feature")
+        bins = self.bin_threshold[internal]
+        refuse("bin_threshold", internal & (self.bin_threshold >= bin_mapper.n_bins[self.feature]),
+               "outside its feature's value bins")
+        # The float threshold must be the one bin_mapper gives the bin split, or raw and binned
+        # data (continued training, validation sets) would take different paths.
+        table, offsets = bin_mapper.threshold_table
+        expected = np.zeros(self.n_nodes)
+        expected[internal] = table[offsets[features] + bins]
+        refuse("threshold", internal & (self.threshold != expected),
+               "not the threshold bin_mapper gives this node's feature and bin_threshold")
 
 
 class PackedTrees:

@@ -1,0 +1,365 @@
+"""Strict model loading and safe model writes (issue 31): every hostile-input case that once
+loaded silently, overflowed or raised the wrong exception is pinned here, and so are the file
+modes, symlinks and non-finite models of ``save_model``."""
+
+import json
+import os
+import warnings
+
+import numpy as np
+import pytest
+from conftest import make_binary, make_regression
+
+import smartboost as sb
+from smartboost import io
+from smartboost.errors import ModelFormatError
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes and symlinks")
+
+
+@pytest.fixture(scope="module")
+def model():
+    """A small binary model with missing values (so some thresholds are the string 'inf') and
+    a best_score, its text and a few rows."""
+    X, y = make_binary(n=600, n_features=5, seed=3, missing_rate=0.1)
+    X[(y == 1) & (np.arange(600) % 3 > 0), 4] = np.nan  # missing values alone predict: a split with threshold inf
+    train = sb.Dataset(X[:400], y[:400])
+    booster = sb.train({"objective": "binary", "num_leaves": 6, "verbosity": -1, "early_stopping_round": 5}, train,
+                       6, valid_sets=[sb.Dataset(X[400:], y[400:], reference=train)])
+    return booster, booster.model_to_string(), X[:50]
+
+
+def _edit(text, fn):
+    document = json.loads(text)
+    fn(document)
+    return json.dumps(document)
+
+
+def _refused(text, match):
+    with pytest.raises(ModelFormatError, match=match):
+        sb.Booster(model_str=text)
+
+
+# -- a valid model ---------------------------------------------------------------------------
+
+def test_round_trip_is_bit_exact(model, tmp_path):
+    booster, text, X = model
+    assert '"inf"' in text and booster.best_score  # the fixture covers string thresholds and best_score
+    path = tmp_path / "model.json"
+    booster.save_model(path)
+    assert path.read_text(encoding="utf-8") == text
+    loaded = sb.Booster(model_file=path)
+    assert loaded.model_to_string() == text
+    np.testing.assert_array_equal(loaded.predict(X, raw_score=True), booster.predict(X, raw_score=True))
+
+
+def test_brackets_quotes_and_backslashes_inside_strings_do_not_count_as_nesting():
+    X, y = make_regression(n=300, n_features=4)
+    names = ["[" * 200 + '\\"{', '\\\\' + "]" * 50, '"' * 3 + "{" * 100, "\u00e9\\u005b"]
+    booster = sb.train({"verbosity": -1}, sb.Dataset(X, y, feature_name=names), 2)
+    loaded = sb.Booster(model_str=booster.model_to_string())
+    assert loaded.feature_name() == names and loaded.model_to_string() == booster.model_to_string()
+
+
+def test_files_written_before_min_data_in_bin_still_load(model):
+    _, text, X = model
+    old = sb.Booster(model_str=_edit(text, lambda d: d["bin_mapper"].pop("min_data_in_bin")))
+    assert old.bin_mapper.min_data_in_bin == 1
+
+
+# -- non-finite numbers ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_tokens_are_refused_naming_the_field(model, token):
+    _, text, _ = model
+    base = json.dumps(json.loads(text)["base_score"])
+    _refused(text.replace(f'"base_score":{base}', f'"base_score":{token}', 1), f"'base_score' is {token}")
+    _refused(text.replace('"learning_rate":0.1', f'"learning_rate":{token}', 1), "'params.learning_rate'")
+    edited = _edit(text, lambda d: d["trees"][2]["value"].__setitem__(1, "TOKEN"))
+    _refused(edited.replace('"TOKEN"', token), rf"'trees\[2\]\.value\[1\]' is {token}")
+
+
+def test_numbers_beyond_float_range_are_refused(model):
+    _, text, _ = model
+    base = json.dumps(json.loads(text)["base_score"])
+    _refused(text.replace(f'"base_score":{base}', '"base_score":1e309', 1), "'base_score' is inf")
+    _refused(_edit(text, lambda d: d["bin_mapper"]["edges"][1].__setitem__(0, "X")).replace('"X"', "-1e400"),
+             r"'bin_mapper\.edges\[1\]\[0\]' is -inf")
+    _refused(_edit(text, lambda d: d["trees"][0]["gain"].__setitem__(0, 10 ** 400)),
+             r"'trees\[0\]\.gain\[0\]' is 1000.*too large")
+
+
+def test_leaf_values_that_overflow_when_added_are_refused(model):
+    _, text, _ = model
+
+    def huge_leaves(document):
+        for tree in document["trees"]:
+            tree["value"] = [1e308] * len(tree["value"])
+
+    _refused(_edit(text, huge_leaves), "'trees' has leaf values that add up to more than a 64-bit float")
+
+
+# -- sizes, nesting and integer ranges -------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"a":' * 100_000, '{"format":' + "[" * 65 + "]" * 65 + "}",
+                                  '"' + "[" * 10 + '"' + "[" * 70])
+def test_deep_nesting_is_refused_before_parsing(text):
+    _refused(text, "nests lists and objects more than 64 deep")
+
+
+def test_deep_nesting_inside_a_valid_model_is_refused(model):
+    _, text, _ = model
+    nested = {"x": 1}
+    for _ in range(70):
+        nested = [nested]
+    _refused(_edit(text, lambda d: d.update(best_score={"a": nested})), "more than 64 deep")
+
+
+def test_text_and_file_size_are_bounded(model, tmp_path, monkeypatch):
+    _, text, _ = model
+    monkeypatch.setattr(io, "MAX_MODEL_BYTES", len(text) - 1)
+    _refused(text, "more than the")
+    path = tmp_path / "model.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ModelFormatError, match="more than the"):
+        sb.Booster(model_file=path)
+
+
+@pytest.mark.parametrize("field, value, match", [
+    ("left", 2 ** 40, r"'trees\[1\]\.left\[0\]' is 1099511627776, outside \[-1, "),
+    ("right", -2, r"'trees\[1\]\.right\[0\]' is -2, outside \[-1, "),
+    ("count", 2 ** 70, r"'trees\[1\]\.count\[0\]' is 1180591620717411303424, outside \[0, 9223372036854775807\]"),
+    ("feature", 2 ** 31, r"'trees\[1\]\.feature\[0\]' is 2147483648, outside \[-1, 4\]"),
+    ("bin_threshold", 300, r"'trees\[1\]\.bin_threshold\[0\]' is 300, outside \[0, 254\]"),
+])
+def test_integers_are_range_checked_before_numpy(model, field, value, match):
+    _, text, _ = model
+    _refused(_edit(text, lambda d: d["trees"][1][field].__setitem__(0, value)), match)
+
+
+def test_integers_with_too_many_digits_are_not_json(model):
+    _, text, _ = model
+    _refused(text.replace('"best_iteration":', '"best_iteration":' + "9" * 5000 + ',"x":', 1), "not valid JSON")
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d.update(best_iteration=-1), r"'best_iteration' is -1, outside \[0, "),
+    (lambda d: d.update(version=0), r"'version' is 0, outside \[1, "),
+    (lambda d: d["bin_mapper"].update(seed=-1), r"'bin_mapper\.seed' is -1, outside \[0, "),
+    (lambda d: d["bin_mapper"].update(sample_cnt=0), r"'bin_mapper\.sample_cnt' is 0, outside \[1, "),
+    (lambda d: d["bin_mapper"].update(min_data_in_bin=2 ** 63), r"'bin_mapper\.min_data_in_bin' is 92233"),
+    (lambda d: d["bin_mapper"].update(max_bin=1), r"'bin_mapper\.max_bin' is 1, outside \[2, 255\]"),
+])
+def test_scalar_integers_are_range_checked(model, edit, match):
+    _refused(_edit(model[1], edit), match)
+
+
+# -- the bin mapper --------------------------------------------------------------------------
+
+def test_max_bin_beyond_uint8_bins_is_refused(model):
+    """max_bin=1000 with 400 edges once loaded, and binning data with it overflowed the uint8 bins."""
+    _, text, _ = model
+
+    def many_bins(document, max_bin):
+        document["bin_mapper"].update(max_bin=max_bin)
+        document["bin_mapper"]["edges"][0] = [float(i) for i in range(400)]
+
+    _refused(_edit(text, lambda d: many_bins(d, 1000)), r"'bin_mapper\.max_bin' is 1000, outside \[2, 255\]")
+    _refused(_edit(text, lambda d: many_bins(d, 255)),
+             r"'bin_mapper\.edges\[0\]' has 400 edges; max_bin 255 allows at most 254")
+
+
+@pytest.mark.parametrize("edges, match", [
+    ([1.0, 1.0], r"'bin_mapper\.edges\[2\]\[1\]' is 1\.0, not above the edge before it"),
+    ([2.0, 1.0], r"'bin_mapper\.edges\[2\]\[1\]' is 1\.0, not above"),
+    ([1.0, "2"], r"'bin_mapper\.edges\[2\]\[1\]' must be a number, not str"),
+    ([1.0, [2.0]], r"'bin_mapper\.edges\[2\]\[1\]' must be a number, not list"),
+    ([True], r"'bin_mapper\.edges\[2\]\[0\]' must be a number, not bool"),
+    ({"0": 1.0}, r"'bin_mapper\.edges\[2\]' must be a list, not dict"),
+])
+def test_bad_edges_are_refused(model, edges, match):
+    _refused(_edit(model[1], lambda d: d["bin_mapper"]["edges"].__setitem__(2, edges)), match)
+
+
+def test_nan_edge_is_refused(model):
+    text = _edit(model[1], lambda d: d["bin_mapper"]["edges"][0].__setitem__(0, "X")).replace('"X"', "NaN")
+    _refused(text, r"'bin_mapper\.edges\[0\]\[0\]' is NaN")
+
+
+# -- types -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d.update(best_iteration=True), "'best_iteration' must be an integer, not bool"),
+    (lambda d: d.update(version=True), "'version' must be an integer, not bool"),
+    (lambda d: d["bin_mapper"].update(max_bin=True), r"'bin_mapper\.max_bin' must be an integer, not bool"),
+    (lambda d: d["trees"][0]["left"].__setitem__(0, True), r"'trees\[0\]\.left\[0\]' must be an integer, not bool"),
+    (lambda d: d["trees"][0]["missing_left"].__setitem__(0, 1), r"'trees\[0\]\.missing_left\[0\]' must be true or"),
+    (lambda d: d["trees"][0]["left"].__setitem__(0, 1.0), r"'trees\[0\]\.left\[0\]' must be an integer, not float"),
+    (lambda d: d.update(base_score="0.5"), "'base_score' must be a number, not str"),
+    (lambda d: d.update(base_score=None), "'base_score' must be a number, not NoneType"),
+    (lambda d: d["trees"][0]["value"].__setitem__(0, "1.5"), r"'trees\[0\]\.value\[0\]' must be a number, not str"),
+    (lambda d: d["trees"][0]["value"].__setitem__(0, None), r"'trees\[0\]\.value\[0\]' must be a number, not None"),
+    (lambda d: d["trees"][0]["value"].__setitem__(0, {}), r"'trees\[0\]\.value\[0\]' must be a number, not dict"),
+    (lambda d: d["trees"][0].update(value="1.5"), r"'trees\[0\]\.value' must be a list, not str"),
+    (lambda d: d["trees"][0]["threshold"].__setitem__(0, "nan"), r"'trees\[0\]\.threshold\[0\]' is 'nan', neither"),
+    (lambda d: d["trees"].__setitem__(0, []), r"'trees\[0\]' must be an object, not list"),
+    (lambda d: d.update(trees={}), "'trees' must be a list, not dict"),
+    (lambda d: d.update(feature_names="abc"), "'feature_names' must be a list, not str"),
+    (lambda d: d["feature_names"].__setitem__(1, 7), r"'feature_names\[1\]' must be a string, not int"),
+    (lambda d: d["feature_names"].__setitem__(1, d["feature_names"][0]), r"'feature_names\[1\]' repeats"),
+    (lambda d: d.update(best_score={"valid_0": 3}), r"'best_score\.valid_0' must be an object, not int"),
+    (lambda d: d.update(best_score={"valid_0": {"auc": "x"}}), r"'best_score\.valid_0\.auc' must be a number"),
+    (lambda d: d.update(smartboost_version=1), "'smartboost_version' must be a string, not int"),
+    (lambda d: d["objective"].update(name=3), r"'objective\.name' must be a string, not int"),
+    (lambda d: d["objective"].update(num_class=3), "'objective' is invalid: num_class=3 is only for multiclass"),
+    (lambda d: d["objective"].update(colour=3), r"'objective\.colour' is invalid: unknown parameter"),
+    (lambda d: d["params"].update(num_leaves="many"), r"'params\.num_leaves' is invalid: parameter 'num_leaves'"),
+    (lambda d: d["params"].update(max_leaves=7), "'params' is invalid: parameter 'num_leaves' given twice"),
+    (lambda d: d.update(extra=1), "'extra' is not a field of this format"),
+    (lambda d: d["trees"][0].update(extra=[]), r"'trees\[0\]\.extra' is not a field of this format"),
+])
+def test_wrong_types_are_refused_naming_the_field(model, edit, match):
+    _refused(_edit(model[1], edit), match)
+
+
+# -- tree structure --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda t: t["right"].__setitem__(0, t["right"][0] + 1), r"'trees\[0\]\.right\[0\]' is \d+: a split's right"),
+    (lambda t: t["left"].__setitem__(0, 0), r"'trees\[0\]\.left\[0\]' is 0: a child must come after its parent"),
+    (lambda t: t["feature"].__setitem__(0, -1), r"'trees\[0\]\.feature\[0\]' is -1: a split node needs a feature"),
+    (lambda t: t["threshold"].__setitem__(0, 0.123), r"'trees\[0\]\.threshold\[0\]' is 0\.123: not the threshold"),
+    (lambda t: t["value"].pop(), r"'trees\[0\]\.value' has \d+ entries, not \d+"),
+    (lambda t: [t[name].clear() for name in t], r"'trees\[0\]\.left' has 0 nodes"),
+])
+def test_inconsistent_trees_are_refused(model, edit, match):
+    _refused(_edit(model[1], lambda d: edit(d["trees"][0])), match)
+
+
+def test_bin_threshold_beyond_its_features_bins_is_refused(model):
+    booster, text, _ = model
+    tree = booster.trees[0]
+    n_bins = int(booster.bin_mapper.n_bins[tree.feature[0]])
+    _refused(_edit(text, lambda d: d["trees"][0]["bin_threshold"].__setitem__(0, n_bins)),
+             rf"'trees\[0\]\.bin_threshold\[0\]' is {n_bins}: outside its feature's value bins")
+
+
+# -- truncated and broken files --------------------------------------------------------------
+
+def test_every_truncation_is_a_model_format_error(model):
+    _, text, _ = model
+    cuts = sorted({*range(0, len(text), max(1, len(text) // 300)), *range(len(text) - 40, len(text))})
+    for cut in cuts:
+        with pytest.raises(ModelFormatError):
+            sb.Booster(model_str=text[:cut])
+
+
+@pytest.mark.parametrize("text", ["", "null", "[]", '"model"', "1e999", "{}", '{"format": "smartboost-model"}',
+                                  "\ufeff{}", "{\"format\": NaN}"])
+def test_documents_that_are_not_models(text):
+    with pytest.raises(ModelFormatError):
+        sb.Booster(model_str=text)
+
+
+def test_a_model_string_must_be_text():
+    with pytest.raises(ModelFormatError, match="must be str"):
+        sb.Booster(model_str=b"{}")
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def umask():
+    """Set the process umask for a test, restoring it afterwards."""
+    previous = os.umask(0o022)
+    yield os.umask
+    os.umask(previous)
+
+
+@posix_only
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_a_new_file_gets_the_mode_open_would_give(model, tmp_path, umask, mask, mode):
+    umask(mask)
+    model[0].save_model(tmp_path / "new.json")
+    with open(tmp_path / "plain.json", "w"):
+        pass
+    assert os.stat(tmp_path / "new.json").st_mode & 0o777 == mode == os.stat(tmp_path / "plain.json").st_mode & 0o777
+
+
+@posix_only
+@pytest.mark.parametrize("mask", [0o022, 0o077])
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o600, 0o666])
+def test_an_existing_file_keeps_its_mode(model, tmp_path, umask, mask, mode):
+    umask(mask)
+    path = tmp_path / "model.json"
+    path.write_text("old")
+    path.chmod(mode)
+    model[0].save_model(path)
+    assert path.stat().st_mode & 0o777 == mode
+    assert path.read_text(encoding="utf-8") == model[1]
+
+
+@posix_only
+def test_a_symlink_is_written_through_and_stays_a_link(model, tmp_path):
+    folder = tmp_path / "models"
+    folder.mkdir()
+    target = folder / "v1.json"
+    target.write_text("old")
+    target.chmod(0o640)
+    link = tmp_path / "current.json"
+    link.symlink_to(os.path.relpath(target, tmp_path))
+    chain = tmp_path / "latest.json"
+    chain.symlink_to(link)
+    model[0].save_model(chain)
+    assert chain.is_symlink() and link.is_symlink() and os.readlink(chain) == str(link)
+    assert target.read_text(encoding="utf-8") == model[1] and target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in folder.iterdir()) == ["v1.json"]  # no temporary file left
+
+
+@posix_only
+def test_a_dangling_symlink_creates_its_target(model, tmp_path, umask):
+    umask(0o022)
+    link = tmp_path / "model.json"
+    link.symlink_to(tmp_path / "target.json")
+    model[0].save_model(link)
+    assert link.is_symlink() and (tmp_path / "target.json").read_text(encoding="utf-8") == model[1]
+    assert (tmp_path / "target.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_a_failed_write_leaves_no_temporary_file(model, tmp_path):
+    (tmp_path / "model.json").mkdir()  # os.replace cannot put a file over a folder
+    with pytest.raises(OSError):
+        model[0].save_model(tmp_path / "model.json")
+    assert [p.name for p in tmp_path.iterdir()] == ["model.json"]
+    with pytest.raises(FileNotFoundError):
+        model[0].save_model(tmp_path / "missing" / "model.json")
+
+
+def test_a_model_trained_into_overflow_is_not_saved_and_the_old_file_is_kept(tmp_path):
+    """learning_rate=1e308 makes leaf values infinite; saving once failed with a bare ValueError."""
+    X, y = make_regression(n=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the overflow itself, in the grower
+        booster = sb.train({"learning_rate": 1e308, "verbosity": -1}, sb.Dataset(X, y * 1e10), 2)
+    assert not np.all(np.isfinite(booster.trees[0].value))
+    path = tmp_path / "model.json"
+    path.write_text("the previous model")
+    with pytest.raises(ModelFormatError, match=r"cannot save the model: trees\[0\]\.value\[\d+\] is -?inf.*"
+                                               "lower learning_rate"):
+        booster.save_model(path)
+    assert path.read_text() == "the previous model"
+    assert [p.name for p in tmp_path.iterdir()] == ["model.json"]
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda b: setattr(b, "base_score", np.inf), "base_score is inf"),
+    (lambda b: b.trees[1].threshold.__setitem__(0, np.nan), r"trees\[1\]\.threshold\[0\] is nan"),
+    (lambda b: b.trees[2].gain.__setitem__(0, np.nan), r"trees\[2\]\.gain\[0\] is nan"),
+    (lambda b: b.trees[0].hessian.__setitem__(1, -np.inf), r"trees\[0\]\.hessian\[1\] is -inf"),
+    (lambda b: b.best_score.update(valid_0={"auc": np.nan}), r"best_score\.valid_0\.auc is nan"),
+])
+def test_non_finite_numbers_are_refused_on_save(model, edit, match):
+    booster = sb.Booster(model_str=model[1])
+    edit(booster)
+    with pytest.raises(ModelFormatError, match=match):
+        booster.model_to_string()
