@@ -46,6 +46,7 @@ class ModelContent:
     trees: list[Tree]
     best_iteration: int
     best_score: dict[str, dict[str, float]]
+    data_format: dict[str, Any] | None = None  # how the training file was read; None: unknown
 
 
 def _json_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -69,6 +70,8 @@ def model_to_string(content: ModelContent) -> str:
         "best_score": content.best_score,
         "trees": [tree.to_dict() for tree in content.trees],
     }
+    if content.data_format is not None:  # optional: files without it stay byte for byte as before
+        document["data_format"] = content.data_format
     return json.dumps(document, allow_nan=False, separators=(",", ":"))
 
 
@@ -135,7 +138,19 @@ def model_from_string(text: str) -> ModelContent:
         raise ModelFormatError(f"best_iteration {best_iteration} is outside [0, {iterations}]")
     return ModelContent(objective=objective, bin_mapper=bin_mapper, base_score=base_score,
                         feature_names=feature_names, params=params, trees=trees,
-                        best_iteration=best_iteration, best_score=_field(document, "best_score", dict))
+                        best_iteration=best_iteration, best_score=_field(document, "best_score", dict),
+                        data_format=_data_format(document.get("data_format")))
+
+
+def _data_format(value: Any) -> dict[str, Any] | None:
+    """The optional ``data_format`` field: ``{"svmlight_zero_based": bool}`` or absent."""
+    if value is None:
+        return None
+    if (not isinstance(value, dict) or set(value) != {"svmlight_zero_based"}
+            or not isinstance(value["svmlight_zero_based"], bool)):
+        raise ModelFormatError(f"model data_format must be {{\"svmlight_zero_based\": true or false}}, "
+                               f"got {value!r}")
+    return value
 
 
 def _base_score(value: Any, n_outputs: int) -> float | np.ndarray:
