@@ -76,7 +76,7 @@ def test_values_off_the_fast_path_go_through_float(value):
 ])
 def test_other_files_read_as_sklearn_does(text):
     if b"qid:3 1:1\n0 2:1" in text:
-        with pytest.raises(DataError, match="some rows have a qid"):
+        with pytest.raises(DataError, match="line 2 has no qid, unlike line 1"):
             read_svmlight(text)
         return
     assert_same_as_sklearn(text)

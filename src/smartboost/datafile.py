@@ -161,9 +161,14 @@ def read_svmlight(source: bytes | IO[bytes], n_features: int | None = None,
     data = _content(source)
     status, label, qid, has_qid, indptr, indices, values, slow, n_slow = parse_svmlight(
         np.frombuffer(data, np.uint8), max(1, min(4096, len(data) // _BLOCK_BYTES)))
-    if status != OK or 0 < has_qid.sum() < has_qid.size:
+    if status != OK:
         label, qid, indptr, indices, values = _parse_svmlight_sklearn(data)
     else:
+        if 0 < has_qid.sum() < has_qid.size:
+            row = int(np.argmax(has_qid != has_qid[0]))
+            raise DataError(f"not a valid svmlight file: line {_svmlight_line(data, row)} has "
+                            f"{'a' if has_qid[row] else 'no'} qid, unlike line {_svmlight_line(data, 0)} (either "
+                            "every row has a qid or none)")
         qid = qid if label.size and has_qid.all() else None
         for k in np.flatnonzero(slow) if n_slow else ():  # values off the fast path: float(), as scikit-learn
             start = int(values[k])
@@ -203,7 +208,7 @@ def _svmlight_matrix(data: bytes, n_rows: int, indptr: np.ndarray, indices: np.n
     if zero_based == "auto":
         zero_based = bool(indices.size) and indices.min() == 0
     elif not zero_based and indices.size and indices.min() == 0:
-        raise DataError(f"line {_svmlight_line(data, indptr, int(np.argmin(indices)))}: index 0, but this data's "
+        raise DataError(f"line {_svmlight_line(data, _row_of(indptr, np.argmin(indices)))}: index 0, but this data's "
                         "indices are one-based (zero_based=False: a model trained on one-based svmlight data "
                         "reads every later file one-based)")
     if not zero_based:
@@ -214,18 +219,20 @@ def _svmlight_matrix(data: bytes, n_rows: int, indptr: np.ndarray, indices: np.n
     elif found > n_features:
         k = int(np.argmax(indices >= n_features))
         base = 0 if zero_based else 1
-        raise DataError(f"line {_svmlight_line(data, indptr, k)}: index {indices[k] + base} is beyond the "
+        raise DataError(f"line {_svmlight_line(data, _row_of(indptr, k))}: index {indices[k] + base} is beyond the "
                         f"{n_features} features expected ({'zero' if zero_based else 'one'}-based indices "
                         f"{base}..{n_features - 1 + base})")
     return sp.csr_matrix((values, indices, indptr), shape=(n_rows, n_features)), bool(zero_based)
 
 
-def _svmlight_line(data: bytes, indptr: np.ndarray, pair: int) -> int:
-    """The line number (from 1) of the ``pair``-th ``index:value`` pair: lines without a token
-    before their first ``#`` hold no row."""
-    row = int(np.searchsorted(indptr, pair, side="right")) - 1
-    lines = [number for number, line in enumerate(data.split(b"\n"), 1) if line.split(b"#", 1)[0].split()]
-    return lines[row]
+def _row_of(indptr: np.ndarray, pair: int) -> int:
+    """The row of the ``pair``-th ``index:value`` pair."""
+    return int(np.searchsorted(indptr, pair, side="right")) - 1
+
+
+def _svmlight_line(data: bytes, row: int) -> int:
+    """The line number (from 1) of a row: lines without a token before their first ``#`` hold none."""
+    return [number for number, line in enumerate(data.split(b"\n"), 1) if line.split(b"#", 1)[0].split()][row]
 
 
 # -- CSV/TSV -------------------------------------------------------------------------------
