@@ -91,3 +91,25 @@ def test_binary_garbage_file(tmp_path):
 def test_booster_needs_a_source():
     with pytest.raises(sb.ParameterError):
         sb.Booster()
+
+
+def test_data_format_is_optional_and_round_trips(model_and_data, tmp_path):
+    booster, X = model_and_data
+    text = booster.model_to_string()
+    assert booster.data_format is None and '"data_format"' not in text  # absent unless set: files as before
+    copy = sb.Booster(model_str=text)
+    copy.data_format = {"svmlight_zero_based": False}
+    copy.save_model(tmp_path / "m.json")
+    loaded = sb.Booster(model_file=tmp_path / "m.json")
+    assert loaded.data_format == {"svmlight_zero_based": False}
+    assert json.loads(loaded.model_to_string())["data_format"] == {"svmlight_zero_based": False}
+    assert pickle.loads(pickle.dumps(loaded)).data_format == {"svmlight_zero_based": False}
+    loaded.data_format = None
+    assert loaded.model_to_string() == text
+
+
+@pytest.mark.parametrize("value", [{"svmlight_zero_based": 1}, {}, {"svmlight_zero_based": True, "other": 1}, [True]])
+def test_invalid_data_format(model_and_data, value):
+    booster, _ = model_and_data
+    with pytest.raises(ModelFormatError, match="data_format"):
+        sb.Booster(model_str=_mutate(booster.model_to_string(), lambda d: d.update(data_format=value)))

@@ -76,7 +76,7 @@ def test_values_off_the_fast_path_go_through_float(value):
 ])
 def test_other_files_read_as_sklearn_does(text):
     if b"qid:3 1:1\n0 2:1" in text:
-        with pytest.raises(DataError, match="some rows have a qid"):
+        with pytest.raises(DataError, match="line 2 has no qid, unlike line 1"):
             read_svmlight(text)
         return
     assert_same_as_sklearn(text)
@@ -94,8 +94,35 @@ def test_malformed_lines_are_data_errors_as_in_sklearn(text):
 def test_n_features():
     assert read_svmlight(b"1 1:1 3:2\n", n_features=10).X.shape == (1, 10)
     assert_same_as_sklearn(b"1 1:1 3:2\n", n_features=10)
-    with pytest.raises(DataError, match="n_features was set to 2"):
+    with pytest.raises(DataError, match=r"line 1: index 3 is beyond the 2 features expected \(one-based indices 1"):
         read_svmlight(b"1 1:1 3:2\n", n_features=2)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_the_index_base_is_given_or_found(fast):
+    tail = b"" if fast else b"1e-30 1:2\n"  # a label off the fast path: scikit-learn's loader reads the file
+    one = b"1 1:0.5 3:1\n" + tail
+    zero = b"# zero-based\n1 1:0.5 3:1\n\n0 0:3 2:1\n" + tail
+    assert _fast_path_used(zero) == fast
+    assert not read_svmlight(one).zero_based and read_svmlight(one).X.shape == (1 + bool(tail), 3)
+    data = read_svmlight(zero)
+    assert data.zero_based and data.X.shape == (2 + bool(tail), 4)
+    assert read_svmlight(one, zero_based=True).X.toarray()[0].tolist() == [0, 0.5, 0, 1]
+    with pytest.raises(DataError, match="line 4: index 0, but this data's indices are one-based"):
+        read_svmlight(zero, zero_based=False)
+    with pytest.raises(DataError, match=r"line 2: index 3 is beyond the 3 features expected \(zero-based indices 0"):
+        read_svmlight(zero, n_features=3)
+
+
+def test_malformed_values_name_their_line():
+    with pytest.raises(DataError, match=r"line 3: could not convert b'1x' to a number"):
+        read_svmlight(b"1 1:1\n# c\n0 2:1x\n")
+
+
+@pytest.mark.parametrize("text", [b"1 1000000000000:1\n", b"1 qid:99999999999999999999 1:1\n"])
+def test_indices_and_qids_beyond_64_bits_are_data_errors(text):
+    with pytest.raises(DataError, match="not a valid svmlight file"):
+        read_svmlight(text)
 
 
 def _format(value, style):

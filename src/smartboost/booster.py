@@ -59,6 +59,10 @@ class Booster:
         Per-iteration training statistics: ``"seconds"`` (sampling, growing the tree and
         updating the training scores; evaluation excluded), ``"sample_size"`` (rows the tree was
         grown on) and ``"sample_rate"`` (``sample_size / n_rows``; its mean is SMART's ASRI).
+    data_format : dict or None
+        How the training data file was read, so that later files are read the same way:
+        ``{"svmlight_zero_based": bool}`` (set by the command line for svmlight files; saved
+        with the model). None when unknown, as for models trained from arrays.
     """
 
     def __init__(self, model_file: str | os.PathLike | None = None, model_str: str | None = None) -> None:
@@ -88,6 +92,7 @@ class Booster:
         self.trees = content.trees
         self.best_iteration = content.best_iteration
         self.best_score = content.best_score
+        self.data_format = content.data_format
         self.evals_result: dict[str, dict[str, list[float]]] = {}
         self.iteration_stats: dict[str, list[float]] = {}
 
@@ -238,7 +243,8 @@ class Booster:
         return io.model_to_string(io.ModelContent(
             objective=self.objective, bin_mapper=self.bin_mapper, base_score=self.base_score,
             feature_names=self.feature_names, params=self.params, trees=self.trees[:n],
-            best_iteration=min(self.best_iteration, n // self.objective.num_outputs), best_score=self.best_score))
+            best_iteration=min(self.best_iteration, n // self.objective.num_outputs), best_score=self.best_score,
+            data_format=self.data_format))
 
     def save_model(self, filename: str | os.PathLike, num_iteration: int | None = None) -> Booster:
         """Write :meth:`model_to_string` to ``filename`` (atomically: write, then rename)."""

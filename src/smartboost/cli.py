@@ -12,6 +12,13 @@
 - ``smartboost demo``: train and evaluate on a generated HIGGS-like set (no download) and print a
   table; the README's first command.
 
+Data files are read strictly (:mod:`smartboost.datafile`): a CSV/TSV field that is neither a
+number nor a missing-value token (``--na_values``) is an error naming its line and column;
+``--header auto|true|false`` says whether the first line is a header. The model remembers its
+training file's svmlight index base (``--zero_based``), and ``--valid``, ``predict`` and
+``evaluate`` files are read the same way, their CSV/TSV/parquet columns matched to the model's
+features by name.
+
 Errors print one line and exit with status 1 (2 for usage errors); ``--debug`` shows tracebacks.
 """
 
@@ -31,7 +38,8 @@ import numpy as np
 
 from . import __version__
 from ._interrupt import interrupt_of, raise_interrupt
-from .errors import SmartBoostError
+from .callback import CallbackEnv, TrainingCallback
+from .errors import DataError, SmartBoostError
 
 __all__ = ["main"]
 
@@ -141,13 +149,65 @@ def _extra_params(tokens: list[str]) -> dict[str, Any]:
 
 
 def _label_column(text: str) -> int | str | None:
-    return None if text.lower() == "none" else (text if text.startswith("name:") else int(text))
+    """``--label-column``: 'auto', None ('none'), 'name:<column>' or an index."""
+    if text.lower() == "none":
+        return None
+    return text.lower() if text.lower() == "auto" else text if text.startswith("name:") else int(text)
 
 
-def _read(path: str, args: argparse.Namespace, n_features: int | None = None):
+def _choice(text: str) -> bool | str:
+    """``auto``, ``true`` or ``false`` as 'auto', True or False."""
+    return {"true": True, "false": False}.get(text.lower(), text.lower())
+
+
+def _read_training(path: str, args: argparse.Namespace):
+    """The training file; ``--label-column auto`` is its first column."""
     from .datafile import read_data
 
-    return read_data(path, args.format, args.label_column, n_features)
+    return read_data(path, args.format, 0 if args.label_column == "auto" else args.label_column,
+                     zero_based=args.zero_based, header=args.header, na_values=args.na_values)
+
+
+def _read_for_model(path: str, args: argparse.Namespace, n_features: int, feature_names: list[str] | None,
+                    zero_based: bool | None):
+    """A file read as the model's training file was: the same svmlight index base (None: unknown,
+    then ``--zero_based``), its columns matched to the model's features (by name when
+    ``feature_names`` is given and the file has a header)."""
+    from .datafile import read_data, select_columns
+
+    if zero_based is None:
+        zero_based = args.zero_based
+    elif args.zero_based not in ("auto", zero_based):
+        raise SmartBoostError(f"--zero_based {str(args.zero_based).lower()} contradicts the model, trained on "
+                              f"{'zero' if zero_based else 'one'}-based svmlight data")
+    data = read_data(path, args.format, None, n_features, zero_based=zero_based, header=args.header,
+                     na_values=args.na_values)
+    try:
+        return select_columns(data, n_features, feature_names, args.label_column)
+    except DataError as exc:
+        raise DataError(f"{path}: {exc}") from None
+
+
+def _read_for_booster(path: str, args: argparse.Namespace, booster):
+    """A file to predict or evaluate with ``booster`` (:func:`_read_for_model`; names ``Column_<i>``
+    are no names)."""
+    from .booster import _default_names
+
+    return _read_for_model(path, args, booster.num_feature(),
+                           None if _default_names(booster.feature_names) else booster.feature_names,
+                           (booster.data_format or {}).get("svmlight_zero_based"))
+
+
+class _KeepDataFormat(TrainingCallback):
+    """Put how the training file was read into the model, before the checkpoint first writes it,
+    so that every later file of the model is read the same way."""
+
+    def __init__(self, data_format: dict[str, Any] | None) -> None:
+        self.data_format = data_format
+
+    def before_training(self, env: CallbackEnv) -> None:
+        """Set ``env.booster.data_format``."""
+        env.booster.data_format = self.data_format
 
 
 def _train(args: argparse.Namespace, extra: list[str]) -> int:
@@ -163,7 +223,8 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     # a bad option fails at once, before the data is read and the kernels compile
     set_verbosity(resolve_params(params)["verbosity"])
     init_model = _load_model(args.init_model) if args.init_model else None
-    data = _read(args.data, args, n_features=init_model.num_feature() if init_model else None)
+    # a resumed run reads its training file as the model's was read
+    data = _read_training(args.data, args) if init_model is None else _read_for_booster(args.data, args, init_model)
     if data.label is None:
         raise SmartBoostError(f"{args.data} has no label column; training needs labels")
     start = time.perf_counter()
@@ -171,12 +232,15 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
                         reference=init_model)
     valid_sets, valid_names = [], []
     for path in args.valid or []:
-        valid = _read(path, args, n_features=data.X.shape[1])
+        valid = _read_for_model(path, args, data.X.shape[1], data.feature_names, data.zero_based)
+        if valid.label is None:
+            raise SmartBoostError(f"{path} has no label column; a validation file needs labels")
         valid_sets.append(Dataset(valid.X, valid.label, reference=train_set, qid=valid.qid))
         valid_names.append(Path(path).name)
     # the checkpoint also writes the final model, and the model so far on Ctrl-C or SIGTERM
     saver = Checkpoint(args.output, args.checkpoint_period or sys.maxsize, verbose=False)
-    callbacks = [saver]
+    callbacks = [_KeepDataFormat(None if data.zero_based is None else {"svmlight_zero_based": data.zero_based}),
+                 saver]
     if valid_sets and args.log_period > 0:
         callbacks.append(log_evaluation(args.log_period))
     try:
@@ -205,7 +269,7 @@ def _load_model(path: str):
 
 def _predict(args: argparse.Namespace, extra: list[str]) -> int:
     booster = _load_model(args.model)
-    data = _read(args.data, args, n_features=booster.num_feature())
+    data = _read_for_booster(args.data, args, booster)
     prediction = booster.predict(data.X, raw_score=args.raw_score)
     out = open(args.output, "w") if args.output else sys.stdout
     try:
@@ -221,7 +285,7 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     from .metrics import get_metric
 
     booster = _load_model(args.model)
-    data = _read(args.data, args, n_features=booster.num_feature())
+    data = _read_for_booster(args.data, args, booster)
     if data.label is None:
         raise SmartBoostError(f"{args.data} has no label column; evaluation needs labels")
     label = booster.objective.check_label(np.asarray(data.label, np.float64), "label", training=False)
@@ -435,12 +499,29 @@ def _add_experiment_commands(commands) -> None:
 # -- parser ----------------------------------------------------------------------------------
 
 def _add_data_options(command: argparse.ArgumentParser) -> None:
-    from .datafile import FORMATS
+    from .datafile import FORMATS, NA_VALUES
 
     command.add_argument("--format", choices=FORMATS, default=None,
                          help="data format (default: from the file name; no extension means svmlight)")
-    command.add_argument("--label-column", type=_label_column, default=0,
-                         help="CSV/TSV/parquet label column: an index, 'name:<column>', or 'none' (default 0)")
+    command.add_argument("--label-column", type=_label_column, default="auto",
+                         help="CSV/TSV/parquet label column: an index (from 0), 'name:<column>', 'none' or 'auto' "
+                              "(default): the first column of a training file; for a model's files, the one column "
+                              "of a header that is not a feature (none: no label), or without names the first "
+                              "column when there is one more than the model's features")
+    command.add_argument("--header", type=_choice, choices=["auto", True, False], default="auto",
+                         metavar="{auto,true,false}",
+                         help="CSV/TSV: whether the first line is a header; auto (default): when one of its fields "
+                              "is neither a number nor a missing value. A model's files are matched to its "
+                              "features by header name (any order; missing or unknown columns are errors)")
+    command.add_argument("--na-values", "--na_values", type=lambda text: text.split(","), default=None,
+                         metavar="TOKENS",
+                         help="CSV/TSV: comma-separated missing-value tokens besides the empty field (default: "
+                              f"{','.join(NA_VALUES)}); any other field that is not a number is an error")
+    command.add_argument("--zero-based", "--zero_based", type=_choice, choices=["auto", True, False],
+                         default="auto", metavar="{auto,true,false}",
+                         help="svmlight: whether indices start at 0; auto (default): when the training file has "
+                              "an index 0. A model keeps its training file's choice and reads its other files "
+                              "the same way")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -474,7 +555,7 @@ def _parser() -> argparse.ArgumentParser:
     predict = commands.add_parser("predict", help="predict a data file with a saved model",
                                   description="Write one prediction per row (multiclass: one column per class).")
     predict.add_argument("model", help="model file")
-    predict.add_argument("data", help="data file (a label column, if any, is ignored)")
+    predict.add_argument("data", help="data file; a label column, if any, is ignored (see --label-column)")
     predict.add_argument("-o", "--output", help="output file (default: stdout)")
     predict.add_argument("--raw-score", action="store_true", help="raw scores instead of predictions")
     _add_data_options(predict)

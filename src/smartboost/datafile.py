@@ -9,6 +9,40 @@ scikit-learn's ``load_svmlight_file`` values exactly, several times faster (docs
 anything outside its grammar goes to scikit-learn's loader itself. CSV/TSV go to numpy's text
 reader, parquet to pandas.
 
+Reading is strict: what cannot be read exactly is a :class:`~smartboost.errors.DataError`
+naming the file, the line (counted from 1, a header line included, as in a text editor) and,
+for CSV/TSV, the column (counted from 1, with its header name), never a silent NaN or shift.
+A truncated or corrupt ``.gz`` file and text that is not UTF-8 are errors too.
+
+CSV/TSV
+    Fields are separated by ``,`` (``.csv``) or a tab (``.tsv``) and may be quoted with ``"``.
+    A field is a number when Python's ``float()`` reads it (``3``, ``-2.5e-3``, ``inf``;
+    ``nan`` in any case is a number: NaN), spaces around it allowed. A missing value is an
+    empty field or a missing-value token: by default those of :data:`NA_VALUES` (``NA N/A n/a
+    na NULL null None #N/A <NA>``, pandas' list less its ``nan`` spellings, which are numbers
+    anyway); ``na_values`` replaces them (``--na_values`` on the command line, comma-separated),
+    the empty field staying missing. Any other field (``0.5x``, ``?`` unless declared, a word)
+    is an error. ``header="auto"`` (the default) takes the first line for a header when one of
+    its fields is neither a number nor a missing value; ``True`` always, ``False`` never (a
+    first line that is not numeric is then an error at line 1). Every row has as many fields as
+    the first line; blank lines are skipped.
+
+svmlight/LETOR
+    Indices are one-based or zero-based for a whole file: ``zero_based="auto"`` (the default)
+    reads a file with an index 0 zero-based and any other one-based (scikit-learn's rule);
+    ``True``/``False`` say it. The command line decides it once, from the training file, and
+    stores it in the model (``Booster.data_format``), so validation, prediction and evaluation
+    files are read the same way: an index 0 in a file of a one-based model, or an index beyond
+    the model's features, is an error naming the line, never a shift of the columns.
+
+Columns for a model (:func:`select_columns`)
+    A CSV/TSV file with a header, or a parquet file, is matched to a model's feature names by
+    name: columns in any order, an error naming the missing features or the columns that are
+    neither features nor the label. The label column, unless given: the one column that is not
+    a feature (none: the file has no label). Without names (a file without header, or a model
+    trained on one: ``Column_<i>``), columns are matched by position, the label first when there
+    is one column more than the model's features.
+
 Queries: svmlight ``qid:`` fields, or a LightGBM-style side file next to the data (``<name>.query``,
 one query size per line; ``rank.train.gz`` pairs with ``rank.train.query.gz``), become
 ``DataFile.qid``.
@@ -16,24 +50,34 @@ one query size per line; ``rank.train.gz`` pairs with ``rank.train.query.gz``), 
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
+import math
 import re
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._kernels.svmlight import OK, parse_svmlight
-from .errors import DataError
+from .errors import DataError, ParameterError
 
-__all__ = ["DataFile", "FORMATS", "read_data"]
+__all__ = ["DataFile", "FORMATS", "NA_VALUES", "read_data", "select_columns"]
 
 FORMATS = ("svmlight", "csv", "tsv", "parquet")
 _EXTENSIONS = {".svm": "svmlight", ".svmlight": "svmlight", ".libsvm": "svmlight", ".letor": "svmlight",
                ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
+
+NA_VALUES = ("NA", "N/A", "n/a", "na", "NULL", "null", "None", "#N/A", "<NA>")
+"""The default missing-value tokens of CSV/TSV files, besides the empty field."""
+
+ZeroBased = bool | Literal["auto"]
+Header = bool | Literal["auto"]
 
 
 @dataclass
@@ -50,12 +94,15 @@ class DataFile:
         the file has neither.
     feature_names : list of str or None
         Column names of a CSV/TSV header or a parquet file.
+    zero_based : bool or None
+        svmlight: whether the indices were read zero-based; None for other formats.
     """
 
     X: np.ndarray | sp.csr_matrix
     label: np.ndarray | None
     qid: np.ndarray | None
     feature_names: list[str] | None
+    zero_based: bool | None = None
 
 
 def guess_format(path: str | Path) -> str:
@@ -66,74 +113,254 @@ def guess_format(path: str | Path) -> str:
     return _EXTENSIONS.get(Path(name).suffix, "svmlight")
 
 
+_CORRUPT = (EOFError, zlib.error, gzip.BadGzipFile)
+
+
+def _content(source: bytes | IO[bytes]) -> bytes:
+    """Every byte of ``source``; a truncated or corrupt compressed stream is a DataError."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source)
+    try:
+        return source.read()
+    except _CORRUPT as exc:
+        raise DataError(f"truncated or corrupt compressed data ({exc})") from None
+
+
 def _read_bytes(path: Path) -> bytes:
-    data = path.read_bytes()
-    return gzip.decompress(data) if path.name.lower().endswith(".gz") else data
+    with open(path, "rb") as f:
+        return _content(gzip.GzipFile(fileobj=f) if path.name.lower().endswith(".gz") else f)
 
 
-def _open_bytes(path: Path) -> IO[bytes]:
-    return io.BytesIO(_read_bytes(path))
+def _line_at(data: bytes, offset: int) -> int:
+    """The line number (from 1) of byte ``offset``."""
+    return data.count(b"\n", 0, offset) + 1
 
+
+# -- svmlight ------------------------------------------------------------------------------
 
 _TOKEN = re.compile(rb"[^\s#]*")
 _BLOCK_BYTES = 1 << 16
 
 
-def read_svmlight(source: bytes | IO[bytes], n_features: int | None = None) -> DataFile:
+def read_svmlight(source: bytes | IO[bytes], n_features: int | None = None,
+                  zero_based: ZeroBased = "auto") -> DataFile:
     """An svmlight/LIBSVM/LETOR text (``label [qid:q] index:value ... [# comment]``), as scikit-learn reads it.
 
-    Indices are 1-based unless one of them is 0 (scikit-learn's ``zero_based="auto"``). Query
-    ids are kept when every row has one.
+    Query ids are kept when every row has one.
 
     Parameters
     ----------
     source : bytes or binary file object
         The file's content.
     n_features : int, optional
-        Number of features (default: the largest index).
+        Number of features (default: the largest index); a larger index is an error.
+    zero_based : bool or 'auto'
+        Whether index 0 is the first feature; 'auto': when some index is 0 (scikit-learn's
+        rule). With False, an index 0 is an error.
     """
-    data = bytes(source) if isinstance(source, (bytes, bytearray, memoryview)) else source.read()
+    data = _content(source)
     status, label, qid, has_qid, indptr, indices, values, slow, n_slow = parse_svmlight(
         np.frombuffer(data, np.uint8), max(1, min(4096, len(data) // _BLOCK_BYTES)))
-    if status != OK or 0 < has_qid.sum() < has_qid.size:
-        return _read_svmlight_sklearn(data, n_features)
-    if n_slow:  # values off the fast path: Python's float(), as scikit-learn
-        for k in np.flatnonzero(slow):
+    if status != OK:
+        label, qid, indptr, indices, values = _parse_svmlight_sklearn(data)
+    else:
+        if 0 < has_qid.sum() < has_qid.size:
+            row = int(np.argmax(has_qid != has_qid[0]))
+            raise DataError(f"not a valid svmlight file: line {_svmlight_line(data, row)} has "
+                            f"{'a' if has_qid[row] else 'no'} qid, unlike line {_svmlight_line(data, 0)} (either "
+                            "every row has a qid or none)")
+        qid = qid if label.size and has_qid.all() else None
+        for k in np.flatnonzero(slow) if n_slow else ():  # values off the fast path: float(), as scikit-learn
             start = int(values[k])
             token = data[start:_TOKEN.match(data, start).end()]
             try:
                 values[k] = float(token)
             except ValueError:
-                raise DataError(f"not a valid svmlight file: could not convert {token!r} to a number") from None
-    if indices.size and indices.min() > 0:
-        indices -= 1
-    n_features = _check_n_features(n_features, int(indices.max()) + 1 if indices.size else 1)
-    X = sp.csr_matrix((values, indices, indptr), shape=(label.size, n_features))
-    return DataFile(X, label, qid if label.size and has_qid.all() else None, None)
+                raise DataError(f"not a valid svmlight file: line {_line_at(data, start)}: could not convert "
+                                f"{token!r} to a number") from None
+    X, zero_based = _svmlight_matrix(data, label.size, indptr, indices, values, n_features, zero_based)
+    return DataFile(X, label, qid, None, zero_based)
 
 
-def _check_n_features(n_features: int | None, found: int) -> int:
-    if n_features is None:
-        return found
-    if n_features < found:
-        raise DataError(f"not a valid svmlight file: n_features was set to {n_features}, but the file contains "
-                        f"{found} features")
-    return n_features
+def _parse_svmlight_sklearn(data: bytes) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
+    """scikit-learn's ``load_svmlight_file``: the reference, and the reader of what the fast parser leaves.
 
-
-def _read_svmlight_sklearn(data: bytes, n_features: int | None) -> DataFile:
-    """scikit-learn's ``load_svmlight_file``: the reference, and the reader of what the fast parser leaves."""
+    Returns the labels, query ids and CSR arrays with the indices as written.
+    """
     try:
         from sklearn.datasets import load_svmlight_file
     except ImportError:
         raise ImportError("reading this svmlight file needs scikit-learn: pip install 'smartboost[sklearn]'") from None
     try:
-        X, y, qid = load_svmlight_file(io.BytesIO(data), n_features=n_features, query_id=True)
-    except ValueError as exc:
+        X, y, qid = load_svmlight_file(io.BytesIO(data), zero_based=True, query_id=True)
+    except (ValueError, OverflowError) as exc:  # OverflowError: an index or qid beyond 64 bits
         raise DataError(f"not a valid svmlight file: {exc}") from None
     if 0 < qid.size < y.size:
         raise DataError("not a valid svmlight file: some rows have a qid and others not")
-    return DataFile(sp.csr_matrix(X), y.astype(np.float64), qid.astype(np.int64) if qid.size else None, None)
+    X = sp.csr_matrix(X)
+    return (y.astype(np.float64), qid.astype(np.int64) if qid.size else None, X.indptr.astype(np.int64),
+            X.indices.astype(np.int64), X.data)
+
+
+def _svmlight_matrix(data: bytes, n_rows: int, indptr: np.ndarray, indices: np.ndarray, values: np.ndarray,
+                     n_features: int | None, zero_based: ZeroBased) -> tuple[sp.csr_matrix, bool]:
+    """The CSR matrix of indices as written, on the index base given or found, and that base."""
+    if zero_based == "auto":
+        zero_based = bool(indices.size) and indices.min() == 0
+    elif not zero_based and indices.size and indices.min() == 0:
+        raise DataError(f"line {_svmlight_line(data, _row_of(indptr, np.argmin(indices)))}: index 0, but this data's "
+                        "indices are one-based (zero_based=False: a model trained on one-based svmlight data "
+                        "reads every later file one-based)")
+    if not zero_based:
+        indices = indices - 1
+    found = int(indices.max()) + 1 if indices.size else 1
+    if n_features is None:
+        n_features = found
+    elif found > n_features:
+        k = int(np.argmax(indices >= n_features))
+        base = 0 if zero_based else 1
+        raise DataError(f"line {_svmlight_line(data, _row_of(indptr, k))}: index {indices[k] + base} is beyond the "
+                        f"{n_features} features expected ({'zero' if zero_based else 'one'}-based indices "
+                        f"{base}..{n_features - 1 + base})")
+    return sp.csr_matrix((values, indices, indptr), shape=(n_rows, n_features)), bool(zero_based)
+
+
+def _row_of(indptr: np.ndarray, pair: int) -> int:
+    """The row of the ``pair``-th ``index:value`` pair."""
+    return int(np.searchsorted(indptr, pair, side="right")) - 1
+
+
+def _svmlight_line(data: bytes, row: int) -> int:
+    """The line number (from 1) of a row: lines without a token before their first ``#`` hold none."""
+    return [number for number, line in enumerate(data.split(b"\n"), 1) if line.split(b"#", 1)[0].split()][row]
+
+
+# -- CSV/TSV -------------------------------------------------------------------------------
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")  # a byte-order mark is not part of the first field
+    except UnicodeDecodeError as exc:
+        byte = data[exc.start]
+        raise DataError(f"line {_line_at(data, exc.start)}: not UTF-8 text (byte {byte:#04x})") from None
+
+
+def _fields(line: str, number: int, delimiter: str) -> list[str]:
+    """The fields of one line, unquoted and stripped."""
+    try:
+        return [field.strip() for field in next(csv.reader([line], delimiter=delimiter))]
+    except csv.Error as exc:
+        raise DataError(f"line {number}: {exc}") from None
+
+
+def _is_number(field: str) -> bool:
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
+def _missing_tokens(na_values: Sequence[str] | None) -> frozenset[str]:
+    """The missing-value tokens, the empty field included; a token that is a number is refused."""
+    tokens = NA_VALUES if na_values is None else tuple(na_values)
+    for token in tokens:
+        if not isinstance(token, str) or _is_number(token) and not math.isnan(float(token)):
+            raise ParameterError(f"na_values must be strings that are not numbers, got {token!r}")
+    return frozenset(token.strip() for token in tokens) | {""}
+
+
+def _describe_missing(missing: frozenset[str]) -> str:
+    tokens = sorted(missing - {""})
+    return f"an empty field{' or ' + ', '.join(tokens) if tokens else ''}"
+
+
+def read_delimited(source: IO[bytes], delimiter: str, label_column: int | str | None = 0, header: Header = "auto",
+                   na_values: Sequence[str] | None = None) -> DataFile:
+    """A CSV/TSV table of numbers and missing values (the rules: see the module's docstring).
+
+    Parameters
+    ----------
+    source : binary file object
+    delimiter : str
+        ``","`` or ``"\\t"``.
+    label_column : int, 'name:<column>' or None
+        The label column (None: the file holds features only).
+    header : bool or 'auto'
+        Whether the first line is a header; 'auto': when one of its fields is neither a number
+        nor a missing value.
+    na_values : sequence of str, optional
+        Missing-value tokens besides the empty field (default :data:`NA_VALUES`).
+    """
+    missing = _missing_tokens(na_values)
+    # a lone \r ends a line too (old Mac files), as in text editors, so that line numbers agree with them
+    lines = _decode(_content(source)).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if not lines[0].strip():
+        raise DataError("line 1 is blank: the first line must be the header or the first row"
+                        if any(line.strip() for line in lines) else "the file is empty")
+    first = _fields(lines[0], 1, delimiter)
+    if header == "auto":
+        header = any(field not in missing and not _is_number(field) for field in first)
+    names = _unique(first) if header else None
+    body = lines[1:] if header else lines
+    if not any(line.strip() for line in body):
+        raise DataError("the file has no data rows")
+    try:
+        table = np.loadtxt(body, delimiter=delimiter, quotechar='"', comments=None, dtype=np.float64, ndmin=2)
+    except ValueError:  # a missing value, or a field that is not a number: the exact reader says which
+        table = None
+    if table is None or table.shape[1] != len(first):
+        table = _read_fields(body, 2 if header else 1, delimiter, names, len(first), missing)
+    return _split_label(table, names, label_column)
+
+
+def _read_fields(lines: list[str], first_line: int, delimiter: str, names: list[str] | None, n_columns: int,
+                 missing: frozenset[str]) -> np.ndarray:
+    """The table of ``lines`` (line ``first_line`` onwards), field by field.
+
+    The exact reader behind numpy's: missing values become NaN, and the first ragged row or
+    field that is neither a number nor a missing value is an error naming its line and column.
+    """
+    as_nan = dict.fromkeys(missing, "nan")
+    rows = []
+    reader = csv.reader(lines, delimiter=delimiter)
+    try:
+        for fields in reader:
+            line = first_line + reader.line_num - 1
+            if not fields:
+                continue
+            if len(fields) != n_columns:
+                raise DataError(f"line {line} has {len(fields)} fields, but line 1{' (the header)' if names else ''} "
+                                f"has {n_columns}")
+            try:
+                rows.append(list(map(float, [as_nan.get(field, field) for field in fields])))
+            except ValueError:  # a missing-value token with spaces around it, or not a number at all
+                rows.append([_value(field, line, j, names, missing) for j, field in enumerate(fields)])
+    except csv.Error as exc:
+        raise DataError(f"line {first_line + reader.line_num - 1}: {exc}") from None
+    return np.array(rows, np.float64).reshape(len(rows), n_columns)
+
+
+def _value(field: str, line: int, column: int, names: list[str] | None, missing: frozenset[str]) -> float:
+    token = field.strip()
+    if token in missing:
+        return math.nan
+    try:
+        return float(token)
+    except ValueError:
+        name = f" ({names[column]!r})" if names else ""
+        raise DataError(f"line {line}, column {column + 1}{name}: {field!r} is not a number; a missing value is "
+                        f"{_describe_missing(missing)} (na_values sets them)") from None
+
+
+def _unique(names: list[str]) -> list[str]:
+    """Column names, each once (columns are matched to features by name)."""
+    seen: dict[str, int] = {}
+    for j, name in enumerate(names):
+        if name in seen:
+            raise DataError(f"column name {name!r} appears twice (columns {seen[name] + 1} and {j + 1})")
+        seen[name] = j
+    return names
 
 
 def _label_index(label_column: int | str | None, names: list[str] | None, n_columns: int) -> int | None:
@@ -141,8 +368,10 @@ def _label_index(label_column: int | str | None, names: list[str] | None, n_colu
         return None
     if isinstance(label_column, str) and label_column.startswith("name:"):
         name = label_column[5:]
-        if names is None or name not in names:
-            raise DataError(f"label column {name!r} is not in the file's header {names[:10] if names else None}")
+        if names is None:
+            raise DataError(f"label column {name!r}: the file has no header")
+        if name not in names:
+            raise DataError(f"label column {name!r} is not in the file's header ({_names(names)})")
         return names.index(name)
     index = int(label_column)
     if not -n_columns <= index < n_columns:
@@ -150,61 +379,108 @@ def _label_index(label_column: int | str | None, names: list[str] | None, n_colu
     return index % n_columns
 
 
-def _is_number(field: str) -> bool:
-    try:
-        float(field)
-    except ValueError:
-        return field == ""
-    return True
-
-
-def read_delimited(source: IO[bytes], delimiter: str, label_column: int | str | None = 0) -> DataFile:
-    """A CSV/TSV file of numbers; a first line that is not numeric is a header.
-
-    Empty fields and ``nan`` are missing values.
-    """
-    text = io.TextIOWrapper(source, encoding="utf-8")
-    first = text.readline()
-    if not first.strip():
-        raise DataError("the file is empty")
-    fields = [f.strip() for f in first.rstrip("\r\n").split(delimiter)]
-    names = None if all(_is_number(f) for f in fields) else fields
-    lines = text.read().splitlines()
-    if names is None:
-        lines.insert(0, first.rstrip("\r\n"))
-    try:
-        table = np.loadtxt(lines, delimiter=delimiter, dtype=np.float64, ndmin=2)
-    except ValueError:  # numpy's fast reader refuses empty fields; the slow one reads them as NaN
-        try:
-            table = np.genfromtxt(lines, delimiter=delimiter, dtype=np.float64, ndmin=2, invalid_raise=True)
-        except ValueError as exc:
-            raise DataError(f"cannot read the table: {exc}") from None
-    if table.size == 0:
-        raise DataError("the file has no data rows")
+def _split_label(table: np.ndarray, names: list[str] | None, label_column: int | str | None) -> DataFile:
+    """Features and label of a table of every column."""
     label_index = _label_index(label_column, names, table.shape[1])
     if label_index is None:
         return DataFile(table, None, None, names)
     keep = [j for j in range(table.shape[1]) if j != label_index]
-    return DataFile(table[:, keep], table[:, label_index],
-                    None, [names[j] for j in keep] if names else None)
+    return DataFile(table[:, keep], table[:, label_index], None, [names[j] for j in keep] if names else None)
 
+
+# -- parquet -------------------------------------------------------------------------------
 
 def read_parquet(path: Path, label_column: int | str | None = 0) -> DataFile:
-    """A parquet file (needs pandas with pyarrow); every column numeric."""
+    """A parquet file (needs pandas with pyarrow); every column numeric (nulls are missing values)."""
     try:
         import pandas as pd
     except ImportError:
         raise ImportError("reading parquet needs pandas and pyarrow: pip install pandas pyarrow") from None
-    frame = pd.read_parquet(path)
-    names = [str(c) for c in frame.columns]
-    label_index = _label_index(label_column, names, len(names))
-    if label_index is None:
-        return DataFile(frame.to_numpy(np.float64, na_value=np.nan), None, None, names)
-    label = frame.iloc[:, label_index].to_numpy(np.float64)
-    features = frame.drop(columns=frame.columns[label_index])
-    return DataFile(features.to_numpy(np.float64, na_value=np.nan), label, None,
-                    names[:label_index] + names[label_index + 1:])
+    try:
+        frame = pd.read_parquet(path)
+    except ValueError as exc:  # pyarrow's ArrowInvalid: not a parquet file, or a damaged one
+        raise DataError(f"cannot read it as parquet: {exc}") from None
+    names = _unique([str(c) for c in frame.columns])
+    columns = []
+    for j, name in enumerate(names):
+        try:
+            columns.append(frame.iloc[:, j].to_numpy(np.float64, na_value=np.nan))
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"column {j + 1} ({name!r}, {frame.dtypes.iloc[j]}) is not numeric: {exc}") from None
+    table = np.column_stack(columns) if columns else np.empty((len(frame), 0))
+    return _split_label(table, names, label_column)
 
+
+# -- matching a model ----------------------------------------------------------------------
+
+def select_columns(data: DataFile, n_features: int, feature_names: list[str] | None,
+                   label_column: int | str | None = "auto") -> DataFile:
+    """The label and a model's features, in the model's order, of a file read with every column.
+
+    Parameters
+    ----------
+    data : DataFile
+        Read with ``label_column=None``. svmlight data is returned as it is (its label is the
+        first field of every line; ``read_data(n_features=...)`` lines its indices up).
+    n_features : int
+        The model's number of features.
+    feature_names : list of str or None
+        The model's feature names: columns are matched to them by name when the file has names
+        (a header, parquet). None (a model without names) or a file without names: by position.
+    label_column : 'auto', int, 'name:<column>' or None
+        'auto': by name, the one column that is not a feature (no such column: no label); by
+        position, the first column when there is one more than ``n_features`` (else no label).
+
+    Returns
+    -------
+    DataFile
+        ``X`` with the model's ``n_features`` columns in its order.
+
+    Raises
+    ------
+    DataError
+        Model features missing from the file, columns that are neither features nor the label,
+        or (by position) a number of columns that does not fit.
+    """
+    if data.zero_based is not None:
+        return data
+    names = data.feature_names
+    by_name = names is not None and feature_names is not None
+    features = set(feature_names or ())
+    n_columns = data.X.shape[1]
+    if label_column != "auto":
+        label_index = _label_index(label_column, names, n_columns)
+    elif by_name:
+        others = [j for j, name in enumerate(names) if name not in features]
+        label_index = others[0] if len(others) == 1 else None
+    else:
+        label_index = 0 if n_columns == n_features + 1 else None
+    keep = [j for j in range(n_columns) if j != label_index]
+    if by_name:
+        position = {names[j]: j for j in keep}
+        lacking = [name for name in feature_names if name not in position]
+        extra = [names[j] for j in keep if names[j] not in features]
+        if lacking or extra:
+            raise DataError("; ".join(
+                [f"the model's features {_names(lacking)} are not in the file"] * bool(lacking)
+                + [f"columns {_names(extra)} are neither features of the model nor its label (give the label "
+                   "with label_column, --label-column on the command line)"] * bool(extra)))
+        keep = [position[name] for name in feature_names]
+    elif len(keep) != n_features:
+        raise DataError(f"the file has {len(keep)} columns besides its label, but the model has {n_features} "
+                        "features" if label_index is not None else
+                        f"the file has {n_columns} columns, but the model has {n_features} features (and the file "
+                        "may have a label column first)")
+    return DataFile(data.X[:, keep], None if label_index is None else data.X[:, label_index], data.qid,
+                    [names[j] for j in keep] if names else None)
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(repr(name) for name in names[:10])
+    return shown + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+
+
+# -- files ---------------------------------------------------------------------------------
 
 def query_file(path: Path) -> Path | None:
     """The LightGBM-style ``.query`` side file of a data file, if there is one."""
@@ -219,14 +495,29 @@ def query_file(path: Path) -> Path | None:
 def read_query_sizes(path: str | Path) -> np.ndarray:
     """Query sizes from a ``.query`` file (one positive integer per line)."""
     path = Path(path)
-    sizes = np.loadtxt(_open_bytes(path), dtype=np.int64, ndmin=1)
-    if sizes.size == 0 or (sizes <= 0).any():
-        raise DataError(f"{path}: query sizes must be positive integers, one per line")
-    return sizes
+    try:
+        sizes = [_query_size(line, number) for number, line in enumerate(_decode(_read_bytes(path)).split("\n"), 1)
+                 if line.strip()]
+    except DataError as exc:
+        raise DataError(f"{path}: {exc}") from None
+    if not sizes:
+        raise DataError(f"{path}: the file holds no query sizes (one positive integer per line)")
+    return np.array(sizes, np.int64)
+
+
+def _query_size(line: str, number: int) -> int:
+    try:
+        size = int(line)
+    except ValueError:
+        size = 0
+    if size <= 0:
+        raise DataError(f"line {number}: {line.strip()!r} is not a query size (a positive integer)")
+    return size
 
 
 def read_data(path: str | Path, format: str | None = None, label_column: int | str | None = 0,
-              n_features: int | None = None) -> DataFile:
+              n_features: int | None = None, *, zero_based: ZeroBased = "auto", header: Header = "auto",
+              na_values: Sequence[str] | None = None) -> DataFile:
     """Read a data file.
 
     Parameters
@@ -236,18 +527,34 @@ def read_data(path: str | Path, format: str | None = None, label_column: int | s
         Default: from the file name (:func:`guess_format`).
     label_column : int, 'name:<column>' or None
         CSV/TSV/parquet: the label column (default the first, LightGBM's convention); None when
-        the file holds features only. svmlight files always start with the label.
+        the file holds features only (or to keep every column, for :func:`select_columns`).
+        svmlight files always start with the label.
     n_features : int, optional
         svmlight: the number of features (default: the largest index in the file), so that a
-        test file lines up with its training file.
+        test file lines up with its training file; a larger index is an error.
+    zero_based : bool or 'auto'
+        svmlight: whether indices start at 0; 'auto': when some index is 0.
+    header : bool or 'auto'
+        CSV/TSV: whether the first line is a header; 'auto': when one of its fields is neither
+        a number nor a missing value.
+    na_values : sequence of str, optional
+        CSV/TSV: the missing-value tokens besides the empty field (default :data:`NA_VALUES`).
 
     Returns
     -------
     DataFile
+
+    Raises
+    ------
+    DataError
+        Anything in the file that cannot be read exactly, naming the file, line and column.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such data file: {path}")
+    for name, value in (("zero_based", zero_based), ("header", header)):
+        if not (value is True or value is False or value == "auto"):
+            raise ParameterError(f"{name} must be True, False or 'auto', got {value!r}")
     format = format or guess_format(path)
     if format not in FORMATS:
         raise DataError(f"unknown data format {format!r}; known: {', '.join(FORMATS)}")
@@ -255,9 +562,10 @@ def read_data(path: str | Path, format: str | None = None, label_column: int | s
         if format == "parquet":
             data = read_parquet(path, label_column)
         elif format == "svmlight":
-            data = read_svmlight(_read_bytes(path), n_features)
+            data = read_svmlight(_read_bytes(path), n_features, zero_based)
         else:
-            data = read_delimited(_open_bytes(path), "," if format == "csv" else "\t", label_column)
+            data = read_delimited(io.BytesIO(_read_bytes(path)), "," if format == "csv" else "\t", label_column,
+                                  header, na_values)
     except DataError as exc:
         raise DataError(f"{path}: {exc}") from None
     side = query_file(path)

@@ -41,7 +41,7 @@ FORMAT_NAME = "smartboost-model"
 FORMAT_VERSION = 1
 
 _FIELDS = ("format", "version", "smartboost_version", "objective", "base_score", "feature_names", "bin_mapper",
-           "params", "best_iteration", "best_score", "trees")
+           "params", "best_iteration", "best_score", "trees", "data_format")
 
 MAX_MODEL_BYTES = 1 << 31
 """Largest model text (UTF-8) the loader parses: 2 GiB, about 60,000 trees of 255 leaves."""
@@ -71,6 +71,7 @@ class ModelContent:
     trees: list[Tree]
     best_iteration: int
     best_score: dict[str, dict[str, float]]
+    data_format: dict[str, Any] | None = None  # how the training file was read; None: unknown
 
 
 def _json_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -102,6 +103,8 @@ def model_to_string(content: ModelContent) -> str:
         "best_score": content.best_score,
         "trees": [tree.to_dict() for tree in content.trees],
     }
+    if content.data_format is not None:  # optional: files without it stay byte for byte as before
+        document["data_format"] = content.data_format
     return json.dumps(document, allow_nan=False, separators=(",", ":"))
 
 
@@ -306,7 +309,17 @@ def model_from_string(text: str) -> ModelContent:
     best_iteration = schema.integer(schema.member(document, "best_iteration", ""), "best_iteration", 0, iterations)
     return ModelContent(objective=objective, bin_mapper=bin_mapper, base_score=base_score,
                         feature_names=feature_names, params=params, trees=trees,
-                        best_iteration=best_iteration, best_score=_best_score(document))
+                        best_iteration=best_iteration, best_score=_best_score(document),
+                        data_format=_data_format(document))
+
+
+def _data_format(document: dict) -> dict[str, Any] | None:
+    """The optional ``data_format`` field: ``{"svmlight_zero_based": bool}``, or None when absent."""
+    value = schema.member(document, "data_format", "", dict, default=None)
+    if value is not None:
+        schema.known_keys(value, ("svmlight_zero_based",), "data_format")
+        schema.member(value, "svmlight_zero_based", "data_format", bool)
+    return value
 
 
 def _check_size(n_bytes: int) -> None:
