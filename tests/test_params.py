@@ -82,6 +82,6 @@ def test_every_name_unique():
 
 
 def test_parameter_docs_are_generated_from_the_registry():
-    doc = Path(__file__).resolve().parents[1] / "docs" / "parameters.md"
+    doc = Path(__file__).resolve().parents[1] / "docs" / "reference" / "parameters.md"
     assert doc.read_text() == parameters_markdown(), \
-        "docs/parameters.md is stale: python -m smartboost._params > docs/parameters.md"
+        "docs/reference/parameters.md is stale: python -m smartboost._params > docs/reference/parameters.md"

@@ -57,7 +57,7 @@ costs a cache line of its own, and a walk reads a line or two of the row at rand
   copy while its rows are narrow, and from this width the feature's column-major bins gathered
   once per tree at the tree's row ids. Wall ms of partitions per iteration, 255 leaves, MVS:
   1.1M x 136 ranking rows sampled at 0.15: 21-33 strided against 7-9 gathered; 1M x 28 rows
-  sampled at 0.1: 7-12 strided against 12-14 gathered (docs/design.md).
+  sampled at 0.1: 7-12 strided against 12-14 gathered (docs/internals.md).
 - Tree walks on wide rows prefetch the rows ``WALK_PREFETCH_ROWS`` ahead
   (``_kernels.predict.add_tree_to_rows``)."""
 

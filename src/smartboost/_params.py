@@ -4,8 +4,8 @@ Each :class:`Param` holds the canonical name (LightGBM's where LightGBM has one)
 (XGBoost's and scikit-learn's names among them), the default, the constraint and the doc line.
 :func:`resolve_params` is the single boundary where user parameters are validated: unknown
 names, values of the wrong type or out of range, and conflicting aliases are rejected there with
-an error naming the parameter, so no kernel ever sees a bad value. ``docs/parameters.md`` is
-generated from this table by :func:`parameters_markdown` (a test keeps it in sync).
+an error naming the parameter, so no kernel ever sees a bad value. ``docs/reference/parameters.md``
+is generated from this table by :func:`parameters_markdown` (a test keeps it in sync).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -302,12 +303,12 @@ PARAMS: tuple[Param, ...] = (
           "Rows sampled (with the seed) to compute the bin edges.",
           ("subsample_for_bin",), "binning", ">= 1"),
     Param("min_data_in_bin", 3, _int(1),
-          "Fewest sampled rows a bin is closed with; zero always gets a bin of its own (docs/design.md).",
+          "Fewest sampled rows a bin is closed with; zero always gets a bin of its own (docs/concepts/boosting.md).",
           (), "binning", ">= 1"),
     # sampling
     Param("sampling", None, _optional(_choice(*_SAMPLING_NAMES, aliases=_SAMPLING_ALIASES)),
           "Row sampler: 'none', 'uniform' (exactly s N rows), 'bernoulli', 'trimming', 'goss', 'smart1', "
-          "'smart2', 'mvs', 'loss' (docs/sampling.md). Default: 'uniform' when sample_rate < 1, else 'none'.",
+          "'smart2', 'mvs', 'loss' (docs/concepts/sampling.md). Default: 'uniform' when sample_rate < 1, else 'none'.",
           ("sampling_method", "data_sample_strategy", "sample_strategy"), "sampling",
           " \\| ".join(_SAMPLING_NAMES)),
     Param("sample_rate", 1.0, _float(0.0, 1.0, low_open=True),
@@ -321,14 +322,14 @@ PARAMS: tuple[Param, ...] = (
           "'row': the sampler draws rows. 'query' (ranking objectives): it draws whole queries, each kept with "
           "all its rows and one weight; uniform/bernoulli draw queries at sample_rate, the importance samplers "
           "give a query the sum of its rows' importance and keep sample_rate of the rows in expectation "
-          "(docs/ranking.md).",
+          "(docs/concepts/sampling.md).",
           ("bagging_by_query",), "sampling", "row \\| query"),
     Param("smart_rho", None, _optional(_float(0.0, low_open=True)),
           "smart1/smart2: p_i = min(1, rho * importance) with this rho, instead of solving for sample_rate.",
           (), "sampling", "> 0"),
     Param("smart_eta", 0.5, _float(0.0),
           "smart2: strength of the improved diagonal approximation; 0 switches it off, 1 is the paper's "
-          "formula (0.5: measured best across datasets, docs/sampling.md).",
+          "formula (0.5: measured best across datasets, docs/papers.md).",
           (), "sampling", ">= 0"),
     Param("mvs_lambda", "adaptive", _mvs_lambda,
           "mvs: lambda in sqrt(g^2 + lambda h^2), or 'adaptive' (squared mean absolute leaf value of the "
@@ -464,11 +465,20 @@ def explicit_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+def _cell(text: str) -> str:
+    """``text`` for a markdown table cell: a bare ``|`` would end the cell."""
+    return re.sub(r"(?<!\\)\|", r"\\|", text)
+
+
 def parameters_markdown() -> str:
-    """Render the registry as the markdown parameter reference (``docs/parameters.md``)."""
+    """Render the registry as the markdown parameter reference (``docs/reference/parameters.md``).
+
+    Regenerate the file with ``python -m smartboost._params > docs/reference/parameters.md``;
+    ``tests/test_params.py`` checks that the committed file equals this output.
+    """
     lines = ["# Parameters", "",
              "Generated from `smartboost._params.PARAMS` by "
-             "`python -m smartboost._params > docs/parameters.md`; do not edit by hand.", "",
+             "`python -m smartboost._params > docs/reference/parameters.md`; do not edit by hand.", "",
              "Names follow LightGBM; XGBoost and scikit-learn names are accepted as aliases. "
              "Unknown names and out-of-range values raise `ParameterError`.", ""]
     for group in dict.fromkeys(p.group for p in PARAMS):
@@ -476,7 +486,7 @@ def parameters_markdown() -> str:
                   "|---|---|---|---|---|"]
         for p in (p for p in PARAMS if p.group == group):
             aliases = ", ".join(f"`{a}`" for a in p.aliases)
-            lines.append(f"| `{p.name}` | `{p.default!r}` | {p.constraint} | {aliases} | {p.doc} |")
+            lines.append(f"| `{p.name}` | `{p.default!r}` | {_cell(p.constraint)} | {aliases} | {_cell(p.doc)} |")
         lines.append("")
     return "\n".join(lines)
 

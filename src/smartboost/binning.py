@@ -2,7 +2,7 @@
 
 :class:`BinMapper` learns the edges from a seeded row sample of the training data (at most
 ``bin_construct_sample_cnt`` rows), cut where LightGBM cuts them (zero a bin of its own,
-``min_data_in_bin``; ``docs/design.md``, "Binning"), and belongs to the model: validation, test
+``min_data_in_bin``; ``docs/concepts/boosting.md``, "Binning"), and belongs to the model: validation, test
 and prediction data are binned with the training edges. Feature ``f`` has ``n_bins[f]`` value
 bins (``<= max_bin``) and one missing-value bin, numbered ``n_bins[f]``; NaN is missing, and
 -inf and +inf fall into the outer value bins. A feature with one distinct value and no missing

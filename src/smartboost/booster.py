@@ -232,7 +232,7 @@ class Booster:
     # -- persistence -------------------------------------------------------------------------
 
     def model_to_string(self, num_iteration: int | None = None) -> str:
-        """The model as versioned JSON text (see ``docs/model_format.md``).
+        """The model as versioned JSON text (see ``docs/reference/model_format.md``).
 
         Parameters
         ----------

@@ -2,7 +2,7 @@
 
 - ``smartboost train DATA -o model.json [--valid FILE] [--config params.toml] [--KEY VALUE ...]``:
   train on a data file (svmlight/LETOR, CSV/TSV, parquet; see :mod:`smartboost.datafile`); any
-  training parameter of ``docs/parameters.md`` is an option (``--num_leaves 63`` or
+  training parameter of ``docs/reference/parameters.md`` is an option (``--num_leaves 63`` or
   ``--num-leaves=63``), and a TOML file can hold them (options win over the file).
 - ``smartboost predict MODEL DATA [-o FILE] [--raw-score]``: one prediction per line.
 - ``smartboost evaluate MODEL DATA [--metric NAME ...]``: a table of metrics.
@@ -445,7 +445,7 @@ def _add_experiment_commands(commands) -> None:
         "experiment", help="reproduce the papers' tables and figures (sampling, ranking, rgbm)",
         description="Run the experiments of the papers smartboost implements on a registry dataset or a generated "
                     "one; each prints markdown tables and saves them, with PNG figures when matplotlib is "
-                    "installed, under --out. docs/sampling.md, docs/ranking.md and docs/rgbm.md show results.")
+                    "installed, under --out. docs/papers.md shows results.")
     kinds = experiment.add_subparsers(dest="experiment", required=True)
     samplers_help = ("samplers: a `sampling` value, optionally with parameters: mvs:mvs_lambda=1 "
                      "goss:goss_top_rate=0.05 (default: the experiment's list)")
@@ -532,7 +532,7 @@ def _parser() -> argparse.ArgumentParser:
 
     train = commands.add_parser(
         "train", help="train a model on a data file",
-        description="Train on a data file and save the model. Any training parameter (docs/parameters.md) is "
+        description="Train on a data file and save the model. Any training parameter (docs/reference/parameters.md) is "
                     "an option: --objective binary --num_leaves 63 --learning-rate 0.05 --num_iterations 500 "
                     "--sampling mvs --sample_rate 0.2 ...",
         epilog="example: smartboost train a9a --valid a9a.t --objective binary --metric auc -o model.json",

@@ -1,6 +1,6 @@
 """Distributed training on Dask: every worker keeps its partitions; histograms travel.
 
-Design (``docs/dask.md`` gives the reasoning and the costs):
+Design (``docs/concepts/distributed.md`` gives the reasoning and the costs):
 
 - Dask places the data. The partitions of ``X`` and ``y`` (with weights, query ids and initial
   scores) are computed where Dask puts them; each worker that holds some starts one long-lived

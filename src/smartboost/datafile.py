@@ -5,7 +5,7 @@ name unless given: ``.svm``, ``.svmlight``, ``.libsvm``, ``.letor`` and names wi
 extension are svmlight (LIBSVM's own sets have none: ``a9a``, ``a9a.t``); ``.csv`` and ``.tsv``
 are delimited text; ``.parquet`` needs pandas with pyarrow. A trailing ``.gz`` is read through
 gzip. svmlight/LETOR text is parsed by a compiled parser (``_kernels/svmlight.py``) that gives
-scikit-learn's ``load_svmlight_file`` values exactly, several times faster (docs/ranking.md);
+scikit-learn's ``load_svmlight_file`` values exactly, several times faster (docs/benchmarks.md);
 anything outside its grammar goes to scikit-learn's loader itself. CSV/TSV go to numpy's text
 reader, parquet to pandas.
 

@@ -44,7 +44,7 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     Parameters
     ----------
     params : dict
-        Training parameters (see ``docs/parameters.md``); LightGBM, XGBoost and scikit-learn
+        Training parameters (see ``docs/reference/parameters.md``); LightGBM, XGBoost and scikit-learn
         names are accepted. Unknown names raise :class:`~smartboost.errors.ParameterError`.
     train_set : Dataset
         Training data with labels.

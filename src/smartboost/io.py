@@ -1,6 +1,6 @@
 """The model file format: versioned JSON, read without executing anything.
 
-A model file is one JSON object (``docs/model_format.md`` documents every field)::
+A model file is one JSON object (``docs/reference/model_format.md`` documents every field)::
 
     {"format": "smartboost-model", "version": 1, "objective": {...}, "base_score": ...,
      "feature_names": [...], "bin_mapper": {...}, "params": {...},

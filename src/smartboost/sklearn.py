@@ -2,7 +2,7 @@
 
 :class:`SmartBoostRegressor` and :class:`SmartBoostClassifier` follow LightGBM's scikit-learn
 API: the usual hyperparameters are named in ``__init__``, any other parameter of the registry
-(``docs/parameters.md``, under its own name or any alias) can be passed as a keyword and is
+(``docs/reference/parameters.md``, under its own name or any alias) can be passed as a keyword and is
 kept by ``get_params``/``set_params``, so ``clone``, ``GridSearchCV`` and ``Pipeline`` see it.
 Parameters are validated when ``fit`` calls :func:`~smartboost.train`, not in ``__init__``
 (scikit-learn's convention).
@@ -255,7 +255,7 @@ class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
     max_bin : int
         Histogram bins per feature.
     sampling : str, optional
-        Row sampler (``"smart2"``, ``"mvs"``, ``"goss"``, ``"uniform"``, ...; see ``docs/sampling.md``).
+        Row sampler (``"smart2"``, ``"mvs"``, ``"goss"``, ``"uniform"``, ...; see ``docs/concepts/sampling.md``).
     sample_rate : float
         Target fraction of rows per tree; below 1 without ``sampling`` means uniform sampling.
     sampling_freq : int
@@ -272,14 +272,14 @@ class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
     verbosity : int
         -1 silent, 0 warnings, 1 info.
     **kwargs
-        Any other training parameter of ``docs/parameters.md`` (e.g. ``smart_eta=0.5``).
+        Any other training parameter of ``docs/reference/parameters.md`` (e.g. ``smart_eta=0.5``).
 
     Attributes
     ----------
     booster_ : Booster
     best_iteration_, n_iter_ : int
     evals_result_ : dict
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (n_features,)
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` had string column names.
@@ -332,13 +332,13 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
         return {"objective": self.objective or "multiclass", "num_class": self.n_classes_}
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities, shape (n_samples, n_classes_), columns in ``classes_`` order."""
+        """Class probabilities, shape (n_samples, ``n_classes_``), columns in ``classes_`` order."""
         p = self._raw_predict(X, raw_score=False)
         return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Raw scores: log-odds of ``classes_[1]``, shape (n_samples,), for two classes; one score
-        per class, shape (n_samples, n_classes_), for more."""
+        per class, shape (n_samples, ``n_classes_``), for more."""
         return self._raw_predict(X, raw_score=True)
 
     def predict(self, X: Any) -> np.ndarray:

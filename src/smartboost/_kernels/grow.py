@@ -6,7 +6,7 @@ and some bookkeeping in between. For rows held by one process (``grower.NodeRows
 :func:`grow_tree` runs the same loop compiled, calling the same kernels, and the trees are the
 same (RGBM's per-node draws included: both loops draw each node's candidates from the same
 random stream, keyed by iteration and node id). What it saves is the Python between the
-kernels and their calls' dispatch: 1M x 28 rows, 255 leaves, MVS at 0.1 (docs/design.md).
+kernels and their calls' dispatch: 1M x 28 rows, 255 leaves, MVS at 0.1 (docs/internals.md).
 
 The loop (ALGORITHMS.md 2):
 

@@ -16,7 +16,7 @@ compact 0.15 sample 20,000 rows 2.5-2.7 -> 1.9-2.5 ms; nodes of 500-2,000 rows t
 When a tree may split on a few features only (RGBM's per-tree draws), :func:`gather_columns`
 first copies their bins into a compact row-major array (``n_rows x t``), which the same kernels
 then read as their dense bins: a gathered row touches ``t`` bytes instead of a full row, and the
-copy stays in cache (docs/rgbm.md: at 3 of 28 features, 39 vs 64 ms of histograms per tree on
+copy stays in cache (docs/internals.md; at 3 of 28 features, 39 vs 64 ms of histograms per tree on
 one thread, for a 3.5 ms copy; it still breaks even at 27 of 28). The kernels then zero and
 merge only those features' cells (``cells``), and leave the others as they are.
 

@@ -788,7 +788,7 @@ def leaf_sums(leaf, values, n_leaves):
 @njit(cache=True, nogil=True, parallel=True)
 def correct_sampled(rows, grad, old_grad, leaf, leaf_mean, eta, out):
     """SMART's improved diagonal approximation of the sampled ``rows``' gradients
-    (docs/sampling.md): ``out[k] = g_i + eta * (mean over i's previous-tree leaf of l'(y~) -
+    (docs/concepts/sampling.md): ``out[k] = g_i + eta * (mean over i's previous-tree leaf of l'(y~) -
     l'(y~_i))`` for ``i = rows[k]``, ``l'(y~)`` being ``old_grad``: written in sample order,
     ``out[:len(rows)]``, which the fixed-point kernels then read in order
     (``_kernels.gradients``, ``grad_by_position``). At 1M rows sampled at 0.1, the correction and

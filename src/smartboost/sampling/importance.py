@@ -93,7 +93,7 @@ class Smart2Sampler(Smart1Sampler):
     ``a_i = w_i h_i``. For sampled rows, from the third iteration on, the gradient becomes
     ``g_i + eta * (mean_{k in leaf(i)} l'(y~_k) - l'(y~_i))`` where ``y~`` are the scores of
     two iterations back and ``leaf(i)`` is row i's leaf in the previous tree; ``eta = 0``
-    leaves the gradients unchanged, ``eta = 1`` is the paper's formula (docs/sampling.md).
+    leaves the gradients unchanged, ``eta = 1`` is the paper's formula (docs/concepts/sampling.md).
     """
 
     name = "smart2"
