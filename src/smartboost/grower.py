@@ -45,7 +45,8 @@ limit) starts with this many and is given more when it runs out."""
 
 @dataclass
 class GrownTree:
-    """A tree and the node ids of its leaves.
+    """A tree and the node ids of its leaves (as grown, its values are Newton values; the
+    boosting loop scales them into the model's step).
 
     Attributes
     ----------
@@ -354,16 +355,14 @@ class TreeGrower:
         """The grower of a binned training set."""
         return cls(data.mapper, data.usable_features, params, data.missing_count > 0)
 
-    def grow(self, source: RowSource, learning_rate: float, selector: FeatureSelector | None = None,
-             iteration: int = 0) -> GrownTree:
-        """Grow one tree on the rows of ``source``.
+    def grow(self, source: RowSource, selector: FeatureSelector | None = None, iteration: int = 0) -> GrownTree:
+        """Grow one tree on the rows of ``source``; its node values are the Newton values (the
+        step rule and the learning rate are the boosting loop's).
 
         Parameters
         ----------
         source : RowSource
             The rows (a :class:`NodeRows` after ``set_rows``, or smartboost.dask's workers).
-        learning_rate : float
-            Shrinkage applied to the node values.
         selector : FeatureSelector, optional
             Draws the candidate splits (RGBM); None or an inactive one allows every split.
         iteration : int
@@ -396,7 +395,7 @@ class TreeGrower:
         nodes = state.nodes[:state.counts[0]["n_nodes"]]
         if rows is not None:
             source.set_segments(nodes["start"].copy(), nodes["end"].copy())
-        return self._pack(nodes, units, learning_rate)
+        return self._pack(nodes, units)
 
     def _split_choices(self, selector: FeatureSelector | None, iteration: int) -> SplitChoices:
         """What the tree's nodes may split on: every usable feature and threshold, RGBM's draw
@@ -421,7 +420,7 @@ class TreeGrower:
             self._state = _new_state(leaves, np.empty((leaves, self.n_cells, 2), FIXED_DTYPE))
         return self._state
 
-    def _pack(self, nodes: np.ndarray, units: Units, learning_rate: float) -> GrownTree:
+    def _pack(self, nodes: np.ndarray, units: Units) -> GrownTree:
         """The grown tree from its node records."""
         left = nodes["left"].copy()
         feature = nodes["feature"].copy()
@@ -432,8 +431,6 @@ class TreeGrower:
         value = np.empty(feature.size, np.float64)
         g_sum, h_sum = nodes["g"].copy(), nodes["h"].copy()
         leaf_values(g_sum, h_sum, units, self.split_params.lambda_l1, self.split_params.lambda_l2, value)
-        with np.errstate(over="ignore"):  # an overflow stops training in the engine, with its reason
-            value *= learning_rate
         tree = Tree(feature=feature, threshold=threshold, bin_threshold=bin_threshold,
                     missing_left=nodes["missing_left"].copy(), left=left,
                     right=np.where(inner, left + 1, -1).astype(np.int32), value=value, gain=nodes["gain"].copy(),
