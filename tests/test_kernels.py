@@ -13,6 +13,7 @@ from smartboost._kernels.histogram import (build_histogram, build_histogram_colu
 from smartboost._kernels.partition import partition, partition_parallel
 from smartboost._kernels.split import (find_best_split, leaf_score, least_child_hessian, split_scratch,
                                        subtract_and_find_splits)
+from smartboost._kernels.records import Candidates, Cells, NodeSums, SplitParams, Units
 from smartboost.binning import BinMapper
 from smartboost import grower
 from smartboost.grower import NodeRows
@@ -65,10 +66,10 @@ def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_f
     gh = np.column_stack([g, h]).astype(np.int32)
     totals = (g[rows].sum(), h[rows].sum())
     serial = np.empty((n_cells, 2), np.int64)
-    build_histogram(rows, 0, rows.size, *layout.arrays, None, gh, *totals, serial)
+    build_histogram(rows, 0, rows.size, *layout.arrays, gh, *totals, serial)
     np.testing.assert_array_equal(serial, expected)
     parallel = np.empty_like(serial)
-    build_histogram_parallel(rows, 0, rows.size, *layout.arrays, None, gh, *totals, parallel,
+    build_histogram_parallel(rows, 0, rows.size, *layout.arrays, gh, *totals, parallel,
                              np.empty((n_chunks, n_cells, 2), np.int64))
     np.testing.assert_array_equal(parallel, expected)
 
@@ -191,42 +192,60 @@ def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, wide_
     {"selection_type": 1, "selection_t": 25, "selection_scope": "node", "sampling": "mvs", "sample_rate": 0.15},
 ], ids=["leafwise", "depthwise", "stump", "compact", "some features", "type 1", "per node", "type 1 per node"])
 @pytest.mark.parametrize("wide_row_bytes", [64, 1])  # 1: a compact tree's partitions gather their columns
-def test_compiled_growth_grows_the_python_loops_trees(params, wide_row_bytes, monkeypatch):
-    """``_kernels.grow.grow_tree`` (rows on one machine) grows exactly the trees of
-    ``TreeGrower``'s Python loop (the loop of distributed rows), with missing values and sparse
-    features, on every layout, and with RGBM's per-node draws."""
+def test_rows_split_elsewhere_grow_the_trees_of_local_rows(params, wide_row_bytes, monkeypatch):
+    """The growth loop stopped at every split for the rows to be split elsewhere (as
+    ``smartboost.dask``'s workers do: partition, the left child's histogram) grows exactly the
+    trees it grows on local rows, with missing values and sparse features, on every layout, and
+    with RGBM's per-node draws."""
     import smartboost as sb
     monkeypatch.setattr(grower, "WIDE_ROW_BYTES", wide_row_bytes)
     X, _, _, _, _, _, _ = _binned(n=6000, n_features=6, sparse_features=2, max_bin=32)
     y = np.nan_to_num(X[:, 3]) + np.nan_to_num(X[:, 4]) * (X[:, 1] > 0) + 0.3 * np.cos(np.arange(6000))
     full = {"objective": "regression", "verbosity": -1, **params}
-    compiled_pool = grower.TreeGrower._pool
-    python = []
-    monkeypatch.setattr(grower.TreeGrower, "_pool", lambda self, source, n_root: python.append(1))
-    by_python = sb.train(full, sb.Dataset(X, y), 4)
-    monkeypatch.setattr(grower.TreeGrower, "_pool", compiled_pool)
-    compiled = sb.train(full, sb.Dataset(X, y), 4)
-    assert len(python) == 4 and [tree.value.size for tree in compiled.trees] == [
-        tree.value.size for tree in by_python.trees]
-    for a, b in zip(compiled.trees, by_python.trees):
+    local = sb.train(full, sb.Dataset(X, y), 4)
+
+    def split_many(self, requests):
+        answers = []
+        for node, left, right, feature, bin_threshold, missing_left, left_sums, _, out in requests:
+            n_left, n_right = self.partition(node, left, right, feature, bin_threshold, missing_left)
+            if out is not None:
+                self.histogram(left, *left_sums, out)
+            answers.append((n_left, n_right, left if out is not None else -1))
+        return answers
+
+    asked = []
+    monkeypatch.setattr(NodeRows, "local_rows", lambda self: asked.append(1))
+    monkeypatch.setattr(NodeRows, "root_histogram", lambda self, g, h, out: self.histogram(0, g, h, out),
+                        raising=False)
+    monkeypatch.setattr(NodeRows, "split_many", split_many, raising=False)
+    elsewhere = sb.train(full, sb.Dataset(X, y), 4)
+    assert len(asked) == 4 and [tree.value.size for tree in local.trees] == [
+        tree.value.size for tree in elsewhere.trees]
+    for a, b in zip(local.trees, elsewhere.trees):
         for field in ("feature", "bin_threshold", "threshold", "missing_left", "left", "right", "value", "count"):
             np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
-    np.testing.assert_array_equal(compiled.predict(X), by_python.predict(X))
+    np.testing.assert_array_equal(local.predict(X), elsewhere.predict(X))
 
 
-def test_trees_without_leaf_or_depth_limit_fall_back_to_the_python_loop():
-    """The compiled loop holds a histogram slot per leaf the tree may have: with neither
-    ``num_leaves`` nor ``max_depth`` that is one per row, and past ``_MAX_POOL_BYTES`` of slots
-    the Python loop grows the tree instead; a limit gives a pool of that many slots."""
-    from smartboost._params import resolve_params
-    _, _, binned, _, n_cells, _, _ = _binned()
-    source = NodeRows(binned, 2)
-    unbounded = grower.TreeGrower.for_data(binned, resolve_params({"num_leaves": 0, "max_depth": -1}))
-    assert unbounded._pool(source, 4000).shape == (4000, n_cells, 2)
-    assert unbounded._pool(source, grower._MAX_POOL_BYTES // (16 * n_cells) + 1) is None
-    assert unbounded._pool(object(), 4000) is None  # rows not held by this process
-    by_depth = grower.TreeGrower.for_data(binned, resolve_params({"num_leaves": 0, "max_depth": 5}))
-    assert by_depth._pool(source, 4000).shape[0] == 32
+@pytest.mark.parametrize("params", [{"num_leaves": 0, "max_depth": 12, "min_data_in_leaf": 2},
+                                    {"num_leaves": 0, "max_depth": 7, "grow_policy": "depthwise"}])
+def test_a_tree_given_more_slots_midway_is_the_tree_of_a_large_pool(params, monkeypatch):
+    """Histogram slots are sized up front by the leaves a tree may have, at most
+    ``_MAX_POOL_BYTES``; a tree that needs more (no leaf limit) stops, is given more, and grows
+    the tree it grows with enough slots from the start."""
+    import smartboost as sb
+    X, y = _binned(n=3000, n_features=5)[0], np.cos(np.arange(3000) / 7.0)
+    full = {"objective": "regression", "verbosity": -1, **params}
+    roomy = sb.train(full, sb.Dataset(X, y), 3)
+    _, _, binned, _, n_cells, _, _ = _binned(n=3000, n_features=5)
+    monkeypatch.setattr(grower, "_MAX_POOL_BYTES", 3 * 16 * n_cells)  # three slots
+    enlarged = []
+    monkeypatch.setattr(grower, "_enlarged", lambda state, grow=grower._enlarged: enlarged.append(1) or grow(state))
+    tight = sb.train(full, sb.Dataset(X, y), 3)
+    assert enlarged and roomy.trees[0].n_leaves > 3
+    for a, b in zip(roomy.trees, tight.trees):
+        for field in ("feature", "bin_threshold", "missing_left", "left", "value", "count"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
 
 
 def test_gather_columns_copies_the_rows_given():
@@ -280,11 +299,13 @@ def test_histogram_subtraction_equals_direct_build():
     before = parent.copy()
     small_rows, large_rows = rows[:1000], rows[1000:]
     small = _reference_histogram(binned, offsets, n_cells, small_rows, g, h)
-    params = np.array([0.0, 1.0, 0.0, 0.0, 0.0])
+    params = SplitParams(0.0, 1.0, 0.0, 0.0, 0.0)
     built = np.array([True, True, False, True])  # the tree's histograms leave feature 2 out
-    subtract_and_find_splits(parent, small, offsets, mapper.n_bins, built, built, None, built, None,
-                             g[small_rows].sum(), h[small_rows].sum(), 1000, False, g[large_rows].sum(),
-                             h[large_rows].sum(), 3000, False, 1.0, 1.0, params, split_scratch(mapper.n_bins))
+    candidates = Candidates(built, None)
+    subtract_and_find_splits(parent, small, Cells(offsets, mapper.n_bins), built, candidates,
+                             NodeSums(g[small_rows].sum(), h[small_rows].sum(), 1000), False, candidates,
+                             NodeSums(g[large_rows].sum(), h[large_rows].sum(), 3000), False, Units(1.0, 1.0), params,
+                             split_scratch(mapper.n_bins))
     large = _reference_histogram(binned, offsets, n_cells, large_rows, g, h)
     for f in range(4):
         cells = slice(offsets[f], offsets[f] + mapper.n_bins[f] + 1)
@@ -341,7 +362,7 @@ def test_split_finding_matches_brute_force(seed, params, share):
                                                          max_bin=8)
     rows = np.arange(200, dtype=np.uint32)
     hist = _reference_histogram(binned, offsets, n_cells, rows, g, h)
-    params = np.array(params, np.float64)
+    params = SplitParams(*params)
     usable, packed, pairs = np.ones(3, np.bool_), None, None
     if share is not None:
         every = [(f, b) for f in range(3) for b in range(mapper.n_bins[f])]
@@ -350,8 +371,8 @@ def test_split_finding_matches_brute_force(seed, params, share):
         usable, packed = _pack(np.array([every[k][0] for k in keep]),
                                          np.array([every[k][1] for k in keep]), 3)
     feature, b, missing_left, gain, gl, hl = find_best_split(
-        hist, offsets, mapper.n_bins, usable, packed, g.sum(), h.sum(), 200, 1e-3, 1e-3, params,
-        split_scratch(mapper.n_bins))
+        hist, Cells(offsets, mapper.n_bins), Candidates(usable, packed), NodeSums(g.sum(), h.sum(), 200),
+        Units(1e-3, 1e-3), params, split_scratch(mapper.n_bins))
     expected_gain, expected = _brute_force_split(X, binned, mapper, g, h, params, pairs=pairs)
     if expected is None:
         assert feature == -1
@@ -375,22 +396,21 @@ def test_scans_over_every_candidate_equal_the_full_scans(seed):
     feature = np.repeat(np.arange(5), mapper.n_bins)
     bins = np.concatenate([np.arange(n) for n in mapper.n_bins])
     _, every = _pack(feature, bins, 5)
-    params = np.array([0.5, 1.0, 0.0, 2.0, 10.0])
+    params = SplitParams(0.5, 1.0, 0.0, 2.0, 10.0)
     hist = _reference_histogram(binned, offsets, n_cells, rows, g, h)
     scratch = split_scratch(mapper.n_bins)
-    full = find_best_split(hist, offsets, mapper.n_bins, usable, None, g.sum(), h.sum(), 3000, 1e-3, 1e-3, params,
-                           scratch)
-    assert full[0] >= 0
-    assert find_best_split(hist, offsets, mapper.n_bins, usable, every, g.sum(), h.sum(), 3000, 1e-3, 1e-3,
-                           params, scratch) == full
+    cells, units, node = Cells(offsets, mapper.n_bins), Units(1e-3, 1e-3), NodeSums(g.sum(), h.sum(), 3000)
+    full = find_best_split(hist, cells, Candidates(usable, None), node, units, params, scratch)
+    assert full.feature >= 0
+    assert find_best_split(hist, cells, Candidates(usable, every), node, units, params, scratch) == full
     small_rows = rows[::3]
     small = _reference_histogram(binned, offsets, n_cells, small_rows, g, h)
-    sums = (g[small_rows].sum(), h[small_rows].sum(), small_rows.size, True,
-            g.sum() - g[small_rows].sum(), h.sum() - h[small_rows].sum(), 3000 - small_rows.size, True,
-            1e-3, 1e-3, params, scratch)
-    results = [subtract_and_find_splits(hist.copy(), small, offsets, mapper.n_bins, usable, usable, candidates,
-                                        usable, candidates, *sums) for candidates in (None, every)]
-    assert results[0] == results[1] and results[0][0][0] >= 0
+    small_sums = NodeSums(g[small_rows].sum(), h[small_rows].sum(), small_rows.size)
+    large_sums = NodeSums(g.sum() - small_sums.g, h.sum() - small_sums.h, 3000 - small_rows.size)
+    results = [subtract_and_find_splits(hist.copy(), small, cells, usable, Candidates(usable, thresholds), small_sums,
+                                        True, Candidates(usable, thresholds), large_sums, True, units, params, scratch)
+               for thresholds in (None, every)]
+    assert results[0] == results[1] and results[0][0].feature >= 0
 
 
 def _one_pass_scan(hist, n_thresholds, g_extra, h_extra, g_total, h_total, unit, min_h, l1, l2, highest=False):
@@ -503,10 +523,11 @@ def test_split_without_missing_sends_missing_to_heavier_side():
     h = np.ones(100, np.int64)
     offsets = binned.histogram_layout.offsets
     hist = np.zeros((mapper.n_bins[0] + 1, 2), np.int64)
-    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, *binned.histogram_layout.arrays, None,
+    build_histogram(np.arange(100, dtype=np.uint32), 0, 100, *binned.histogram_layout.arrays,
                     np.column_stack([g, h]).astype(np.int32), g.sum(), h.sum(), hist)
-    feature, b, missing_left, *_ = find_best_split(hist, offsets, mapper.n_bins, np.ones(1, np.bool_), None,
-                                                   g.sum(), h.sum(), 100, 1.0, 1.0, np.zeros(5),
+    feature, b, missing_left, *_ = find_best_split(hist, Cells(offsets, mapper.n_bins),
+                                                   Candidates(np.ones(1, np.bool_), None), NodeSums(g.sum(), h.sum(), 100),
+                                                   Units(1.0, 1.0), SplitParams(0.0, 0.0, 0.0, 0.0, 0.0),
                                                    split_scratch(mapper.n_bins))
     assert (feature, b, missing_left) == (0, 79, True)
 

@@ -53,7 +53,7 @@ def _grow(X, y, params, n_trees=6, n_threads=2):
     for k in range(n_trees):
         grad = y - 0.5 + 0.3 * rng.standard_normal(y.size)
         source.set_rows(np.arange(y.size, dtype=np.uint32), grad, np.ones(y.size), np.ones(y.size))
-        trees.append(grower.grow(source, 0.1, selector, k).tree)
+        trees.append(grower.grow(source, selector, k).tree)
     return grower, selector, trees
 
 

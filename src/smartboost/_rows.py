@@ -220,28 +220,24 @@ class TrainingRows:
     # -- step rules that read the rows (smartboost.steps) ---------------------------------------
 
     def line_step(self, k: int, grown: GrownTree) -> float:
-        """``rho`` of the ``line`` rule for the new tree of output ``k`` (its fitted values are
-        the tree's values divided by the learning rate)."""
-        learning_rate = self.params["learning_rate"]
+        """``rho`` of the ``line`` rule for the new tree of output ``k`` (its values as grown)."""
         rows = self.node_rows.row_ids()
-        fitted = grown.leaf_values / learning_rate
         direction = np.zeros(self.n_rows)
         start, end = self.node_rows.segments(grown.leaf_nodes)
-        add_leaf_values(direction, rows, None, start, end, fitted, None)
+        add_leaf_values(direction, rows, None, start, end, grown.leaf_values, None)
         if self.params["line_search_rows"] == "sample":
             on, weight = rows, self.sample_weight[rows]
         else:
             on, weight = slice(None), self.weight
             if self.n_sampled < self.n_rows:
                 self._walk_out_of_sample(grown, direction, None)
-                direction[self.out_of_sample[:self.n_rows - self.n_sampled]] /= learning_rate
         return line_search(self.objective, self.label[on], self.scores[k][on], direction[on], weight)
 
     def leaf_line_steps(self, k: int, grown: GrownTree) -> np.ndarray:
         """The ``leaf_line`` rule: each leaf's own step over its rows of the sample (Friedman's
-        TreeBoost), starting from its fitted value."""
+        TreeBoost), starting from its value as grown."""
         rows = self.node_rows.row_ids()
-        fitted = grown.leaf_values / self.params["learning_rate"]
+        fitted = grown.leaf_values
         start, end = self.node_rows.segments(grown.leaf_nodes)
         scores = self.scores[k]
         return np.array([leaf_line_search(self.objective, self.label[rows[s:e]], scores[rows[s:e]],

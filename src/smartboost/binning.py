@@ -25,6 +25,7 @@ from ._common import X_BINNED_DTYPE
 from ._data import to_matrix
 from ._kernels import binning as kernels
 from ._kernels import histogram as kernels_hist
+from ._kernels.records import HistogramArrays
 from .errors import DataError
 
 __all__ = ["BinMapper", "BinnedData", "HistogramLayout"]
@@ -306,7 +307,7 @@ class HistogramLayout:
         return None if columns.size == self.dense_features.size else columns
 
     @property
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """The layout arguments of the histogram kernels, in their order."""
-        return (self.dense_bins, self.dense_offsets, self.sparse_indptr, self.sparse_cells, self.sparse_first,
-                self.sparse_last, self.default_cells)
+    def arrays(self) -> HistogramArrays:
+        """The layout as the histogram kernels take it, every cell written."""
+        return HistogramArrays(self.dense_bins, self.dense_offsets, self.sparse_indptr, self.sparse_cells,
+                               self.sparse_first, self.sparse_last, self.default_cells, None)

@@ -556,24 +556,17 @@ class _DaskRows:
         sums = self.workers.call("fixed_point", g_unit, h_unit)
         return (g_unit, h_unit, *(sum(s[j] for s in sums) for j in range(3)))
 
+    def local_rows(self) -> None:
+        """See ``grower.RowSource``: the rows are the workers'."""
+        return None
+
     def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
         """See ``grower.RowSource``."""
         _add_up(self.workers.call("root_histogram"), out)
 
-    def split(self, node, left, right, feature, bin_threshold, missing_left, left_sums, right_sums, out):
-        """See ``grower.RowSource``: the histogram written is always the left child's."""
-        answers = self.workers.call("split", node, left, right, feature, bin_threshold, missing_left,
-                                    out is not None)
-        n_left = sum(a[0] for a in answers)
-        n_right = sum(a[1] for a in answers)
-        if out is None:
-            return n_left, n_right, -1
-        _add_up([a[2] for a in answers], out)
-        return n_left, n_right, left
-
     def split_many(self, requests: list[tuple]) -> list[tuple[int, int, int]]:
-        """See ``grower.RowSource``: a depth-wise level in one round trip."""
-        # a request is split()'s arguments: (node, left, right, feature, bin, missing_left, sums, sums, out)
+        """See ``grower.RowSource``: one round trip; the histogram written is always the left child's."""
+        # a request: (node, left, right, feature, bin, missing_left, left sums, right sums, out)
         answers = self.workers.call("split_many", [(*request[:6], request[8] is not None) for request in requests])
         results = []
         for j, request in enumerate(requests):

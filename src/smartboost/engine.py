@@ -191,7 +191,7 @@ class Trainer:
         self.previous_leaf_values = self._last_leaf_values()
         self.iteration = booster.current_iteration()  # continued training counts on
         # per output, a bound of |raw score| over every row: the start scores' largest plus each
-        # tree's largest leaf value; training stops before it overflows (see _check_finite)
+        # tree's largest leaf value; training stops before it overflows (see _take_step)
         self._score_bound = np.abs(booster._start_scores(1)[:, 0]) + sum(
             (np.abs(tree.value).max() for tree in booster.trees), 0.0)
         booster.iteration_stats.update(seconds=[], sample_size=[], sample_rate=[])
@@ -262,14 +262,14 @@ class Trainer:
         n = self.rows.draw_sample(self.iteration, self.previous_leaf_values)
         leaf_values = []
         for k in range(self.n_outputs):
-            grown = self.grower.grow(self.rows.tree_rows(k), self.params["learning_rate"], self.selector,
-                                     self.iteration)
-            self._check_finite(grown, k)
-            self._apply_step_rule(grown, k)
-            self._check_finite(grown, k, bound=True)
+            grown = self.grower.grow(self.rows.tree_rows(k), self.selector, self.iteration)
+            self._take_step(grown, k)
             self.rows.add_tree(k, grown)
             leaf_values.append(grown.leaf_values)
             self.booster.add_tree(grown.tree)
+        # the samplers read the last trees' Newton values as a saved model gives them back (its
+        # values over the learning rate), so that a run resumed from a checkpoint draws the
+        # samples of the uninterrupted run
         self.previous_leaf_values = np.concatenate(leaf_values) / self.params["learning_rate"]
         self.iteration += 1
         stats = self.booster.iteration_stats
@@ -282,28 +282,31 @@ class Trainer:
                 for k in range(self.n_outputs):
                     self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores[k], first + k, first + k + 1)
 
-    def _check_finite(self, grown, k: int, bound: bool = False) -> None:
-        """Raise before a tree whose values, or with ``bound`` the scores they would make, are
-        not finite joins the model (a model with an infinity predicts nonsense and cannot be
-        saved); with ``bound``, count the tree in the bound of output ``k``'s scores."""
-        new_bound = self._score_bound[k] + np.abs(grown.tree.value).max()
-        if not np.isfinite(new_bound if bound else grown.tree.value).all():
-            raise DataError(f"training diverged at iteration {self.iteration}: the new tree's values or the raw "
-                            f"scores overflow; lower learning_rate ({self.params['learning_rate']:g}) or check the "
-                            "labels, weights and init_score")
-        if bound:
-            self._score_bound[k] = new_bound
-
-    def _apply_step_rule(self, grown, k: int) -> None:
-        """Rescale the new tree's values by the step rule (see :mod:`smartboost.steps`)."""
+    def _take_step(self, grown, k: int) -> None:
+        """Scale the new tree of output ``k`` from its Newton values into the model's step: the
+        step rule (:mod:`smartboost.steps`), times ``learning_rate``."""
         rule = self.params["step_rule"]
+        learning_rate = self.params["learning_rate"]
         value = grown.tree.value
-        if rule == "smooth":
-            value *= 1.0 / self.objective.sigma_smooth
-        elif rule == "leaf_line":
-            value[grown.leaf_nodes] = self.params["learning_rate"] * self.rows.leaf_line_steps(k, grown)
-        elif rule == "line":
-            value *= self.rows.line_step(k, grown)
+        with np.errstate(over="ignore"):  # an overflow stops training below, with its reason
+            if rule == "leaf_line":
+                steps = self.rows.leaf_line_steps(k, grown)
+                value *= learning_rate
+                value[grown.leaf_nodes] = learning_rate * steps
+            elif rule == "line":
+                rho = self.rows.line_step(k, grown)
+                value *= learning_rate
+                value *= rho
+            else:
+                value *= learning_rate
+                if rule == "smooth":
+                    value *= 1.0 / self.objective.sigma_smooth
+        bound = self._score_bound[k] + np.abs(value).max()
+        if not np.isfinite(bound):
+            raise DataError(f"training diverged at iteration {self.iteration}: the new tree's values or the raw "
+                            f"scores overflow; lower learning_rate ({learning_rate:g}) or check the labels, weights "
+                            "and init_score")
+        self._score_bound[k] = bound
 
     def evaluate(self) -> list[EvalResult]:
         """Every metric on every evaluation set at the current scores."""

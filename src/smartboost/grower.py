@@ -1,41 +1,20 @@
-"""Tree growth: the Python orchestration of the histogram, split and partition kernels.
+"""Tree growth: the decisions of a tree, and the rows it is grown on.
 
 Growth is split in two, so that the rows of a tree may live on one machine or on many:
 
-- :class:`TreeGrower` makes every decision: which leaf to split next, the best split of a node
-  from its histogram, the leaf values. It owns the histograms of the open leaves and never reads
-  a row.
+- :class:`TreeGrower` makes every decision, through one compiled loop (``_kernels.grow``): which
+  leaf to split next, the best split of a node from its histogram, the leaf values. It owns the
+  histograms of the open leaves.
 - A *row source* owns the rows: the tree's fixed-point gradients, the partition of its row list
-  into nodes, and the histograms built from them. :class:`NodeRows` is the source of one
-  machine; :mod:`smartboost.dask` drives one per worker and sums their histograms, which is
-  exact (integer cells), so both grow the same trees.
-
-A row source answers three calls (the protocol :class:`RowSource`):
-
-- ``begin_tree(features)``: fix the tree's fixed-point units, return them and the root's sums;
-- ``root_histogram(g, h, out)``: the root's histogram;
-- ``split(node, left, right, feature, bin, missing_left, left_sums, right_sums, out)``: send the
-  node's rows to its children and, when ``out`` is given, write one child's histogram into it;
-  return both children's row counts and which child that was. The grower derives the other child
-  as parent minus it (ALGORITHMS.md 2), fused with both children's split scans.
-- ``split_many(requests)``: ``split`` of every node of a depth-wise level at once (one round
-  trip for a distributed source).
-
-Growth policies share one loop over a priority queue of splittable leaves:
-
-- ``leafwise`` (LightGBM): the leaf with the largest gain is split next;
-- ``depthwise`` (XGBoost): shallower leaves first, by gain within a level.
-
-Both stop at ``num_leaves`` leaves (0: no limit) and never split below ``max_depth``.
-
-For rows held by this process (:class:`NodeRows`) the same loop runs compiled
-(``_kernels.grow.grow_tree``) on the same kernels, and grows the same trees (tested equal); the
-Python loop here serves rows spread over machines.
+  into nodes, and the histograms built from them (the protocol :class:`RowSource`).
+  :class:`NodeRows` holds the rows of one machine and hands them to the loop, which then splits
+  them itself; :mod:`smartboost.dask` holds one per worker, and the loop stops for the grower to
+  have the workers split the rows and sum their histograms, which is exact (integer cells), so
+  both grow the same trees.
 """
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -44,11 +23,13 @@ import numpy as np
 from ._common import (COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PER_THREAD, INDEX_DTYPE, ROW_FIXED_DTYPE,
                       WIDE_ROW_BYTES)
 from ._kernels.gradients import fixed_point_units, to_fixed_point
-from ._kernels.grow import can_split, grow_tree, wants_histogram
+from ._kernels.grow import DONE, NEED_ROOT, NEED_SPACE, grow_tree, start_tree
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
 from ._kernels.partition import partition_node
+from ._kernels.records import (COUNTS, NODE, Candidates, Cells, GrowthLimits, GrowthState, HistogramArrays,
+                               LocalRows, PartitionColumns, SplitChoices, SplitParams, Units)
 from ._kernels.sampling import fill_row_ids
-from ._kernels.split import SPLIT_PARAMS_ORDER, find_best_split, leaf_values, split_scratch, subtract_and_find_splits
+from ._kernels.split import leaf_values, split_scratch
 from .binning import BinMapper, BinnedData, histogram_cells
 from .errors import DataError
 from .selection import FeatureSelector
@@ -57,13 +38,15 @@ from .tree import Tree
 __all__ = ["GrownTree", "NodeRows", "RowSource", "TreeGrower"]
 
 _MAX_POOL_BYTES = 1 << 32
-"""The most virtual memory the compiled loop's histogram slots may take (one per leaf the tree
-may have); trees that could need more (no leaf or depth limit) are grown by the Python loop."""
+"""The most virtual memory a tree's histogram slots take up front (one per leaf the tree may
+have; pages are touched only by the slots in use). A tree that could need more (no leaf or depth
+limit) starts with this many and is given more when it runs out."""
 
 
 @dataclass
 class GrownTree:
-    """A tree and the node ids of its leaves.
+    """A tree and the node ids of its leaves (as grown, its values are Newton values; the
+    boosting loop scales them into the model's step).
 
     Attributes
     ----------
@@ -82,7 +65,13 @@ class GrownTree:
 
 
 class RowSource(Protocol):
-    """The rows a tree is grown on, as :class:`TreeGrower` sees them (see the module docstring)."""
+    """The rows a tree is grown on, as :class:`TreeGrower` sees them.
+
+    Every source answers :meth:`begin_tree` and says, by :meth:`local_rows`, what it can do:
+    hand its rows to the compiled loop (rows of this process), after which the loop's row
+    segments come back through ``set_segments(start, end)``; or split them itself, elsewhere
+    (None), answering :meth:`root_histogram` and :meth:`split_many` when the loop asks.
+    """
 
     def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
         """Start a tree whose histograms need only the ``features`` (bool mask; None: all).
@@ -91,27 +80,28 @@ class RowSource(Protocol):
         root's fixed-point sums and row count.
         """
 
+    def local_rows(self) -> LocalRows | None:
+        """The tree's rows for the compiled loop, or None when they are held elsewhere."""
+
     def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
         """Write the root's histogram (its sums are ``g``, ``h``) into ``out``."""
 
-    def split(self, node: int, left: int, right: int, feature: int, bin_threshold: int, missing_left: bool,
-              left_sums: tuple[int, int], right_sums: tuple[int, int],
-              out: np.ndarray | None) -> tuple[int, int, int]:
-        """Split ``node`` into ``left`` and ``right``; returns ``(n_left, n_right, built)``, where
-        ``built`` is the child whose histogram was written into ``out`` (-1 when ``out`` is None)."""
-
     def split_many(self, requests: list[tuple]) -> list[tuple[int, int, int]]:
-        """:meth:`split` of several nodes, none a child of another (a depth-wise level), in order;
-        each request is the tuple of :meth:`split`'s arguments."""
+        """Split nodes, none a child of another (one, or a depth-wise level), in order. Each
+        request is ``(node, left, right, feature, bin_threshold, missing_left, left_sums,
+        right_sums, out)``: send the node's rows to its children and, when ``out`` is not None,
+        write one child's histogram into it. Each answer is ``(n_left, n_right, built)``, the
+        children's row counts and the child whose histogram was written (-1 when ``out`` is
+        None)."""
 
 
 class NodeRows:
     """The rows of the tree being grown on one machine: a row list partitioned node by node.
 
-    The tree's rows are given by :meth:`set_rows`; :meth:`split` partitions a node's segment of
-    the row list in place (stable), so that every leaf ends up owning a contiguous segment
-    (:meth:`segments`, the rows' ids by :meth:`row_ids`), through which the caller updates the
-    training scores. Buffers (fixed-point gradients, partition scratch, per-thread histograms)
+    The tree's rows are given by :meth:`set_rows`; the growth loop (or :meth:`partition`)
+    partitions a node's segment of the row list in place (stable), so that every leaf ends up
+    owning a contiguous segment (:meth:`segments`, the rows' ids by :meth:`row_ids`), through
+    which the caller updates the training scores. Buffers (fixed-point gradients, partition scratch, per-thread histograms)
     are allocated once.
 
     A tree grown on a sample of the rows (at most ``COMPACT_ROWS_FRACTION`` of them) first
@@ -140,11 +130,11 @@ class NodeRows:
         self.gh = np.zeros((n, 2), ROW_FIXED_DTYPE)
         self.scratch = np.empty(n, INDEX_DTYPE)
         self.thread_hists = np.empty((n_threads, self.layout.n_cells, 2), FIXED_DTYPE)
-        self._hist_arrays = (*self.layout.arrays, None)  # the histogram kernels' layout arguments in this tree
-        # where the partitions read the split features' bins (partition_node's ``columns``): the
-        # column-major bins by row id, or for a compact tree (_compact_columns) its own
-        self._by_row_id = (data.column_major, np.empty((0, 0), np.uint8), np.empty(0, np.int64),
-                           np.empty(0, INDEX_DTYPE), np.empty((0, 0), np.uint8), np.empty(0, np.bool_))
+        self._hist_arrays = self.layout.arrays  # how this tree's histograms read its rows
+        # where the partitions read the split features' bins: the column-major bins by row id,
+        # or for a compact tree (_compact_columns) its own
+        self._by_row_id = PartitionColumns(data.column_major, np.empty((0, 0), np.uint8), np.empty(0, np.int64),
+                                           np.empty(0, INDEX_DTYPE), np.empty((0, 0), np.uint8), np.empty(0, np.bool_))
         self._columns = self._by_row_id
         self._gathered = np.empty(0, np.uint8)  # buffer of a compact tree's gathered columns
         self._compact = np.empty(0, np.uint8)   # buffer of the compact bins
@@ -204,17 +194,18 @@ class NodeRows:
                                and dense_offsets.size >= HIST_COLUMNS_PER_THREAD * self.n_threads)
         if self.is_compact:
             bins, indptr, sparse_cells = self._gather_compact(columns)
-            self._hist_arrays = (bins, dense_offsets, indptr, sparse_cells, *self.layout.arrays[4:], cells)
+            self._hist_arrays = self.layout.arrays._replace(dense_bins=bins, dense_offsets=dense_offsets,
+                                                            sparse_indptr=indptr, sparse_cells=sparse_cells, cells=cells)
             self._compact_columns(bins, columns)
             return
         self._columns = self._by_row_id
         if columns is None:
-            self._hist_arrays = (*self.layout.arrays, None)
+            self._hist_arrays = self.layout.arrays
             return
         n = self.data.n_rows
         compact = self._buffer(n * columns.size).reshape(n, columns.size)
         gather_columns(self.rows, self.data.column_major, self.layout.dense_features[columns], compact)
-        self._hist_arrays = (compact, dense_offsets, *self.layout.arrays[2:], cells)
+        self._hist_arrays = self.layout.arrays._replace(dense_bins=compact, dense_offsets=dense_offsets, cells=cells)
 
     def _buffer(self, size: int) -> np.ndarray:
         """``size`` bytes of the compact bins' buffer."""
@@ -253,8 +244,8 @@ class NodeRows:
         if self._gathered.size < n_features * m:
             self._gathered = np.empty(n_features * m, np.uint8)
         gathered = self._gathered[:n_features * m].reshape(n_features, m)
-        self._columns = (self.data.column_major, bins, compact_column, self.ids, gathered,
-                         np.zeros(n_features, np.bool_))
+        self._columns = PartitionColumns(self.data.column_major, bins, compact_column, self.ids, gathered,
+                                         np.zeros(n_features, np.bool_))
 
     def units(self) -> tuple[float, float]:
         """The fixed-point units these rows need on their own (see ``_kernels.gradients``).
@@ -289,12 +280,10 @@ class NodeRows:
         self._start[right], self._end[right] = start + n_left, end
         return n_left, end - start - n_left
 
-    def kernel_rows(self) -> tuple:
-        """These rows as ``_kernels.grow.grow_tree`` takes them (after :meth:`begin_tree`): the
-        row list, the partition scratch, the fixed-point (g, h), the per-thread histograms, the
-        histogram layout, whether histograms go by column blocks, and the partitions' bins."""
-        return (self.rows, self.scratch, self.gh, self.thread_hists, self._hist_arrays, self._column_blocks,
-                self._columns)
+    def local_rows(self) -> LocalRows:
+        """These rows as the compiled growth loop takes them (after :meth:`begin_tree`)."""
+        return LocalRows(self.rows, self.scratch, self.gh, self.thread_hists, self._hist_arrays, self._column_blocks,
+                         self._columns)
 
     def set_segments(self, start: np.ndarray, end: np.ndarray) -> None:
         """Each node's slice of the row list, after ``grow_tree`` partitioned it."""
@@ -322,41 +311,10 @@ class NodeRows:
         g_unit, h_unit = self.units()
         return (g_unit, h_unit, *self.to_fixed_point(g_unit, h_unit))
 
-    def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
-        """See :class:`RowSource`."""
-        self.histogram(0, g, h, out)
-
-    def split(self, node, left, right, feature, bin_threshold, missing_left, left_sums, right_sums, out):
-        """See :class:`RowSource`; builds the child with fewer rows."""
-        n_left, n_right = self.partition(node, left, right, feature, bin_threshold, missing_left)
-        if out is None:
-            return n_left, n_right, -1
-        built, sums = (left, left_sums) if n_left <= n_right else (right, right_sums)
-        self.histogram(built, *sums, out)
-        return n_left, n_right, built
-
-    def split_many(self, requests: list[tuple]) -> list[tuple[int, int, int]]:
-        """See :class:`RowSource`."""
-        return [self.split(*request) for request in requests]
-
-
-class _Node:
-    """Growth state of one node (Python side only)."""
-
-    __slots__ = ("id", "n_rows", "depth", "g", "h", "slot", "split")
-
-    def __init__(self, node_id: int, n_rows: int, depth: int, g: int, h: int) -> None:
-        self.id = node_id
-        self.n_rows = n_rows
-        self.depth = depth
-        self.g = g
-        self.h = h
-        self.slot = -1
-        self.split: tuple | None = None
-
 
 class TreeGrower:
-    """Grows trees from the histograms of a row source.
+    """Grows trees from the histograms of a row source, by the compiled loop of
+    ``_kernels.grow``.
 
     Parameters
     ----------
@@ -375,74 +333,34 @@ class TreeGrower:
 
     def __init__(self, mapper: BinMapper, usable: np.ndarray, params: dict, missing: np.ndarray | None = None) -> None:
         self.n_bins = mapper.n_bins
-        self.offsets, self.n_cells = histogram_cells(self.n_bins)
+        offsets, self.n_cells = histogram_cells(self.n_bins)
+        self.cells = Cells(offsets, self.n_bins)
         self.usable = usable
         extra = 1 if missing is None else missing.astype(np.int64)
         self.n_thresholds = np.where(usable, self.n_bins - 1 + extra, 0)
         self.thresholds, self.threshold_offsets = mapper.threshold_table
-        self.split_params = np.array([params[name] for name in SPLIT_PARAMS_ORDER], np.float64)
+        self.split_params = SplitParams(*(float(params[name]) for name in SplitParams._fields))
         self.scan_scratch = split_scratch(self.n_bins)
-        self.lambda_l1 = params["lambda_l1"]
-        self.lambda_l2 = params["lambda_l2"]
-        self.min_rows_to_split = max(2, 2 * params["min_data_in_leaf"])
-        self.min_hess_to_split = 2.0 * params["min_sum_hessian_in_leaf"]
-        depth = params["max_depth"]
-        self.max_depth = depth if depth > 0 else np.iinfo(np.int64).max
-        leaves = params["num_leaves"]
-        self.max_leaves = leaves if leaves > 0 else np.iinfo(np.int64).max
-        self.depthwise = params["grow_policy"] == "depthwise"
-        self._slots: list[np.ndarray] = []  # the Python loop's histogram slots
-        self._pool_slots = np.empty((0, self.n_cells, 2), FIXED_DTYPE)  # the compiled loop's
-        self._free_slots: list[int] = []
-        self.selector: FeatureSelector | None = None  # the current tree's candidate draws (RGBM)
-        self.iteration = 0
-        self.tree_usable = usable      # features the tree's nodes may split on (per-tree draws)
-        self.tree_thresholds = None    # and their thresholds (Type 1; None: all)
-        self.tree_built = usable       # features whose histograms the tree builds
-        self._per_node = False         # whether each node draws its own candidates
+        depth, leaves = params["max_depth"], params["num_leaves"]
+        self.limits = GrowthLimits(leaves if leaves > 0 else np.iinfo(np.int64).max,
+                                   depth if depth > 0 else np.iinfo(np.int64).max,
+                                   max(2, 2 * params["min_data_in_leaf"]), 2.0 * params["min_sum_hessian_in_leaf"],
+                                   params["grow_policy"] == "depthwise")
+        self._state: GrowthState | None = None  # kept from tree to tree
 
     @classmethod
     def for_data(cls, data: BinnedData, params: dict) -> TreeGrower:
         """The grower of a binned training set."""
         return cls(data.mapper, data.usable_features, params, data.missing_count > 0)
 
-    # -- histogram slots -------------------------------------------------------------------
-
-    def _new_slot(self) -> int:
-        if self._free_slots:
-            return self._free_slots.pop()
-        self._slots.append(np.empty((self.n_cells, 2), FIXED_DTYPE))
-        return len(self._slots) - 1
-
-    def _release(self, node: _Node) -> None:
-        if node.slot >= 0:
-            self._free_slots.append(node.slot)
-            node.slot = -1
-
-    def _candidates(self, node: _Node) -> tuple[np.ndarray, np.ndarray | None]:
-        """The features ``node`` may split on and their thresholds (None: all), from RGBM's
-        per-node draw or the tree's."""
-        if self._per_node:
-            features, thresholds = self.selector.draw(self.iteration, node.id, self.n_thresholds)
-            return (self.usable if features is None else features), thresholds
-        return self.tree_usable, self.tree_thresholds
-
-    def _can_split(self, node: _Node) -> bool:
-        return can_split(node.depth, node.n_rows, node.h, self.h_unit, self.max_depth, self.min_rows_to_split,
-                         self.min_hess_to_split)
-
-    # -- growth ----------------------------------------------------------------------------
-
-    def grow(self, source: RowSource, learning_rate: float, selector: FeatureSelector | None = None,
-             iteration: int = 0) -> GrownTree:
-        """Grow one tree on the rows of ``source``.
+    def grow(self, source: RowSource, selector: FeatureSelector | None = None, iteration: int = 0) -> GrownTree:
+        """Grow one tree on the rows of ``source``; its node values are the Newton values (the
+        step rule and the learning rate are the boosting loop's).
 
         Parameters
         ----------
         source : RowSource
             The rows (a :class:`NodeRows` after ``set_rows``, or smartboost.dask's workers).
-        learning_rate : float
-            Shrinkage applied to the node values.
         selector : FeatureSelector, optional
             Draws the candidate splits (RGBM); None or an inactive one allows every split.
         iteration : int
@@ -452,157 +370,106 @@ class TreeGrower:
         -------
         GrownTree
         """
-        self.selector = selector if selector is not None and selector.active else None
-        self.iteration = iteration
-        self._per_node = self.selector is not None and self.selector.per_node
-        histogram_features, self.tree_thresholds = None, None
-        if self.selector is not None and not self._per_node:
-            histogram_features, self.tree_thresholds = self.selector.draw(iteration, -1, self.n_thresholds)
-        self.tree_usable = self.tree_built = self.usable if histogram_features is None else histogram_features
-        self.g_unit, self.h_unit, g_root, h_root, n_root = source.begin_tree(histogram_features)
-        if not (np.isfinite(self.g_unit) and np.isfinite(self.h_unit)):
+        choices = self._split_choices(selector, iteration)
+        tree_features = None if choices.built is self.usable else choices.built
+        g_unit, h_unit, g_root, h_root, n_root = source.begin_tree(tree_features)
+        if not (np.isfinite(g_unit) and np.isfinite(h_unit)):
             raise DataError(f"the gradients or hessians of iteration {iteration} are not finite: the loss overflows "
                             "(labels, weights or init_score too large in magnitude, or parameters such as sigmoid "
                             "too large)")
-        pool = self._pool(source, n_root)
-        if pool is not None:
-            node_draws = self.selector.node_draws(iteration, self.n_thresholds) if self._per_node else None
-            packed = None if node_draws is None else node_draws[6]
-            *tree, start, end = grow_tree(
-                *source.kernel_rows(), self.offsets, self.n_bins, self.tree_built, self.tree_usable,
-                self.tree_thresholds, node_draws, packed, self.split_params, self.scan_scratch, pool, self.g_unit,
-                self.h_unit, g_root, h_root, self.max_leaves, self.max_depth, self.min_rows_to_split,
-                self.min_hess_to_split, self.depthwise)
-            source.set_segments(start, end)
-            return self._pack(*tree, learning_rate)
-        nodes = [_Node(0, n_root, 0, g_root, h_root)]
-        splits: list[tuple] = []   # (node id, feature, bin, missing_left, gain, left id) of each split
-        heap: list[tuple] = []
-        root = nodes[0]
-        if self._can_split(root) and self.max_leaves > 1:
-            root.slot = self._new_slot()
-            hist = self._slots[root.slot]
-            source.root_histogram(root.g, root.h, hist)
-            root.split = find_best_split(hist, self.offsets, self.n_bins, *self._candidates(root), root.g, root.h,
-                                         root.n_rows, self.g_unit, self.h_unit, self.split_params,
-                                         self.scan_scratch)
-            self._push_or_release(heap, root)
-        n_leaves, max_leaves = 1, self.max_leaves
-        while heap and n_leaves < max_leaves:
-            # leaf-wise: the best leaf; depth-wise: every leaf of the shallowest level (in the
-            # order a one-at-a-time loop would take them), split in one call to the source
-            parent = heapq.heappop(heap)[-1]
-            n_leaves += 1
-            batch = [self._split_request(parent, len(nodes), n_leaves < max_leaves)]
-            while self.depthwise and heap and n_leaves < max_leaves and heap[0][0] == parent.depth:
-                n_leaves += 1
-                batch.append(self._split_request(heapq.heappop(heap)[-1], len(nodes) + 2 * len(batch),
-                                                 n_leaves < max_leaves))
-            answers = ([source.split(*batch[0][2])] if len(batch) == 1
-                       else source.split_many([request for _, _, request in batch]))
-            for (parent, slot, request), answer in zip(batch, answers):
-                left, right = self._split_finish(parent, request[1], slot, answer)
-                nodes += (left, right)
-                splits.append((parent.id, *parent.split[:4], left.id))
-                self._push_or_release(heap, left)
-                self._push_or_release(heap, right)
-        for entry in heap:
-            self._release(entry[-1])
-        return self._pack(*self._node_arrays(nodes, splits), learning_rate)
+        units = Units(g_unit, h_unit)
+        state = self._state_for(n_root)
+        start_tree(state, g_root, h_root, n_root)
+        rows = source.local_rows()
+        while (status := grow_tree(state, rows, self.cells, choices, self.limits, self.split_params, units,
+                                   self.scan_scratch)) != DONE:
+            if status == NEED_SPACE:
+                state = self._state = _enlarged(state)
+            elif status == NEED_ROOT:
+                root = state.nodes[0]
+                source.root_histogram(int(root["g"]), int(root["h"]), state.pool[root["slot"]])
+            else:
+                _split_elsewhere(source, state)
+        nodes = state.nodes[:state.counts[0]["n_nodes"]]
+        if rows is not None:
+            source.set_segments(nodes["start"].copy(), nodes["end"].copy())
+        return self._pack(nodes, units)
 
-    def _pool(self, source: RowSource, n_root: int) -> np.ndarray | None:
-        """The histogram slots of a tree grown by the compiled loop (``_kernels.grow``), one per
-        leaf the tree may have; None when the Python loop grows it: rows not held by this
-        process, or a tree whose leaves are bounded only by its rows and would need more than
-        ``_MAX_POOL_BYTES`` of slots."""
-        if not isinstance(source, NodeRows):
-            return None
-        leaves = min(self.max_leaves, 2 ** min(self.max_depth, 62), max(1, n_root))
-        if leaves * self.n_cells * 2 * np.dtype(FIXED_DTYPE).itemsize > _MAX_POOL_BYTES:
-            return None
-        if self._pool_slots.shape[0] < leaves:
+    def _split_choices(self, selector: FeatureSelector | None, iteration: int) -> SplitChoices:
+        """What the tree's nodes may split on: every usable feature and threshold, RGBM's draw
+        for the tree (whose features are then the only histograms built), or its draws node by
+        node."""
+        if selector is None or not selector.active:
+            return SplitChoices(self.usable, Candidates(self.usable, None), None)
+        if selector.per_node:
+            return SplitChoices(self.usable, Candidates(self.usable, None),
+                                selector.node_draws(iteration, self.n_thresholds))
+        features, thresholds = selector.draw(iteration, -1, self.n_thresholds)
+        features = self.usable if features is None else features
+        return SplitChoices(features, Candidates(features, thresholds), None)
+
+    def _state_for(self, n_root: int) -> GrowthState:
+        """A growth state with one histogram slot for every leaf a tree on ``n_root`` rows may
+        have (as many as ``_MAX_POOL_BYTES`` allows; more are added when a tree needs them)."""
+        leaves = min(self.limits.max_leaves, 2 ** min(self.limits.max_depth, 62), max(1, n_root))
+        leaves = max(1, min(leaves, _MAX_POOL_BYTES // (self.n_cells * 2 * np.dtype(FIXED_DTYPE).itemsize)))
+        if self._state is None or self._state.pool.shape[0] < leaves:
             # pages are touched only by the slots a tree uses
-            self._pool_slots = np.empty((leaves, self.n_cells, 2), FIXED_DTYPE)
-        return self._pool_slots[:leaves]
+            self._state = _new_state(leaves, np.empty((leaves, self.n_cells, 2), FIXED_DTYPE))
+        return self._state
 
-    def _push_or_release(self, heap: list, node: _Node) -> None:
-        """Queue a node that has a valid split; free the histogram of one that has none."""
-        if node.split is None or node.split[0] < 0:
-            self._release(node)
-            return
-        gain = node.split[3]
-        key = (node.depth, -gain, node.id) if self.depthwise else (-gain, node.id)
-        heapq.heappush(heap, (*key, node))
-
-    def _split_request(self, parent: _Node, left_id: int, room: bool) -> tuple[_Node, int, tuple]:
-        """The source's arguments to split ``parent`` into nodes ``left_id`` and ``left_id + 1``,
-        with a histogram slot for one child unless no child can be split (``room``: whether the
-        tree may still grow after this split). Returns ``(parent, slot, request)``."""
-        feature, bin_threshold, missing_left, _, gl, hl = parent.split
-        gr, hr = parent.g - gl, parent.h - hl
-        wanted = wants_histogram(room, parent.depth + 1, hl, hr, self.h_unit, self.max_depth, self.min_hess_to_split)
-        slot = self._new_slot() if wanted else -1
-        return parent, slot, (parent.id, left_id, left_id + 1, feature, bin_threshold, missing_left, (gl, hl),
-                              (gr, hr), self._slots[slot] if wanted else None)
-
-    def _split_finish(self, parent: _Node, left_id: int, slot: int,
-                      answer: tuple[int, int, int]) -> tuple[_Node, _Node]:
-        """The two children of ``parent`` from the source's answer, with their best splits: the
-        source built one child's histogram, the other is the parent's minus it, in the parent's
-        slot."""
-        n_left, n_right, built = answer
-        gl, hl = parent.split[4:6]
-        left = _Node(left_id, n_left, parent.depth + 1, gl, hl)
-        right = _Node(left_id + 1, n_right, parent.depth + 1, parent.g - gl, parent.h - hl)
-        if slot < 0:
-            self._release(parent)
-            return left, right
-        small, large = (left, right) if built == left.id else (right, left)
-        small.slot, large.slot, parent.slot = slot, parent.slot, -1
-        scan_small = self._can_split(small)
-        scan_large = self._can_split(large)
-        small.split, large.split = subtract_and_find_splits(
-            self._slots[large.slot], self._slots[small.slot], self.offsets, self.n_bins, self.tree_built,
-            *self._candidates(small), *self._candidates(large), small.g, small.h, small.n_rows, scan_small, large.g,
-            large.h, large.n_rows, scan_large, self.g_unit, self.h_unit, self.split_params, self.scan_scratch)
-        if not scan_small:
-            small.split = None
-        if not scan_large:
-            large.split = None
-        return left, right
-
-    @staticmethod
-    def _node_arrays(nodes: list[_Node], splits: list[tuple]) -> tuple[np.ndarray, ...]:
-        """The Python loop's nodes (node ``k`` is ``nodes[k]``) and ``splits`` as the arrays of
-        ``_kernels.grow.grow_tree``: ``(feature, bin_threshold, missing_left, gain, left, g, h,
-        n_rows)``."""
-        n = len(nodes)
-        feature = np.full(n, -1, np.int32)
-        bin_threshold = np.zeros(n, np.int32)
-        missing_left = np.zeros(n, np.bool_)
-        gain = np.zeros(n, np.float64)
-        left = np.full(n, -1, np.int32)
-        if splits:
-            ids, f, b, ml, g, left_id = (np.array(column) for column in zip(*splits))
-            feature[ids], bin_threshold[ids], missing_left[ids], gain[ids], left[ids] = f, b, ml, g, left_id
-        g_sum = np.array([node.g for node in nodes], np.int64)
-        h_sum = np.array([node.h for node in nodes], np.int64)
-        return (feature, bin_threshold, missing_left, gain, left, g_sum, h_sum,
-                np.array([node.n_rows for node in nodes], np.int64))
-
-    def _pack(self, feature: np.ndarray, bin_threshold: np.ndarray, missing_left: np.ndarray, gain: np.ndarray,
-              left: np.ndarray, g_sum: np.ndarray, h_sum: np.ndarray, count: np.ndarray,
-              learning_rate: float) -> GrownTree:
-        """The grown tree from its node arrays (as :meth:`_node_arrays`)."""
+    def _pack(self, nodes: np.ndarray, units: Units) -> GrownTree:
+        """The grown tree from its node records."""
+        left = nodes["left"].copy()
+        feature = nodes["feature"].copy()
+        bin_threshold = nodes["bin"].copy()
         inner = left >= 0
         threshold = np.zeros(feature.size, np.float64)
         threshold[inner] = self.thresholds[self.threshold_offsets[feature[inner]] + bin_threshold[inner]]
-        right = np.where(inner, left + 1, -1).astype(np.int32)
         value = np.empty(feature.size, np.float64)
-        leaf_values(g_sum, h_sum, self.g_unit, self.h_unit, self.lambda_l1, self.lambda_l2, value)
-        with np.errstate(over="ignore"):  # an overflow stops training in the engine, with its reason
-            value *= learning_rate
+        g_sum, h_sum = nodes["g"].copy(), nodes["h"].copy()
+        leaf_values(g_sum, h_sum, units, self.split_params.lambda_l1, self.split_params.lambda_l2, value)
         tree = Tree(feature=feature, threshold=threshold, bin_threshold=bin_threshold,
-                    missing_left=missing_left, left=left, right=right, value=value, gain=gain,
-                    hessian=h_sum * self.h_unit, count=count)
+                    missing_left=nodes["missing_left"].copy(), left=left,
+                    right=np.where(inner, left + 1, -1).astype(np.int32), value=value, gain=nodes["gain"].copy(),
+                    hessian=h_sum * units.h, count=nodes["n_rows"].copy())
         return GrownTree(tree, np.flatnonzero(~inner))
+
+
+def _new_state(slots: int, pool: np.ndarray) -> GrowthState:
+    """A growth state for trees of at most ``slots`` leaves, with the histogram slots ``pool``."""
+    capacity = 2 * slots + 1
+    return GrowthState(np.zeros(capacity, NODE), np.zeros(capacity, np.int64), np.zeros(slots, np.int64), pool,
+                       np.zeros((slots, 4), np.int64), np.zeros(1, COUNTS))
+
+
+def _enlarged(state: GrowthState) -> GrowthState:
+    """``state`` with the histogram slots and node records it asked for (at least twice as many),
+    its tree and open histograms kept."""
+    counts = state.counts[0]
+    old = state.pool.shape[0]
+    slots = max(int(counts["need_slots"]), (int(counts["need_nodes"]) + 1) // 2, 2 * old)
+    pool = np.empty((slots, *state.pool.shape[1:]), state.pool.dtype)
+    pool[:old] = state.pool
+    bigger = _new_state(slots, pool)
+    n_nodes, n_open, n_free = int(counts["n_nodes"]), int(counts["n_open"]), int(counts["n_free"])
+    bigger.nodes[:n_nodes] = state.nodes[:n_nodes]
+    bigger.open[:n_open] = state.open[:n_open]
+    bigger.free[:n_free] = state.free[:n_free]
+    bigger.free[n_free:n_free + slots - old] = np.arange(old, slots)
+    bigger.counts[0] = state.counts[0]
+    bigger.counts[0]["n_free"] = n_free + slots - old
+    return bigger
+
+
+def _split_elsewhere(source: RowSource, state: GrowthState) -> None:
+    """Have ``source`` do the loop's pending splits, and record its answers for the loop."""
+    pending = state.pending[:state.counts[0]["n_pending"]]
+    requests = []
+    for parent, slot, _, _ in pending:
+        p = state.nodes[parent]
+        left, g, h, gl, hl = (int(p[name]) for name in ("left", "g", "h", "gl", "hl"))
+        requests.append((int(parent), left, left + 1, int(p["feature"]), int(p["bin"]), bool(p["missing_left"]),
+                         (gl, hl), (g - gl, h - hl), state.pool[slot] if slot >= 0 else None))
+    for request, (n_left, _, built) in zip(pending, source.split_many(requests)):
+        request[2], request[3] = n_left, built

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ._kernels.sampling import draw_exact
+from ._kernels.records import NodeDraws
 from ._kernels.selection import draw_key, draw_pairs
 from .errors import ParameterError
 from .sampling.base import _hash
@@ -126,12 +127,10 @@ class FeatureSelector:
         mask[self.candidates[self._sample(iteration, node, self.t, self.candidates.size)]] = True
         return mask, None
 
-    def node_draws(self, iteration: int, n_thresholds: np.ndarray) -> tuple | None:
+    def node_draws(self, iteration: int, n_thresholds: np.ndarray) -> NodeDraws | None:
         """The per-node draws of ``iteration`` as the compiled growth loop makes them
-        (``_kernels.selection.draw_node_candidates``, node by node): ``(stream, iteration, t,
-        pool, n_thresholds, features, packed, chosen, rest)``, with buffers for two nodes'
-        draws (rows of ``features`` and ``packed``; ``packed`` None for Types 2 and 3); None when
-        the draws restrict nothing (Type 1 drawing every pair).
+        (``_kernels.selection.draw_node_candidates``, node by node), with buffers for two nodes'
+        draws; None when the draws restrict nothing (Type 1 drawing every pair).
         """
         n = n_thresholds.size
         if self.kind == 1:
@@ -142,8 +141,8 @@ class FeatureSelector:
         else:
             packed = None
         m = self.candidates.size
-        return (self._stream, iteration, self.t, self.candidates, n_thresholds, np.empty((2, n), np.bool_), packed,
-                np.empty(m, np.uint32), np.empty(m, np.uint32))
+        return NodeDraws(self._stream, iteration, self.t, self.candidates, n_thresholds, np.empty((2, n), np.bool_),
+                         packed, np.empty(m, np.uint32), np.empty(m, np.uint32))
 
     def _pair_count(self, n_thresholds: np.ndarray) -> int:
         """All (feature, threshold) pairs; ``selection_t`` may not exceed it."""

@@ -1,27 +1,28 @@
-"""Growth of one tree on the rows of one machine, in one compiled call.
+"""Growth of one tree: the loop that chooses, splits and scans its nodes, compiled.
 
-``grower.TreeGrower`` grows a tree from a row source through a Python loop: a split is a few
-kernel calls (partition, the smaller child's histogram, subtraction and both children's scans)
-and some bookkeeping in between. For rows held by one process (``grower.NodeRows``),
-:func:`grow_tree` runs the same loop compiled, calling the same kernels, and the trees are the
-same (RGBM's per-node draws included: both loops draw each node's candidates from the same
-random stream, keyed by iteration and node id). What it saves is the Python between the
-kernels and their calls' dispatch: 1M x 28 rows, 255 leaves, MVS at 0.1 (docs/internals.md).
-
-The loop (ALGORITHMS.md 2):
+The loop (docs/concepts/boosting.md, "Trees"):
 
 - the root's histogram is built and its best split found, if it may split;
 - the open leaf to split next is the one with the largest gain (leaf-wise), or the shallowest,
-  then the largest gain (depth-wise); ties go to the lowest node id. That is the order of the
-  Python loop's heap; an open leaf is found by a scan of the open leaves (at most a few hundred);
-- its rows are partitioned into its children, node ids ``n_nodes`` (left) and ``n_nodes + 1``;
-- when a child may still be split (room for more leaves, depth left, and enough hessian on
-  one side), the child with fewer rows gets its histogram built into a free slot of the pool,
-  the other one inherits the parent's slot and becomes parent minus it, and both are scanned
-  (:func:`subtract_and_find_splits`); otherwise the parent's slot is freed;
+  then the largest gain (depth-wise); ties go to the lowest node id. A depth-wise tree takes a
+  whole level at once, in that order, which grows the same tree;
+- a chosen leaf's rows are partitioned into its children, node ids ``n_nodes`` (left) and
+  ``n_nodes + 1``;
+- when a child may still be split (room for more leaves, depth left, and enough hessian on one
+  side), the child with fewer rows gets its histogram built into a free histogram slot, the
+  other one inherits the parent's slot and becomes parent minus it, and both are scanned
+  (:func:`~smartboost._kernels.split.subtract_and_find_splits`); otherwise the parent's slot is
+  freed;
 - a child with a valid split stays open, holding its histogram; the others free theirs.
 
-Histogram slots are rows of ``pool``; a tree holds at most one per leaf at a time.
+One loop serves every row source. It is a resumable state machine over a
+:class:`~smartboost._kernels.records.GrowthState`: :func:`grow_tree` advances the tree as far as
+it can and returns what it needs to go on. On rows held by this process (a ``LocalRows`` record)
+it partitions the nodes and builds their histograms itself, and runs to the end in one call. On
+rows held elsewhere (``rows`` None: ``smartboost.dask``'s workers), it stops where it needs them,
+for the root's histogram (:data:`NEED_ROOT`) and for the splits it chose (:data:`NEED_SPLITS`);
+``grower.TreeGrower`` has the row source do them and resumes it. It also stops when the state
+has too few histogram slots or node records (:data:`NEED_SPACE`), to be enlarged and resumed.
 """
 
 from __future__ import annotations
@@ -32,212 +33,312 @@ from numba.extending import overload
 
 from .histogram import node_histogram
 from .partition import partition_node
+from .records import Candidates, NodeSums
 from .selection import draw_key, draw_node_candidates
 from .split import find_best_split, subtract_and_find_splits
 
+DONE, NEED_ROOT, NEED_SPLITS, NEED_SPACE = 0, 1, 2, 3
+"""What :func:`grow_tree` returns: the tree is complete; the root's histogram is wanted in its
+slot; the pending splits are wanted (rows partitioned, the chosen child's histogram built); the
+state needs more slots or nodes (``counts.need_slots``, ``counts.need_nodes``)."""
+
+_START, _SCAN_ROOT, _CHOOSE, _FINISH, _END = 0, 1, 2, 3, 4
+"""The loop's phases, kept in ``counts.phase`` so that it resumes where it stopped."""
+
 
 @njit(cache=True, nogil=True)
-def can_split(depth, n_rows, h_fixed, h_unit, max_depth, min_rows_to_split, min_hess_to_split):
+def can_split(depth, n_rows, h_fixed, h_unit, limits):
     """Whether a node may be split at all: depth left, and enough rows and hessian for two
-    children (``min_rows_to_split`` = 2 ``min_data_in_leaf``, ``min_hess_to_split`` = 2
-    ``min_sum_hessian_in_leaf``)."""
-    return depth < max_depth and n_rows >= min_rows_to_split and h_fixed * h_unit >= min_hess_to_split
+    children."""
+    return depth < limits.max_depth and n_rows >= limits.min_rows_to_split and \
+        h_fixed * h_unit >= limits.min_hess_to_split
 
 
 @njit(cache=True, nogil=True)
-def wants_histogram(room, child_depth, hl_fixed, hr_fixed, h_unit, max_depth, min_hess_to_split):
+def _wants_histogram(room, child_depth, hl_fixed, hr_fixed, h_unit, limits):
     """Whether a split should build a child's histogram: unless no child can be split, whatever
     the row counts turn out to be (``room``: whether the tree may grow after this split)."""
-    return room and child_depth < max_depth and max(hl_fixed, hr_fixed) * h_unit >= min_hess_to_split
+    return room and child_depth < limits.max_depth and max(hl_fixed, hr_fixed) * h_unit >= limits.min_hess_to_split
 
 
 @njit(cache=True, nogil=True)
-def _comes_first(a, b, gain, depth, depthwise):
+def _comes_first(nodes, a, b, depthwise):
     """Whether open node ``a`` is split before open node ``b``."""
-    if depthwise and depth[a] != depth[b]:
-        return depth[a] < depth[b]
-    if gain[a] != gain[b]:
-        return gain[a] > gain[b]
+    if depthwise and nodes[a].depth != nodes[b].depth:
+        return nodes[a].depth < nodes[b].depth
+    if nodes[a].gain != nodes[b].gain:
+        return nodes[a].gain > nodes[b].gain
     return a < b
 
 
 @njit(cache=True, nogil=True)
-def _draw(node, row, node_draws, packed_row):
-    """Draw the candidates of ``node`` into row ``row`` of ``node_draws``' buffers (Type 1 pairs
-    into ``packed_row`` too, unless it is None); return the row of features."""
-    stream, iteration, t, pool, n_thresholds, features, _, chosen, rest = node_draws
-    draw_node_candidates(draw_key(stream, iteration, node), t, pool, n_thresholds, features[row], packed_row, chosen,
-                         rest)
-    return features[row]
+def _draw(node, row, draws, packed_row):
+    """Draw the candidates of ``node`` into row ``row`` of the draws' buffers (Type 1 pairs into
+    ``packed_row`` too, unless it is None); return the row of features."""
+    draw_node_candidates(draw_key(draws.stream, draws.iteration, node), draws.t, draws.pool, draws.n_thresholds,
+                         draws.features[row], packed_row, draws.chosen, draws.rest)
+    return draws.features[row]
 
 
-def _candidates_of(node, row, usable, candidates, node_draws, packed):
-    """The features ``node`` may split on and their thresholds (None: all): the tree's
-    (``node_draws`` None), or the node's own draw into row ``row`` of ``node_draws``' buffers
-    (``packed``: its Type 1 buffer, or None for Types 2 and 3).
+def _candidates_of(node, row, choices):
+    """The :class:`Candidates` of ``node``: the tree's, or (``choices.per_node``) the node's own
+    draw into row ``row`` of the draws' buffers.
 
-    Which of the three applies is decided by the arguments' types, when numba compiles the
-    caller (:func:`_candidates_of_types`): a branch on ``packed is None`` would return the
-    thresholds as an optional array, which the split kernels' parallel loops misread as None
-    (every threshold scanned; seen with numba 0.68)."""
+    Which applies is decided by the types when numba compiles the caller
+    (:func:`_candidates_of_types`): a branch on ``per_node is None`` would return the thresholds
+    as an optional array, which the split kernels' parallel loops misread as None."""
 
 
 @overload(_candidates_of, jit_options={"cache": True, "nogil": True})
-def _candidates_of_types(node, row, usable, candidates, node_draws, packed):
+def _candidates_of_types(node, row, choices):
     """The implementation of :func:`_candidates_of` for the argument types."""
-    if isinstance(node_draws, types.NoneType):
-        return lambda node, row, usable, candidates, node_draws, packed: (usable, candidates)
-
-    if isinstance(packed, types.NoneType):  # Types 2 and 3: features only (``candidates`` is None)
-        return lambda node, row, usable, candidates, node_draws, packed: (_draw(node, row, node_draws, None),
-                                                                            candidates)
-    return lambda node, row, usable, candidates, node_draws, packed: (_draw(node, row, node_draws, packed[row]),
-                                                                        packed[row])
+    per_node = choices.types[choices.fields.index("per_node")]
+    if isinstance(per_node, types.NoneType):
+        return lambda node, row, choices: choices.tree
+    packed = per_node.types[per_node.fields.index("packed")]
+    if isinstance(packed, types.NoneType):  # Types 2 and 3: features only
+        return lambda node, row, choices: Candidates(_draw(node, row, choices.per_node, None), None)
+    return lambda node, row, choices: Candidates(
+        _draw(node, row, choices.per_node, choices.per_node.packed[row]), choices.per_node.packed[row])
 
 
 @njit(cache=True, nogil=True)
-def grow_tree(rows, scratch, gh, thread_hists, layout, column_blocks, columns, offsets, n_bins, built, usable,
-              candidates, node_draws, packed, params, scan_scratch, pool, g_unit, h_unit, g_root, h_root, max_leaves,
-              max_depth, min_rows_to_split, min_hess_to_split, depthwise):
-    """Grow one tree on the row list ``rows`` (partitioned in place, node by node).
+def start_tree(state, g_root, h_root, n_root):
+    """Make ``state`` the root of a new tree with the given fixed-point sums and rows."""
+    c = state.counts[0]
+    c.n_nodes, c.n_leaves, c.n_open, c.n_pending, c.phase = 1, 1, 0, 0, _START
+    c.n_free = state.free.shape[0]
+    for k in range(c.n_free):
+        state.free[k] = c.n_free - 1 - k  # a stack: slot 0 is taken first
+    _new_node(state.nodes, 0, g_root, h_root, 0)
+    root = state.nodes[0]
+    root.n_rows, root.start, root.end = n_root, 0, n_root
+
+
+@njit(cache=True, nogil=True)
+def _new_node(nodes, node, g, h, depth):
+    """A node with sums ``(g, h)`` at ``depth``, no split and no slot yet."""
+    record = nodes[node]
+    record.feature, record.bin, record.missing_left, record.gain, record.left = -1, 0, False, 0.0, -1
+    record.gl, record.hl, record.g, record.h, record.depth, record.slot = 0, 0, g, h, depth, -1
+
+
+@njit(cache=True, nogil=True)
+def _take_slot(state):
+    c = state.counts[0]
+    c.n_free -= 1
+    return state.free[c.n_free]
+
+
+@njit(cache=True, nogil=True)
+def _release_slot(state, node):
+    """Give the histogram slot of ``node`` back."""
+    record = state.nodes[node]
+    if record.slot >= 0:
+        c = state.counts[0]
+        state.free[c.n_free] = record.slot
+        c.n_free += 1
+        record.slot = -1
+
+
+@njit(cache=True, nogil=True)
+def _keep_split(nodes, node, split):
+    """Record the best split of ``node``."""
+    record = nodes[node]
+    record.feature, record.bin, record.missing_left = split.feature, split.bin, split.missing_left
+    record.gain, record.gl, record.hl = split.gain, split.gl, split.hl
+
+
+@njit(cache=True, nogil=True)
+def _open_or_release(state, node):
+    """Keep ``node`` open when it has a valid split; else free its histogram."""
+    c = state.counts[0]
+    if state.nodes[node].feature >= 0:
+        state.open[c.n_open] = node
+        c.n_open += 1
+    else:
+        _release_slot(state, node)
+
+
+@njit(cache=True, nogil=True)
+def _pop_first_open(state, depthwise):
+    """Remove and return the open node to split next."""
+    c = state.counts[0]
+    k_best = 0
+    for k in range(1, c.n_open):
+        if _comes_first(state.nodes, state.open[k], state.open[k_best], depthwise):
+            k_best = k
+    node = state.open[k_best]
+    c.n_open -= 1
+    state.open[k_best] = state.open[c.n_open]
+    return node
+
+
+@njit(cache=True, nogil=True)
+def _choose(state, limits, h_unit):
+    """Move the next split (leaf-wise), or every split of the shallowest open level the leaf
+    budget allows (depth-wise), to ``pending``, with a histogram slot for one child unless no
+    child can be split after it, and create the children. Returns how many, 0 when the tree is
+    complete, -1 when the state lacks slots or nodes for them (``counts.need_*`` say how many;
+    nothing changed)."""
+    c = state.counts[0]
+    nodes = state.nodes
+    if c.n_open == 0 or c.n_leaves >= limits.max_leaves:
+        return 0
+    k = 1
+    if limits.depthwise:
+        level = nodes[state.open[0]].depth
+        for j in range(1, c.n_open):
+            level = min(level, nodes[state.open[j]].depth)
+        k = 0
+        for j in range(c.n_open):
+            k += nodes[state.open[j]].depth == level
+        k = min(k, limits.max_leaves - c.n_leaves)
+    if c.n_free < k or c.n_nodes + 2 * k > nodes.shape[0]:
+        c.need_slots = state.free.shape[0] - c.n_free + k
+        c.need_nodes = c.n_nodes + 2 * k
+        return -1
+    for j in range(k):
+        parent = _pop_first_open(state, limits.depthwise)
+        c.n_leaves += 1
+        p = nodes[parent]
+        gr, hr = p.g - p.gl, p.h - p.hl
+        wanted = _wants_histogram(c.n_leaves < limits.max_leaves, p.depth + 1, p.hl, hr, h_unit, limits)
+        a = c.n_nodes
+        c.n_nodes += 2
+        p.left = a
+        _new_node(nodes, a, p.gl, p.hl, p.depth + 1)
+        _new_node(nodes, a + 1, gr, hr, p.depth + 1)
+        state.pending[j, 0] = parent
+        state.pending[j, 1] = _take_slot(state) if wanted else -1
+        state.pending[j, 2] = 0
+        state.pending[j, 3] = -1
+    c.n_pending = k
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _split_rows(state, rows, n_bins):
+    """Do the pending splits on local rows: partition each parent's rows, and build the smaller
+    child's histogram into the split's slot."""
+    c = state.counts[0]
+    nodes = state.nodes
+    n_threads = rows.thread_hists.shape[0]
+    for j in range(c.n_pending):
+        p = nodes[state.pending[j, 0]]
+        n_left = partition_node(rows.rows, p.start, p.end, rows.columns, p.feature, p.bin, p.missing_left,
+                                n_bins[p.feature], rows.scratch, n_threads)
+        state.pending[j, 2] = n_left
+        slot = state.pending[j, 1]
+        if slot < 0:
+            continue
+        a = np.int64(p.left)
+        n_right = p.n_rows - n_left
+        small, start, end = (a, p.start, p.start + n_left) if n_left <= n_right else (a + 1, p.start + n_left, p.end)
+        node_histogram(rows.rows, start, end, rows.histogram, rows.gh, nodes[small].g, nodes[small].h,
+                       state.pool[slot], rows.thread_hists, rows.column_blocks)
+        state.pending[j, 3] = small
+
+
+@njit(cache=True, nogil=True)
+def _finish(state, cells, choices, limits, params, units, scan_scratch):
+    """Complete the pending splits whose rows are split: place the children's rows, derive the
+    larger child's histogram by subtraction, scan both, and open those with a valid split."""
+    c = state.counts[0]
+    nodes = state.nodes
+    for j in range(c.n_pending):
+        parent, slot, n_left, small = state.pending[j, 0], state.pending[j, 1], state.pending[j, 2], state.pending[j, 3]
+        p = nodes[parent]
+        a = np.int64(p.left)
+        left, right = nodes[a], nodes[a + 1]
+        left.start, left.end, left.n_rows = p.start, p.start + n_left, n_left
+        right.start, right.end, right.n_rows = p.start + n_left, p.end, p.n_rows - n_left
+        if slot < 0:
+            _release_slot(state, parent)
+            continue
+        large = 2 * a + 1 - small
+        nodes[small].slot, nodes[large].slot, p.slot = slot, p.slot, -1
+        s, g = nodes[small], nodes[large]
+        scan_small = can_split(s.depth, s.n_rows, s.h, units.h, limits)
+        scan_large = can_split(g.depth, g.n_rows, g.h, units.h, limits)
+        split_small, split_large = subtract_and_find_splits(
+            state.pool[g.slot], state.pool[s.slot], cells, choices.built, _candidates_of(small, np.int64(0), choices),
+            NodeSums(s.g, s.h, s.n_rows), scan_small, _candidates_of(large, np.int64(1), choices),
+            NodeSums(g.g, g.h, g.n_rows), scan_large, units, params, scan_scratch)
+        if scan_small:
+            _keep_split(nodes, small, split_small)
+        if scan_large:
+            _keep_split(nodes, large, split_large)
+        _open_or_release(state, a)
+        _open_or_release(state, a + 1)
+    c.n_pending = 0
+
+
+@njit(cache=True, nogil=True)
+def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
+    """Grow the tree of ``state`` (after :func:`start_tree`) as far as it can go.
 
     Parameters
     ----------
-    rows, scratch, gh, thread_hists, layout, column_blocks, columns
-        The tree's rows, as ``grower.NodeRows`` holds them: the row list and the partition's
-        scratch, the rows' fixed-point (g, h), the per-thread histograms (one per thread: they
-        set the thread count), the histogram layout (:func:`node_histogram`), whether
-        histograms go by blocks of columns, and the split features' bins
-        (:func:`partition_node`).
-    offsets, n_bins, built, usable, candidates, params, scan_scratch
-        As :func:`subtract_and_find_splits`: the histogram cells, the features whose
-        histograms are built, those the nodes may split on and their thresholds (None: all).
-    node_draws, packed : tuple or None, ndarray or None
-        Candidates drawn per node (``selection.FeatureSelector.node_draws``), which replace
-        ``usable`` and ``candidates``, and its Type 1 buffer (``node_draws[6]``, passed apart:
-        its type picks :func:`_candidates_of`'s implementation); None: ``usable`` and
-        ``candidates`` hold for every node.
-    pool : ndarray of int64, shape (>= leaf bound, n_cells, 2)
-        Histogram slots, at least as many as the tree may have leaves.
-    g_unit, h_unit : float
-        The fixed-point units.
-    g_root, h_root : int
-        The root's fixed-point sums.
-    max_leaves, max_depth, min_rows_to_split, min_hess_to_split : int, int, int, float
-        The limits (``TreeGrower``).
-    depthwise : bool
-        The growth policy.
+    state : GrowthState
+        The tree so far; updated in place.
+    rows : LocalRows or None
+        The rows, when this process holds them (their row list is partitioned in place, node by
+        node); None when the caller has them split and their histograms built elsewhere.
+    cells : Cells
+        The histogram cells.
+    choices : SplitChoices
+        The features whose histograms are built and what each node may split on.
+    limits : GrowthLimits
+    params : SplitParams
+    units : Units
+        The tree's fixed-point units.
+    scan_scratch : ndarray of float64
+        ``_kernels.split.split_scratch`` of the bin counts.
 
     Returns
     -------
-    tuple
-        ``(feature, bin_threshold, missing_left, gain, left, g, h, n_rows, start, end)``, one
-        entry per node (node ``k`` is entry ``k``): the split of each inner node (feature -1
-        and left -1 at leaves; the right child is ``left + 1``), each node's fixed-point sums
-        and rows, and its slice of the row list.
+    int
+        :data:`DONE`, :data:`NEED_ROOT`, :data:`NEED_SPLITS` or :data:`NEED_SPACE`.
     """
-    n_root = rows.shape[0]
-    n_threads = thread_hists.shape[0]
-    capacity = 2 * pool.shape[0] + 1
-    # each node's best split, from when its histogram is scanned (feature -1: none), kept at
-    # the nodes that are split, with its left child's sums
-    feature, left = np.full((2, capacity), -1, np.int32)
-    bin_threshold = np.zeros(capacity, np.int32)
-    missing_left = np.zeros(capacity, np.bool_)
-    gain = np.zeros(capacity, np.float64)
-    # fixed-point sums, rows, slice of the row list and depth of each node
-    gl_best, hl_best, g, h, n_rows, start, end, depth = np.zeros((8, capacity), np.int64)
-    slot = np.full(capacity, -1, np.int64)
-    free = np.arange(pool.shape[0])[::-1].copy()  # free slots, a stack
-    n_free = pool.shape[0]
-    open_nodes = np.empty(capacity, np.int64)
-    n_open = 0
-
-    g[0], h[0], n_rows[0], end[0] = g_root, h_root, n_root, n_root
-    n_nodes = 1
-    # depth[0], start[0], np.int64(0): no literal zeros, which compile the callee again (split.scan_feature)
-    if max_leaves > 1 and can_split(depth[0], n_root, h_root, h_unit, max_depth, min_rows_to_split, min_hess_to_split):
-        n_free -= 1
-        slot[0] = free[n_free]
-        node_histogram(rows, start[0], n_root, layout, gh, g_root, h_root, pool[slot[0]], thread_hists, column_blocks)
-        usable_root, candidates_root = _candidates_of(np.int64(0), np.int64(0), usable, candidates, node_draws, packed)
-        (feature[0], bin_threshold[0], missing_left[0], gain[0], gl_best[0],
-         hl_best[0]) = find_best_split(pool[slot[0]], offsets, n_bins, usable_root, candidates_root, g_root, h_root,
-                                       n_root, g_unit, h_unit, params, scan_scratch)
-        if feature[0] >= 0:
-            open_nodes[0] = 0
-            n_open = 1
+    c = state.counts[0]
+    nodes = state.nodes
+    while True:
+        if c.phase == _START:
+            root = nodes[0]
+            if not (limits.max_leaves > 1 and can_split(root.depth, root.n_rows, root.h, units.h, limits)):
+                c.phase = _END
+                continue
+            root.slot = _take_slot(state)
+            c.phase = _SCAN_ROOT
+            if rows is None:
+                return NEED_ROOT
+            node_histogram(rows.rows, root.start, root.end, rows.histogram, rows.gh, root.g, root.h,
+                           state.pool[root.slot], rows.thread_hists, rows.column_blocks)
+        elif c.phase == _SCAN_ROOT:
+            root = nodes[0]
+            _keep_split(nodes, 0, find_best_split(state.pool[root.slot], cells, _candidates_of(np.int64(0), np.int64(0),
+                                                                                              choices),
+                                                  NodeSums(root.g, root.h, root.n_rows), units, params, scan_scratch))
+            _open_or_release(state, 0)
+            c.phase = _CHOOSE
+        elif c.phase == _CHOOSE:
+            chosen = _choose(state, limits, units.h)
+            if chosen < 0:
+                return NEED_SPACE
+            if chosen == 0:
+                c.phase = _END
+                continue
+            c.phase = _FINISH
+            if rows is None:
+                return NEED_SPLITS
+            _split_rows(state, rows, cells.n_bins)
+        elif c.phase == _FINISH:
+            _finish(state, cells, choices, limits, params, units, scan_scratch)
+            c.phase = _CHOOSE
         else:
-            free[n_free] = slot[0]
-            n_free += 1
-    n_leaves = 1
-    while n_open > 0 and n_leaves < max_leaves:
-        k_best = 0
-        for k in range(1, n_open):
-            if _comes_first(open_nodes[k], open_nodes[k_best], gain, depth, depthwise):
-                k_best = k
-        parent = open_nodes[k_best]
-        n_open -= 1
-        open_nodes[k_best] = open_nodes[n_open]
-        n_leaves += 1
-
-        f = feature[parent]
-        gl, hl = gl_best[parent], hl_best[parent]
-        gr, hr = g[parent] - gl, h[parent] - hl
-        child_depth = depth[parent] + 1
-        wanted = wants_histogram(n_leaves < max_leaves, child_depth, hl, hr, h_unit, max_depth, min_hess_to_split)
-        new_slot = -1
-        if wanted:
-            n_free -= 1
-            new_slot = free[n_free]
-        a, b = n_nodes, n_nodes + 1
-        n_nodes += 2
-        n_left = partition_node(rows, start[parent], end[parent], columns, f, bin_threshold[parent],
-                                missing_left[parent], n_bins[f], scratch, n_threads)
-        left[parent] = a
-        start[a], end[a], start[b], end[b] = start[parent], start[parent] + n_left, start[parent] + n_left, end[parent]
-        n_rows[a], n_rows[b] = n_left, n_rows[parent] - n_left
-        g[a], h[a], g[b], h[b] = gl, hl, gr, hr
-        depth[a] = depth[b] = child_depth
-        if not wanted:
-            free[n_free] = slot[parent]
-            n_free += 1
-            continue
-        small, large = (a, b) if n_rows[a] <= n_rows[b] else (b, a)
-        node_histogram(rows, start[small], end[small], layout, gh, g[small], h[small], pool[new_slot], thread_hists,
-                       column_blocks)
-        slot[small], slot[large], slot[parent] = new_slot, slot[parent], -1
-        scan_small = can_split(depth[small], n_rows[small], h[small], h_unit, max_depth, min_rows_to_split,
-                               min_hess_to_split)
-        scan_large = can_split(depth[large], n_rows[large], h[large], h_unit, max_depth, min_rows_to_split,
-                               min_hess_to_split)
-        usable_small, candidates_small = _candidates_of(small, np.int64(0), usable, candidates, node_draws, packed)
-        usable_large, candidates_large = _candidates_of(large, np.int64(1), usable, candidates, node_draws, packed)
-        split_small, split_large = subtract_and_find_splits(
-            pool[slot[large]], pool[slot[small]], offsets, n_bins, built, usable_small, candidates_small,
-            usable_large, candidates_large, g[small], h[small], n_rows[small], scan_small, g[large], h[large],
-            n_rows[large], scan_large, g_unit, h_unit, params, scan_scratch)
-        if scan_small:
-            feature[small], bin_threshold[small], missing_left[small], gain[small], gl_best[small], \
-                hl_best[small] = split_small
-        if scan_large:
-            feature[large], bin_threshold[large], missing_left[large], gain[large], gl_best[large], \
-                hl_best[large] = split_large
-        for child in (a, b):
-            if feature[child] >= 0:
-                open_nodes[n_open] = child
-                n_open += 1
-            else:
-                free[n_free] = slot[child]
-                n_free += 1
-                slot[child] = -1
-    leaf = left[:n_nodes] < 0  # scanned but not split: no split to keep
-    feature[:n_nodes][leaf] = -1
-    bin_threshold[:n_nodes][leaf] = 0
-    missing_left[:n_nodes][leaf] = False
-    gain[:n_nodes][leaf] = 0.0
-    # copies: the tree keeps its arrays, which would otherwise hold on to these blocks of
-    # ``capacity`` entries (one per possible node: 8,193 for max_depth 12 without a leaf limit)
-    return (feature[:n_nodes].copy(), bin_threshold[:n_nodes].copy(), missing_left[:n_nodes].copy(),
-            gain[:n_nodes].copy(), left[:n_nodes].copy(), g[:n_nodes].copy(), h[:n_nodes].copy(),
-            n_rows[:n_nodes].copy(), start[:n_nodes].copy(), end[:n_nodes].copy())
+            for node in range(c.n_nodes):  # leaves scanned but not split: no split to keep
+                record = nodes[node]
+                if record.left < 0:
+                    record.feature, record.bin, record.missing_left, record.gain = -1, 0, False, 0.0
+            return DONE

@@ -224,17 +224,21 @@ def node_histogram(rows, start, end, layout, gh, g_total, h_total, hist, thread_
     (``column_blocks``: :func:`build_histogram_columns`, one block per thread), row chunks on
     every thread from ``HIST_PARALLEL_MIN_ROWS`` rows, else one thread.
 
-    ``layout`` is the tuple of :func:`build_histogram`'s layout arguments, ``(dense_bins,
-    dense_offsets, sparse_indptr, sparse_cells, sparse_first, sparse_last, default_cells,
-    cells)``; ``thread_hists`` (one histogram per thread) sets the thread count.
+    ``layout`` is a :class:`~smartboost._kernels.records.HistogramArrays`; ``thread_hists``
+    (one histogram per thread) sets the thread count.
     """
     n_threads = thread_hists.shape[0]
     if column_blocks:
-        build_histogram_columns(rows, start, end, layout[0], layout[1], layout[2], layout[3], gh, hist, n_threads)
+        build_histogram_columns(rows, start, end, layout.dense_bins, layout.dense_offsets, layout.sparse_indptr,
+                                layout.sparse_cells, gh, hist, n_threads)
     elif end - start >= HIST_PARALLEL_MIN_ROWS and n_threads > 1:
-        build_histogram_parallel(rows, start, end, *layout, gh, g_total, h_total, hist, thread_hists)
+        build_histogram_parallel(rows, start, end, layout.dense_bins, layout.dense_offsets, layout.sparse_indptr,
+                                 layout.sparse_cells, layout.sparse_first, layout.sparse_last, layout.default_cells,
+                                 layout.cells, gh, g_total, h_total, hist, thread_hists)
     else:
-        build_histogram(rows, start, end, *layout, gh, g_total, h_total, hist)
+        build_histogram(rows, start, end, layout.dense_bins, layout.dense_offsets, layout.sparse_indptr,
+                        layout.sparse_cells, layout.sparse_first, layout.sparse_last, layout.default_cells,
+                        layout.cells, gh, g_total, h_total, hist)
 
 
 _GATHER_BLOCK = 1024

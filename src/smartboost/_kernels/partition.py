@@ -156,15 +156,16 @@ def partition_node(rows, start, end, columns, feature, threshold, missing_left, 
     """Partition a node, ``rows[start:end]``, on ``feature`` (see :func:`partition`), reading
     the feature's bins where the tree keeps them.
 
-    ``columns`` is ``(column_major, compact_bins, compact_column, ids, gathered, is_gathered)``
-    (see ``grower.NodeRows``). When ``compact_column`` is empty the row list holds row ids and
-    the column-major bins are read. Otherwise (a compact tree) it holds positions: feature ``f``
-    is column ``compact_column[f]`` of the compact row-major bins, a strided view, or where that
-    is -1 (a sparse feature, or wide rows), the feature's column-major bins gathered at the
-    tree's row ``ids`` into row ``f`` of ``gathered`` on the first split on it in the tree
+    ``columns`` is a :class:`~smartboost._kernels.records.PartitionColumns` (see
+    ``grower.NodeRows``). When its ``compact_column`` is empty the row list holds row ids and the
+    column-major bins are read. Otherwise (a compact tree) it holds positions: feature ``f`` is
+    column ``compact_column[f]`` of the compact row-major bins, a strided view, or where that is
+    -1 (a sparse feature, or wide rows), the feature's column-major bins gathered at the tree's
+    row ``ids`` into row ``f`` of ``gathered`` on the first split on it in the tree
     (``is_gathered[f]`` records it).
     """
-    column_major, compact_bins, compact_column, ids, gathered, is_gathered = columns
+    column_major, compact_bins, compact_column = columns.column_major, columns.compact_bins, columns.compact_column
+    ids, gathered, is_gathered = columns.ids, columns.gathered, columns.is_gathered
     if compact_column.shape[0] == 0:
         return _partition_rows(rows, start, end, column_major[feature], threshold, missing_left, missing_bin,
                                scratch, n_threads)

@@ -15,8 +15,9 @@ threshold is tried with them on the left and on the right, and the better direct
 "all values left, missing right" is a candidate too. When it has none, missing values met at
 prediction time follow the side with the larger hessian sum (scikit-learn's rule, by samples).
 
-``params`` is a float64 array ``[lambda_l1, lambda_l2, min_gain_to_split,
-min_sum_hessian_in_leaf, min_data_in_leaf]`` (see :data:`SPLIT_PARAMS_ORDER`).
+``params`` is a :class:`~smartboost._kernels.records.SplitParams`; a node's sums and the tree's
+fixed-point units come as :class:`~smartboost._kernels.records.NodeSums` and ``Units``, and a
+node's best split is returned as a :class:`~smartboost._kernels.records.Split`.
 """
 
 from __future__ import annotations
@@ -25,8 +26,7 @@ import numba
 import numpy as np
 from numba import get_thread_id, njit, prange
 
-SPLIT_PARAMS_ORDER = ("lambda_l1", "lambda_l2", "min_gain_to_split", "min_sum_hessian_in_leaf",
-                      "min_data_in_leaf")
+from .records import Split
 
 _GAIN_EPS = 1e-12
 """A split must beat the parent's score by this relative margin: float rounding of a pure node
@@ -52,11 +52,11 @@ def leaf_score(g, h, l1, l2):
 
 
 @njit(cache=True, nogil=True)
-def leaf_values(g_sums, h_sums, g_unit, h_unit, l1, l2, out):
+def leaf_values(g_sums, h_sums, units, l1, l2, out):
     """Newton leaf values ``-T(G)/(H + l2)`` from fixed-point sums (ALGORITHMS.md 2)."""
     for i in range(g_sums.shape[0]):
-        h = h_sums[i] * h_unit + l2
-        out[i] = -_threshold_l1(g_sums[i] * g_unit, l1) / h if h > 0.0 else 0.0
+        h = h_sums[i] * units.h + l2
+        out[i] = -_threshold_l1(g_sums[i] * units.g, l1) / h if h > 0.0 else 0.0
 
 
 _LEAST_NORMAL = np.finfo(np.float64).tiny
@@ -235,7 +235,7 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
 
 
 @njit(cache=True, nogil=True)
-def scan_feature(hist, first_cell, n_bins, candidates, g_fixed, h_fixed, n_rows, g_unit, h_unit, params, scratch):
+def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scratch):
     """Best split of one feature.
 
     Parameters
@@ -244,16 +244,13 @@ def scan_feature(hist, first_cell, n_bins, candidates, g_fixed, h_fixed, n_rows,
         The node's histogram.
     first_cell, n_bins : int
         The feature's cells are ``first_cell .. first_cell + n_bins`` (the last is missing).
-    candidates : ndarray of int64 or None
+    thresholds : ndarray of int64 or None
         The only thresholds to try (sorted bins; RGBM's Type 1), or None for all of them.
-    g_fixed, h_fixed : int
-        The node's fixed-point gradient and hessian sums.
-    n_rows : int
-        Rows in the node (for the count estimate).
-    g_unit, h_unit : float
+    sums : NodeSums
+        The node's fixed-point gradient and hessian sums and its rows (for the count estimate).
+    units : Units
         Value of one fixed-point unit.
-    params : ndarray of float64
-        See the module docstring.
+    params : SplitParams
     scratch : ndarray of float64, shape (3, >= n_bins)
         Work space.
 
@@ -279,12 +276,13 @@ def scan_feature(hist, first_cell, n_bins, candidates, g_fixed, h_fixed, n_rows,
     tie is mostly a stretch of bins empty in the node: the choice moves where unseen values in
     the stretch go.
     """
-    l1, l2 = params[0], params[1]
-    g_total = g_fixed * g_unit
-    h_total = h_fixed * h_unit
-    min_h = params[3]
-    if params[4] > 0.0:
-        min_h = max(min_h, params[4] * h_total / n_rows) if n_rows > 0 else np.inf
+    l1, l2 = params.lambda_l1, params.lambda_l2
+    g_unit, h_unit = units.g, units.h
+    g_total = sums.g * g_unit
+    h_total = sums.h * h_unit
+    min_h = params.min_sum_hessian_in_leaf
+    if params.min_data_in_leaf > 0.0:
+        min_h = max(min_h, params.min_data_in_leaf * h_total / sums.n_rows) if sums.n_rows > 0 else np.inf
     least_h = least_child_hessian(min_h, l2)
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
@@ -293,12 +291,12 @@ def scan_feature(hist, first_cell, n_bins, candidates, g_fixed, h_fixed, n_rows,
     # once more, for the literal's own type
     zero = np.int64(0)
     num, den, best_bin = _scan_thresholds(
-        hist, first_cell, n_bins if has_missing else n_bins - 1, candidates, zero, zero, g_total, h_total, g_unit,
+        hist, first_cell, n_bins if has_missing else n_bins - 1, thresholds, zero, zero, g_total, h_total, g_unit,
         h_unit, least_h, l1, l2, not has_missing, scratch)
     missing_left = False
     if has_missing:
         num_l, den_l, bin_l = _scan_thresholds(
-            hist, first_cell, n_bins - 1, candidates, g_missing, h_missing, g_total, h_total, g_unit, h_unit, least_h,
+            hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total, g_unit, h_unit, least_h,
             l1, l2, True, scratch)
         if bin_l >= 0 and _beats(num_l, den_l, num, den, True):
             num, den, best_bin, missing_left = num_l, den_l, bin_l, True
@@ -306,7 +304,7 @@ def scan_feature(hist, first_cell, n_bins, candidates, g_fixed, h_fixed, n_rows,
         return _NO_GAIN, -1, False
     parent_score = leaf_score(g_total, h_total, l1, l2)
     gain = 0.5 * (num / den - parent_score)
-    if gain - params[2] <= _GAIN_EPS * parent_score:
+    if gain - params.min_gain_to_split <= _GAIN_EPS * parent_score:
         return _NO_GAIN, -1, False
     return gain, best_bin, missing_left
 
@@ -334,14 +332,14 @@ def _split_sums(hist, first_cell, n_bins, bin_threshold, missing_left, h_fixed):
 
 
 @njit(cache=True, nogil=True)
-def _scan(hist, first_cell, n_bins, candidates, f, g_fixed, h_fixed, n_rows, g_unit, h_unit, params, scratch):
-    """:func:`scan_feature` of feature ``f`` with its own candidates (packed; None: all), on the
+def _scan(hist, first_cell, n_bins, thresholds, f, sums, units, params, scratch):
+    """:func:`scan_feature` of feature ``f`` with its own thresholds (packed; None: all), on the
     calling thread's ``scratch``."""
     work = scratch[get_thread_id()]
-    if candidates is None:
-        return scan_feature(hist, first_cell, n_bins, None, g_fixed, h_fixed, n_rows, g_unit, h_unit, params, work)
-    return scan_feature(hist, first_cell, n_bins, candidates[candidates[f]:candidates[f + 1]], g_fixed, h_fixed,
-                        n_rows, g_unit, h_unit, params, work)
+    if thresholds is None:
+        return scan_feature(hist, first_cell, n_bins, None, sums, units, params, work)
+    return scan_feature(hist, first_cell, n_bins, thresholds[thresholds[f]:thresholds[f + 1]], sums, units, params,
+                        work)
 
 
 def split_scratch(n_bins: np.ndarray) -> np.ndarray:
@@ -366,59 +364,56 @@ def _no_splits(n_nodes, n_features):
 
 
 @njit(cache=True, nogil=True)
-def _best_of(gains, bins, missing_left, hist, offsets, n_bins, h_fixed):
-    """Best feature among per-feature results (ties go to the lowest feature index), with its
-    split's missing direction and left sums (:func:`_split_sums` on the node's ``hist``)."""
+def _best_of(gains, bins, missing_left, hist, cells, h_fixed):
+    """The :class:`Split` of the best feature among per-feature results (ties go to the lowest
+    feature index), with its missing direction and left sums (:func:`_split_sums` on the
+    node's ``hist``)."""
     best = -1
     for f in range(gains.shape[0]):
         if gains[f] > _NO_GAIN and (best < 0 or gains[f] > gains[best]):
             best = f
     if best < 0:
-        return -1, -1, False, _NO_GAIN, 0, 0
-    missing, gl, hl = _split_sums(hist, offsets[best], n_bins[best], bins[best], missing_left[best], h_fixed)
-    return best, bins[best], missing, gains[best], gl, hl
+        return Split(np.int32(-1), np.int32(-1), False, _NO_GAIN, np.int64(0), np.int64(0))
+    missing, gl, hl = _split_sums(hist, cells.offsets[best], cells.n_bins[best], bins[best], missing_left[best], h_fixed)
+    return Split(np.int32(best), np.int32(bins[best]), missing, gains[best], np.int64(gl), np.int64(hl))
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def find_best_split(hist, offsets, n_bins, usable, candidates, g_fixed, h_fixed, n_rows, g_unit, h_unit, params,
-                    scratch):
-    """Best split of a node over its usable features.
+def find_best_split(hist, cells, candidates, sums, units, params, scratch):
+    """Best split of a node over the features it may split on.
 
     Parameters
     ----------
-    hist, offsets, n_bins
-        The node's histogram and its cell layout.
-    usable : ndarray of bool, shape (n_features,)
-        Features the node may split on.
-    candidates : ndarray of int64 or None
-        RGBM's Type 1: the only thresholds to try, packed: feature ``f``'s sorted bins are
-        ``candidates[candidates[f]:candidates[f + 1]]``. None: every threshold.
-    g_fixed, h_fixed, n_rows, g_unit, h_unit, params
+    hist : ndarray of int64, shape (n_cells, 2)
+        The node's histogram.
+    cells : Cells
+        Its cell layout.
+    candidates : Candidates
+        The features (and, RGBM's Type 1, the thresholds) the node may split on.
+    sums, units, params
         As :func:`scan_feature`.
     scratch : ndarray of float64
-        :func:`split_scratch` of ``n_bins``.
+        :func:`split_scratch` of the features' bin counts.
 
     Returns
     -------
-    tuple
-        ``(feature, bin, missing_left, gain, gl_fixed, hl_fixed)``; ``feature`` is -1 when
-        no valid split exists.
+    Split
     """
+    offsets, n_bins = cells.offsets, cells.n_bins
     n_features = offsets.shape[0]
     gains, bins, missing_left = _no_splits(np.int64(1), n_features)
     gains, bins, missing_left = gains[0], bins[0], missing_left[0]
+    features = candidates.features
     for f in prange(n_features):
-        if usable[f]:
+        if features[f]:
             gains[f], bins[f], missing_left[f] = _scan(  # f as int64: subtract_and_find_splits' type
-                hist, offsets[f], n_bins[f], candidates, np.int64(f), g_fixed, h_fixed, n_rows, g_unit, h_unit, params,
-                scratch)
-    return _best_of(gains, bins, missing_left, hist, offsets, n_bins, h_fixed)
+                hist, offsets[f], n_bins[f], candidates.thresholds, np.int64(f), sums, units, params, scratch)
+    return _best_of(gains, bins, missing_left, hist, cells, sums.h)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def subtract_and_find_splits(parent, small, offsets, n_bins, built, usable_small, candidates_small, usable_large,
-                             candidates_large, g_small, h_small, rows_small, scan_small, g_large, h_large, rows_large,
-                             scan_large, g_unit, h_unit, params, scratch):
+def subtract_and_find_splits(parent, small, cells, built, small_candidates, small_sums, scan_small, large_candidates,
+                             large_sums, scan_large, units, params, scratch):
     """Derive the larger child by subtraction and find both children's best splits.
 
     One parallel loop does the subtraction and both scans (PERFORMANCE.md 3: 9.5 ms per tree,
@@ -434,24 +429,25 @@ def subtract_and_find_splits(parent, small, offsets, n_bins, built, usable_small
         cells; the others are left as they are).
     small : ndarray of int64, shape (n_cells, 2)
         The smaller child's histogram (built directly).
+    cells : Cells
+        The cell layout.
     built : ndarray of bool, shape (n_features,)
-        Features whose histograms the tree builds (a superset of both ``usable``).
-    usable_small, usable_large : ndarray of bool, shape (n_features,)
-        Features each child may split on.
-    candidates_small, candidates_large : ndarray of int64 or None
-        Each child's thresholds to try, as in :func:`find_best_split`.
-    g_small, h_small, rows_small, g_large, h_large, rows_large : int
+        Features whose histograms the tree builds (a superset of both children's candidates).
+    small_candidates, large_candidates : Candidates
+        What each child may split on.
+    small_sums, large_sums : NodeSums
         Fixed-point sums and row counts of the smaller and the larger child.
     scan_small, scan_large : bool
         Whether to look for a split in each child.
-    g_unit, h_unit, params, scratch
+    units, params, scratch
         As :func:`find_best_split`.
 
     Returns
     -------
-    tuple of two tuples
-        The best split of the smaller and of the larger child, as :func:`find_best_split`.
+    tuple of two Split
+        The best split of the smaller and of the larger child.
     """
+    offsets, n_bins = cells.offsets, cells.n_bins
     n_features = offsets.shape[0]
     gains, bins, missing_left = _no_splits(np.int64(2), n_features)
     features = np.flatnonzero(built)
@@ -465,13 +461,11 @@ def subtract_and_find_splits(parent, small, offsets, n_bins, built, usable_small
                 cell = np.uint64(first + k)
                 parent[cell, 0] -= small[cell, 0]
                 parent[cell, 1] -= small[cell, 1]
-            if scan_large and usable_large[f]:
+            if scan_large and large_candidates.features[f]:
                 gains[1, f], bins[1, f], missing_left[1, f] = _scan(
-                    parent, first, n_bins[f], candidates_large, f, g_large, h_large, rows_large, g_unit, h_unit,
-                    params, scratch)
-        elif scan_small and usable_small[f]:
+                    parent, first, n_bins[f], large_candidates.thresholds, f, large_sums, units, params, scratch)
+        elif scan_small and small_candidates.features[f]:
             gains[0, f], bins[0, f], missing_left[0, f] = _scan(
-                small, first, n_bins[f], candidates_small, f, g_small, h_small, rows_small, g_unit, h_unit,
-                params, scratch)
-    return (_best_of(gains[0], bins[0], missing_left[0], small, offsets, n_bins, h_small),
-            _best_of(gains[1], bins[1], missing_left[1], parent, offsets, n_bins, h_large))
+                small, first, n_bins[f], small_candidates.thresholds, f, small_sums, units, params, scratch)
+    return (_best_of(gains[0], bins[0], missing_left[0], small, cells, small_sums.h),
+            _best_of(gains[1], bins[1], missing_left[1], parent, cells, large_sums.h))

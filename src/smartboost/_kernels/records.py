@@ -1,0 +1,107 @@
+"""The named records the kernels take and return.
+
+Kernel arguments that travel together are grouped into named tuples (numba compiles attribute
+access on them to plain loads), and a node of a growing tree is a record of a structured array,
+so that no layer hands another a positional tuple. Fields that may be None (RGBM's thresholds,
+the cells a histogram writes) are read through a small function taking the field as an argument,
+where numba prunes the ``is None`` branch when it compiles.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+__all__ = ["SplitParams", "Units", "NodeSums", "Cells", "Candidates", "Split", "HistogramArrays",
+           "PartitionColumns", "LocalRows", "NodeDraws", "SplitChoices", "GrowthLimits", "GrowthState", "NODE",
+           "COUNTS"]
+
+SplitParams = namedtuple("SplitParams", ["lambda_l1", "lambda_l2", "min_gain_to_split", "min_sum_hessian_in_leaf",
+                                         "min_data_in_leaf"])
+SplitParams.__doc__ = """The regularisation and limits a split must satisfy (every field a float).
+
+``min_data_in_leaf`` counts rows through the hessian estimate (``_kernels.split``)."""
+
+Units = namedtuple("Units", ["g", "h"])
+Units.__doc__ = """Fixed-point units of a tree: a gradient sum ``G`` stands for ``G * g``, a hessian
+sum ``H`` for ``H * h`` (``_kernels.gradients``)."""
+
+NodeSums = namedtuple("NodeSums", ["g", "h", "n_rows"])
+NodeSums.__doc__ = """A node's fixed-point gradient and hessian sums and its rows."""
+
+Cells = namedtuple("Cells", ["offsets", "n_bins"])
+Cells.__doc__ = """The histogram cells: feature ``f`` owns cells ``offsets[f] .. offsets[f] + n_bins[f]``
+(its value bins, then its missing-value bin)."""
+
+Candidates = namedtuple("Candidates", ["features", "thresholds"])
+Candidates.__doc__ = """What a node may split on: ``features`` (bool mask) and, for RGBM's Type 1, the
+only thresholds to try, packed (feature ``f``'s sorted bins are
+``thresholds[thresholds[f]:thresholds[f + 1]]``); ``thresholds`` None: every threshold."""
+
+Split = namedtuple("Split", ["feature", "bin", "missing_left", "gain", "gl", "hl"])
+Split.__doc__ = """A node's best split: rows with bin <= ``bin`` of ``feature`` (and missing values
+when ``missing_left``) go left; ``gl``, ``hl`` are the left child's fixed-point sums.
+``feature`` is -1 when no valid split exists."""
+
+HistogramArrays = namedtuple("HistogramArrays", ["dense_bins", "dense_offsets", "sparse_indptr", "sparse_cells",
+                                                 "sparse_first", "sparse_last", "default_cells", "cells"])
+HistogramArrays.__doc__ = """How a tree's histograms read its rows (``binning.HistogramLayout``): the
+dense features' row-major bins and first cells, the sparse features' non-default cells per row
+(CSR) with each sparse feature's cell range and default cell, and ``cells``, the cells the
+histograms write (None: all of them)."""
+
+PartitionColumns = namedtuple("PartitionColumns", ["column_major", "compact_bins", "compact_column", "ids",
+                                                   "gathered", "is_gathered"])
+PartitionColumns.__doc__ = """Where partitions read a split feature's bins (``_kernels.partition.partition_node``):
+the column-major bins by row id, or for a tree grown on a compact copy of its rows, a column of
+``compact_bins`` (``compact_column[f]``; -1: none) or the feature's bins gathered at the tree's
+row ``ids`` into ``gathered[f]`` on first use (``is_gathered[f]``)."""
+
+LocalRows = namedtuple("LocalRows", ["rows", "scratch", "gh", "thread_hists", "histogram", "column_blocks",
+                                     "columns"])
+LocalRows.__doc__ = """A tree's rows held by this process (``grower.NodeRows``): the row list (partitioned
+in place, node by node) and the partition's scratch, the rows' fixed-point (g, h), one histogram
+per thread (their number sets the kernels' thread count), the :class:`HistogramArrays`, whether
+histograms go by blocks of columns, and the :class:`PartitionColumns`."""
+
+NodeDraws = namedtuple("NodeDraws", ["stream", "iteration", "t", "pool", "n_thresholds", "features", "packed",
+                                     "chosen", "rest"])
+NodeDraws.__doc__ = """RGBM's per-node candidate draws of one tree (``selection.FeatureSelector.node_draws``):
+the random stream and iteration keying them, ``t`` and the ``pool`` of features drawn from, each
+feature's threshold count, and buffers for two nodes' draws (rows of ``features``, and of
+``packed`` for Type 1, None for Types 2 and 3; ``chosen`` and ``rest`` are scratch)."""
+
+SplitChoices = namedtuple("SplitChoices", ["built", "tree", "per_node"])
+SplitChoices.__doc__ = """The splits a tree may make: ``built``, the features whose histograms it builds;
+``tree``, the :class:`Candidates` of every node; ``per_node``, the :class:`NodeDraws` that replace
+them node by node (None: ``tree`` holds for every node)."""
+
+GrowthLimits = namedtuple("GrowthLimits", ["max_leaves", "max_depth", "min_rows_to_split", "min_hess_to_split",
+                                           "depthwise"])
+GrowthLimits.__doc__ = """How far a tree grows: leaves and depth, the rows and hessian sum a node needs to be
+split (twice ``min_data_in_leaf`` and ``min_sum_hessian_in_leaf``), and the growth policy."""
+
+NODE = np.dtype([
+    ("feature", np.int32), ("bin", np.int32), ("missing_left", np.bool_), ("gain", np.float64), ("left", np.int32),
+    ("gl", np.int64), ("hl", np.int64), ("g", np.int64), ("h", np.int64), ("n_rows", np.int64), ("start", np.int64),
+    ("end", np.int64), ("depth", np.int64), ("slot", np.int64),
+])
+"""A node of a growing tree: its best split (``feature`` -1: none) and that split's left sums,
+its own fixed-point sums and rows, its slice of the row list, its depth, and the histogram slot
+it holds (-1: none). Internal nodes have ``left`` >= 0 (the right child is ``left + 1``)."""
+
+COUNTS = np.dtype([
+    ("n_nodes", np.int64), ("n_leaves", np.int64), ("n_open", np.int64), ("n_free", np.int64),
+    ("n_pending", np.int64), ("phase", np.int64), ("need_nodes", np.int64), ("need_slots", np.int64),
+])
+"""The scalars of a growing tree: nodes and leaves so far, open leaves, free histogram slots,
+splits waiting for their rows, the loop's phase, and the sizes it asked for when it ran out."""
+
+GrowthState = namedtuple("GrowthState", ["nodes", "open", "free", "pool", "pending", "counts"])
+GrowthState.__doc__ = """A tree being grown by ``_kernels.grow.grow_tree``: ``nodes`` (:data:`NODE`
+records), the ids of the ``open`` leaves (those with a valid split), a stack of ``free``
+histogram slots of ``pool`` (int64, shape (slots, n_cells, 2)), the ``pending`` splits (int64
+rows ``(parent, slot, n_left, built)``: the slot for one child's histogram, -1 when none is
+wanted, and once the rows are split, the left child's rows and the child whose histogram was
+built), and ``counts`` (one :data:`COUNTS` record)."""
