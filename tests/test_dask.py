@@ -19,13 +19,15 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
 
+from reference import solve_scale_sorted  # noqa: E402
+
 import smartboost as sb  # noqa: E402
 import smartboost.dask as sbd  # noqa: E402
-from smartboost._kernels.sampling import (count_top_for_sum, kth_largest, radix_buckets,  # noqa: E402
-                                          solve_scale_sorted)
+from smartboost._kernels.scale import radix_buckets  # noqa: E402
 from smartboost.errors import DataError, DistributedError, ParameterError  # noqa: E402
 from smartboost.sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix,  # noqa: E402
                                              solve_scale_by_radix)
+from smartboost.sampling.topk import count_top_for_sum, kth_largest  # noqa: E402
 
 
 @pytest.fixture(scope="module")

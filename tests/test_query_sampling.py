@@ -5,12 +5,12 @@ import pytest
 from test_ranking import make_ranking
 
 import smartboost as sb
-from smartboost._kernels.sampling import solve_scale
 from smartboost._params import explicit_params, resolve_params
 from smartboost.errors import ParameterError
 from smartboost.objectives import make_objective
 from smartboost.sampling import SamplingContext, make_sampler, resolve_sampling_params
 from smartboost.sampling.queries import solve_scale_weighted
+from smartboost.sampling.scale import solve_scale
 
 QUERY_SAMPLERS = ("uniform", "bernoulli", "smart1", "smart2", "mvs")
 

@@ -57,7 +57,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ._common import FIXED_DTYPE
 from ._config import set_verbosity, threads
 from ._data import to_matrix, to_query_starts, to_vector
-from ._kernels.sampling import count_ties, radix_buckets
+from ._kernels.scale import radix_buckets
+from ._kernels.topk import count_ties
 from ._params import explicit_params, resolve_params
 from ._rows import TrainingRows
 from .binning import BinMapper, BinnedData

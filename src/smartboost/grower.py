@@ -47,7 +47,7 @@ from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.grow import can_split, grow_tree, wants_histogram
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
 from ._kernels.partition import partition_node
-from ._kernels.sampling import fill_row_ids
+from ._kernels.random import fill_row_ids
 from ._kernels.split import SPLIT_PARAMS_ORDER, find_best_split, leaf_values, split_scratch, subtract_and_find_splits
 from .binning import BinMapper, BinnedData, histogram_cells
 from .errors import DataError

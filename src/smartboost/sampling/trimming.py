@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import count_top_for_sum, select_above, top_threshold, weighted_abs
+from .._kernels.draws import select_above
+from .._kernels.importance import weighted_abs
+from .topk import count_top_for_sum, top_threshold
 from .base import Sampler
 
 
