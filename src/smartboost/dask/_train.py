@@ -54,28 +54,28 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError(f"smartboost.dask needs {exc.name or 'dask[distributed,dataframe]'}, which is not installed "
                       f"or does not import ({exc}): pip install 'smartboost[dask]'", name=exc.name) from exc
 
-from ._common import FIXED_DTYPE
-from ._config import set_verbosity, threads
-from ._data import to_matrix, to_query_starts, to_vector
-from ._kernels.scale import radix_buckets
-from ._kernels.topk import count_ties
-from ._params import explicit_params, resolve_params
-from ._rows import TrainingRows
-from .binning import BinMapper, BinnedData
-from .booster import Booster
-from .callback import Checkpoint, TrainingCallback
-from .dataset import Dataset
-from .engine import Trainer, check_training_params, run_training, start_scores
-from .errors import DataError, DistributedError, ParameterError
-from .grower import GrownTree
-from .objectives import make_objective
-from .sampling import make_sampler, resolve_sampling_params
-from .sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
-                                   total_by_radix)
-from .sampling.importance import ProportionalSampler
-from .sampling.trimming import TrimmingSampler
-from .selection import resolve_selection_params
-from .sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _SmartBoostModel
+from .._common import FIXED_DTYPE
+from .._config import set_verbosity, threads
+from .._data import to_matrix, to_query_starts, to_vector
+from .._kernels.scale import radix_buckets
+from .._kernels.topk import count_ties
+from .._params import explicit_params, resolve_params
+from .._rows import TrainingRows
+from ..binning import BinMapper, BinnedData
+from ..booster import Booster
+from ..callback import Checkpoint, TrainingCallback
+from ..dataset import Dataset
+from ..engine import Trainer, check_training_params, run_training, start_scores
+from ..errors import DataError, DistributedError, ParameterError
+from ..grower import GrownTree
+from ..objectives import make_objective
+from ..sampling import make_sampler, resolve_sampling_params
+from ..sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
+                                    total_by_radix)
+from ..sampling.importance import ProportionalSampler
+from ..sampling.trimming import TrimmingSampler
+from ..selection import resolve_selection_params
+from ..sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _SmartBoostModel
 
 __all__ = ["train", "predict", "DaskSmartBoostClassifier", "DaskSmartBoostRegressor", "DaskSmartBoostRanker"]
 
