@@ -24,7 +24,9 @@ from reference import solve_scale_sorted  # noqa: E402
 import smartboost as sb  # noqa: E402
 import smartboost.dask as sbd  # noqa: E402
 from smartboost._kernels.scale import radix_buckets  # noqa: E402
-from smartboost.dask._train import _driver_threads, _link_ends, _Shard, _Workers  # noqa: E402
+from smartboost.dask._shard import _Shard  # noqa: E402
+from smartboost.dask._train import _driver_threads  # noqa: E402
+from smartboost.dask._transport import _link_ends, _Workers  # noqa: E402
 from smartboost.errors import DataError, DistributedError, ParameterError  # noqa: E402
 from smartboost.sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix,  # noqa: E402
                                              solve_scale_by_radix)
