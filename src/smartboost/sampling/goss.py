@@ -11,9 +11,9 @@ import numpy as np
 
 from .._kernels.draws import draw_top_and_rest
 from .._kernels.importance import weighted_abs
+from .base import Sampler
 from .chunks import top_and_rest_counts
 from .topk import top_threshold
-from .base import Sampler
 
 
 class GOSSSampler(Sampler):

@@ -26,9 +26,9 @@ import numpy as np
 
 from .._kernels.draws import draw_proportional
 from .._kernels.importance import correct_sampled, leaf_sums, mvs_importance, weighted_abs
-from .scale import solve_scale
 from .base import QueryDraw, Sampler, SamplingContext
 from .queries import solve_scale_weighted
+from .scale import solve_scale
 
 
 class ProportionalSampler(Sampler):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.draws import draw_bernoulli, draw_exact, draw_exact_parallel
-from .chunks import exact_chunk_counts
 from .base import QueryDraw, Sampler
+from .chunks import exact_chunk_counts
 
 
 class _ConstantRateSampler(Sampler):

@@ -11,8 +11,8 @@ import numpy as np
 
 from .._kernels.draws import select_above
 from .._kernels.importance import weighted_abs
-from .topk import count_top_for_sum, top_threshold
 from .base import Sampler
+from .topk import count_top_for_sum, top_threshold
 
 
 class TrimmingSampler(Sampler):
