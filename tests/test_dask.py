@@ -213,7 +213,14 @@ def test_eval_set_early_stopping_and_predict(client):
     assert isinstance(out, da.Array)
     np.testing.assert_array_equal(out.compute(), model.predict(Xv))
     traffic = model.iteration_stats["bytes"]
-    assert len(traffic) == model.current_iteration() and min(traffic) > 0
+    splits = [int((tree.left >= 0).sum()) for tree in model.trees]
+    assert len(traffic) == model.current_iteration() == len(splits)
+    # Per iteration each shard (one or two: 3 partitions on 2 workers) sends the root's histogram
+    # and its left child's for every split but the tree's last, 16 bytes a cell; the other
+    # messages are small.
+    hist_bytes = 16 * sb.Dataset(X, y, reference=model).binned.histogram_layout.n_cells
+    for sent, n_splits in zip(traffic, splits):
+        assert hist_bytes * n_splits <= sent <= 2 * hist_bytes * (1 + n_splits) + 32_768
 
 
 # -- bad input and faults -------------------------------------------------------------------------
