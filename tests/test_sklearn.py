@@ -89,7 +89,12 @@ def test_eval_set_early_stopping_and_importances():
     split = model.feature_importances_
     model.set_params(importance_type="gain")
     gain = model.feature_importances_
-    assert split.sum() > 0 and gain.sum() > 0 and not np.array_equal(split, gain)
+    # recounted from the trees predict uses (one per iteration up to the best one)
+    nodes = [(t.feature[t.left >= 0], t.gain[t.left >= 0]) for t in model.booster_.trees[:model.best_iteration_]]
+    features, gains = (np.concatenate(column) for column in zip(*nodes))
+    np.testing.assert_array_equal(split, np.bincount(features, minlength=X.shape[1]))
+    np.testing.assert_allclose(gain, np.bincount(features, weights=gains, minlength=X.shape[1]), rtol=1e-12)
+    assert not np.array_equal(split, gain)
 
 
 def test_dataframe_feature_names_and_pipeline_grid_search():

@@ -10,9 +10,6 @@ import numpy as np
 X_BINNED_DTYPE = np.uint8
 """Binned feature values. Value bins are 0 .. n_bins[f]-1; the missing-value bin is n_bins[f]."""
 
-G_H_DTYPE = np.float64
-"""Per-row gradients and hessians as the objectives write them."""
-
 ROW_FIXED_DTYPE = np.int32
 """Per-row fixed-point (g, h) pairs, interleaved in an (n_rows, 2) array (``_kernels.gradients``)."""
 
@@ -22,9 +19,6 @@ FIXED_DTYPE = np.int64
 INDEX_DTYPE = np.uint32
 """Row indices (a tree's row list, partition scratch). Unsigned: numba then skips the
 negative-index wraparound in gathered loops (measured 5% faster histograms than int32)."""
-
-RAW_DTYPE = np.float64
-"""Raw scores and leaf values."""
 
 HIST_PARALLEL_MIN_ROWS = 1000
 """Nodes with at least this many rows build their histogram on all threads (PERFORMANCE.md 3)."""

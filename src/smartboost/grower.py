@@ -26,9 +26,8 @@ from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.grow import DONE, NEED_ROOT, NEED_SPACE, grow_tree, start_tree
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
 from ._kernels.partition import partition_node
-from ._kernels.records import (COUNTS, NODE, Candidates, Cells, GrowthLimits, GrowthState, HistogramArrays,
-                               LocalRows, PartitionColumns, SplitChoices, SplitParams, Units)
-from ._kernels.sampling import fill_row_ids
+from ._kernels.random import fill_row_ids
+from ._kernels.records import (COUNTS, NODE, Candidates, Cells, GrowthLimits, GrowthState, LocalRows, PartitionColumns, SplitChoices, SplitParams, Units)
 from ._kernels.split import leaf_values, split_scratch
 from .binning import BinMapper, BinnedData, histogram_cells
 from .errors import DataError

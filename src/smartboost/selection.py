@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ._kernels.sampling import draw_exact
+from ._kernels.draws import draw_exact
 from ._kernels.records import NodeDraws
 from ._kernels.selection import draw_key, draw_pairs
 from .errors import ParameterError

@@ -34,9 +34,6 @@ class Objective:
         Metric evaluated when the user sets none (None: no metric).
     task : {'regression', 'binary', 'multiclass', 'ranking'}
         What the labels are: real numbers, 0/1 classes, class indices, or relevance grades.
-    needs_queries : bool
-        The objective reads the training set's queries (:meth:`bind_queries`) before
-        :meth:`grad_hess`.
     row_wise : bool
         Each row's gradient and hessian depend on its own label and raw scores only, so
         :meth:`grad_hess` may be given any subset of the rows (the trainer then computes them
@@ -68,7 +65,6 @@ class Objective:
     options: ClassVar[tuple[str, ...]] = ()
     hessian_exact: ClassVar[bool] = True
     first_order_only: ClassVar[bool] = False
-    needs_queries: ClassVar[bool] = False
     row_wise: ClassVar[bool] = True
     has_row_loss: ClassVar[bool] = True
     num_outputs: int = 1

@@ -207,7 +207,6 @@ class _PairwiseRanking(Objective):
 
     has_row_loss = False
     task = "ranking"
-    needs_queries = True
     row_wise = False
     ndcg_weighted: bool
     options = ("sigmoid", "lambdarank_truncation_level", "lambdarank_norm", "label_gain")

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._kernels.sampling import fill_row_ids, hash_pair
+from .._kernels.random import fill_row_ids, hash_pair
 from ..objectives import Objective
 
 _SAMPLING_STREAM = 0x53414D504C45  # "SAMPLE"

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import (correct_sampled, draw_proportional, leaf_sums, mvs_importance, solve_scale,
-                                 weighted_abs)
+from .._kernels.draws import draw_proportional
+from .._kernels.importance import correct_sampled, leaf_sums, mvs_importance, weighted_abs
 from .base import QueryDraw, Sampler, SamplingContext
 from .queries import solve_scale_weighted
+from .scale import solve_scale
 
 
 class ProportionalSampler(Sampler):

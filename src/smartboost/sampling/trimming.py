@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import count_top_for_sum, select_above, top_threshold, weighted_abs
+from .._kernels.draws import select_above
+from .._kernels.importance import weighted_abs
 from .base import Sampler
+from .topk import count_top_for_sum, top_threshold
 
 
 class TrimmingSampler(Sampler):
