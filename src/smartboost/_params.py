@@ -69,6 +69,15 @@ def _is_int(value: Any) -> bool:
 
 _INT32_MAX = 2**31 - 1
 
+_MAX_CLASSES = 1 << 16
+"""The most classes a multiclass model may have: its scores and gradients take ``num_class``
+values per row (and each iteration grows a tree per class), so a larger count is a mistake that
+would exhaust memory before it failed."""
+
+_MIN_RATE = 1e-9
+"""The smallest row-sampling rate: sampled rows carry weights ``1 / rate``, which must stay far
+from overflowing in the fixed-point gradients."""
+
 
 def _int(low: int | None = None, high: int | None = None) -> Callable[[str, Any], int]:
     """An integer in [low, high]; an unset bound is int32's, as every count and size is one."""
@@ -223,10 +232,10 @@ PARAMS: tuple[Param, ...] = (
           "objectives/margin.py), 'lambdarank' and 'rank_pairwise' (queries from the Dataset's group or qid), "
           "or a function fn(label, raw) -> (grad, hess).",
           ("objective_type", "app", "application", "loss"), "core", "a registered objective name"),
-    Param("num_class", 1, _int(1),
+    Param("num_class", 1, _int(1, _MAX_CLASSES),
           "Number of classes of a multiclass objective (>= 2 there, 1 otherwise); each iteration grows "
           "one tree per class.",
-          ("num_classes",), "core", ">= 1"),
+          ("num_classes",), "core", "[1, 65536]"),
     Param("huber_delta", 1.0, _float(0.0, low_open=True),
           "huber: residual size where the loss turns from squared to linear.",
           ("alpha",), "core", "> 0"),
@@ -311,9 +320,9 @@ PARAMS: tuple[Param, ...] = (
           "'smart2', 'mvs', 'loss' (docs/concepts/sampling.md). Default: 'uniform' when sample_rate < 1, else 'none'.",
           ("sampling_method", "data_sample_strategy", "sample_strategy"), "sampling",
           " \\| ".join(_SAMPLING_NAMES)),
-    Param("sample_rate", 1.0, _float(0.0, 1.0, low_open=True),
+    Param("sample_rate", 1.0, _float(_MIN_RATE, 1.0),
           "Target fraction of rows per tree; every sampler reaches it in expectation.",
-          ("subsample", "bagging_fraction", "sampling_rate", "sample_fraction"), "sampling", "(0, 1]"),
+          ("subsample", "bagging_fraction", "sampling_rate", "sample_fraction"), "sampling", "[1e-9, 1]"),
     Param("sampling_freq", 1, _int(0),
           "Draw a new sample every this many iterations (the others reuse it); 0 turns sampling off "
           "(LightGBM's bagging_freq=0).",
@@ -335,13 +344,13 @@ PARAMS: tuple[Param, ...] = (
           "mvs: lambda in sqrt(g^2 + lambda h^2), or 'adaptive' (squared mean absolute leaf value of the "
           "previous tree).",
           ("mvs_reg",), "sampling", ">= 0 or 'adaptive'"),
-    Param("goss_top_rate", None, _optional(_float(0.0, 1.0, low_open=True, high_open=True)),
+    Param("goss_top_rate", None, _optional(_float(_MIN_RATE, 1.0, high_open=True)),
           "goss: fraction of rows kept for their large gradients (default: 2/3 of sample_rate).",
-          ("top_rate",), "sampling", "(0, 1)"),
-    Param("goss_other_rate", None, _optional(_float(0.0, 1.0, low_open=True, high_open=True)),
+          ("top_rate",), "sampling", "[1e-9, 1)"),
+    Param("goss_other_rate", None, _optional(_float(_MIN_RATE, 1.0, high_open=True)),
           "goss: fraction of rows drawn from the rest (LightGBM's other_rate); sample_rate becomes "
           "top + other.",
-          ("other_rate",), "sampling", "(0, 1)"),
+          ("other_rate",), "sampling", "[1e-9, 1)"),
     Param("trimming_alpha", None, _optional(_float(0.0, 1.0, high_open=True)),
           "trimming: keep the largest-hessian rows until they hold 1 - alpha of the total (instead of "
           "sample_rate).",
