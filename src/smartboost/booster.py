@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from . import io
 from ._config import threads
 from ._data import dense_rows, to_matrix
+from ._params import model_params
 from ._kernels.predict import predict_trees
 from .binning import BinMapper, BinnedData
 from .errors import DataError, ParameterError
@@ -261,7 +262,7 @@ class Booster:
         n = self._n_trees(0 if num_iteration is None else num_iteration)
         return io.model_to_string(io.ModelContent(
             objective=self.objective, bin_mapper=self.bin_mapper, base_score=self.base_score,
-            feature_names=self.feature_names, params=self.params, trees=self.trees[:n],
+            feature_names=self.feature_names, params=model_params(self.params), trees=self.trees[:n],
             best_iteration=min(self.best_iteration, n // self.objective.num_outputs), best_score=self.best_score))
 
     def save_model(self, filename: str | os.PathLike, num_iteration: int | None = None) -> Booster:

@@ -27,7 +27,8 @@ Design (``docs/dask.md`` gives the reasoning and the costs):
 
 Ranking keeps every query inside one partition (checked, with a clear error naming the query).
 Not supported here yet: ``step_rule`` line searches, the samplers uniform and goss (exact-count
-uniform draws over every worker's rows), and a training set listed among the evaluation sets.
+uniform draws over every worker's rows), the objectives that refit their leaves (``quantile``,
+``regression_l1``, ``mape``), and a training set listed among the evaluation sets.
 """
 
 from __future__ import annotations
@@ -705,6 +706,9 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
     set_verbosity(resolved["verbosity"])
     objective = make_objective(resolved["objective"], resolved)
     check_training_params(resolved, objective)
+    if objective.renews_leaves:
+        raise ParameterError(f"objective '{objective.name}' refits each leaf on all of its rows, which "
+                             "smartboost.dask does not support yet")
     if not timeout > 0:
         raise ParameterError(f"timeout must be positive, got {timeout}")
     init = _as_booster(init_model)

@@ -182,7 +182,8 @@ class Trainer:
         metric_names = params["metric"]
         if metric_names is None:
             metric_names = (objective.default_metric,) if objective.default_metric else ()
-        self.metrics = [get_metric(m, params["label_gain"]) for m in metric_names]
+        self.metrics = [get_metric(m, params["label_gain"], alpha=params["alpha"],
+                                   tweedie_variance_power=params["tweedie_variance_power"]) for m in metric_names]
         for metric in self.metrics:
             if metric.multiclass != (self.n_outputs > 1):
                 kind = "a multiclass" if metric.multiclass else "a single-output"
@@ -295,9 +296,12 @@ class Trainer:
             self._score_bound[k] = new_bound
 
     def _apply_step_rule(self, grown, k: int) -> None:
-        """Rescale the new tree's values by the step rule (see :mod:`smartboost.steps`)."""
+        """Rescale the new tree's values by the step rule (see :mod:`smartboost.steps`), after
+        the objective's refit of its leaves when it has one (the quantile losses)."""
         rule = self.params["step_rule"]
         value = grown.tree.value
+        if self.objective.renews_leaves:
+            value[grown.leaf_nodes] = self.params["learning_rate"] * self.rows.renewed_leaf_values(k, grown)
         if rule == "smooth":
             value *= 1.0 / self.objective.sigma_smooth
         elif rule == "leaf_line":
