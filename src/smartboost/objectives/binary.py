@@ -62,8 +62,8 @@ class BinaryLogistic(Objective):
         """Log-odds of the weighted mean label."""
         p = weighted_mean(label, weight)
         if not 0.0 < p < 1.0:
-            raise DataError(f"the rows with positive weight all have label {p:g}; objective '{self.name}' needs "
-                            "labels on both sides")
+            raise DataError(f"the rows with positive weight hold a single class (mean label {p:g}); objective "
+                            f"'{self.name}' needs both")
         return math.log(p / (1.0 - p))
 
     def grad_hess(self, label, raw, out_grad, out_hess):
