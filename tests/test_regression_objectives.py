@@ -217,3 +217,30 @@ def test_parametric_metrics_take_the_training_parameters():
     assert history["quantile"][-1] == get_metric("quantile", alpha=0.2)(y, raw, raw)
     assert history["tweedie"][-1] == get_metric("tweedie", tweedie_variance_power=1.7)(y, raw, raw)
     assert get_metric("tweedie", tweedie_variance_power=1.0)(y, raw, raw) == get_metric("poisson")(y, raw, raw)
+
+
+def test_insurance_like_claims_are_fitted_by_their_objectives():
+    from sklearn.metrics import mean_gamma_deviance, mean_poisson_deviance, mean_tweedie_deviance
+
+    from smartboost.datasets import make_insurance_like
+
+    X, exposure, count, amount = make_insurance_like(60_000, seed=1)
+    again = make_insurance_like(60_000, seed=1)
+    assert all(np.array_equal(a, b) for a, b in zip((X, exposure, count, amount), again))
+    assert 0.05 <= exposure.min() and exposure.max() <= 1.0 and np.all(amount[count == 0] == 0)
+    assert np.all(amount[count > 0] > 0) and 0.03 < np.mean(count > 0) < 0.1
+    train, test = np.arange(60_000) < 40_000, np.arange(60_000) >= 40_000
+    claims = count > 0
+    cases = [("poisson", count / exposure, exposure, np.ones(60_000, bool), mean_poisson_deviance),
+             ("gamma", np.divide(amount, count, out=np.zeros_like(amount), where=claims), count, claims,
+              mean_gamma_deviance),
+             ("tweedie", amount / exposure, exposure, np.ones(60_000, bool),
+              lambda y, mu, sample_weight: mean_tweedie_deviance(y, mu, sample_weight=sample_weight, power=1.5))]
+    for objective, y, w, rows, deviance in cases:
+        fit, held_out = rows & train, rows & test
+        booster = sb.train({"objective": objective, "num_leaves": 4, "min_data_in_leaf": 300, "verbosity": -1},
+                           sb.Dataset(X[fit], y[fit], weight=w[fit]), 50)
+        model = deviance(y[held_out], booster.predict(X[held_out]), sample_weight=w[held_out])
+        constant = deviance(y[held_out], np.full(held_out.sum(), np.average(y[fit], weights=w[fit])),
+                            sample_weight=w[held_out])
+        assert model < constant, objective
