@@ -62,6 +62,16 @@ def expected_value(tree: Tree) -> float:
     return float(np.dot(tree.count[leaves], tree.value[leaves]) / tree.count[0])
 
 
+def _cover_share(tree: Tree) -> np.ndarray:
+    """Each node's cover (``count``) over its parent's; 1 for the root."""
+    share = np.ones(tree.n_nodes)
+    internal = tree.left >= 0
+    parent_cover = tree.count[internal].astype(np.float64)
+    share[tree.left[internal]] = tree.count[tree.left[internal]] / parent_cover
+    share[tree.right[internal]] = tree.count[tree.right[internal]] / parent_cover
+    return share
+
+
 def explain_leaves(booster: Booster, X: object, n_trees: int,
                    chunks: Iterable[tuple[int, np.ndarray]]) -> np.ndarray:
     """``predict(pred_leaf=True)``: int32 of shape (n_rows, n_trees), the leaf index
@@ -92,9 +102,9 @@ def explain_contributions(booster: Booster, X: object, n_trees: int,
     out[:, width - 1::width] = expected
     if not trees:
         return out
-    cover = np.concatenate([t.count for t in trees]).astype(np.float64)
+    cover_share = np.concatenate([_cover_share(t) for t in trees])
     max_depth = max(t.depth() for t in trees)
     for start, rows in chunks:
         tree_shap(rows, packed.feature, packed.threshold, packed.missing_left, packed.left, packed.right, packed.value,
-                  cover, packed.roots[:n_trees], n_outputs, max_depth, out[start:start + rows.shape[0]])
+                  cover_share, packed.roots[:n_trees], n_outputs, max_depth, out[start:start + rows.shape[0]])
     return out

@@ -53,9 +53,12 @@ def _extend(path_feature, zero, one, weight, start, depth, zero_fraction, one_fr
     zero[start + depth] = zero_fraction
     one[start + depth] = one_fraction
     weight[start + depth] = 1.0 if depth == 0 else 0.0
+    one_share = one_fraction / (depth + 1.0)  # divisions out of the loop: they dominated a node's work
+    zero_share = zero_fraction / (depth + 1.0)
     for i in range(depth - 1, -1, -1):
-        weight[start + i + 1] += one_fraction * weight[start + i] * (i + 1) / (depth + 1.0)
-        weight[start + i] = zero_fraction * weight[start + i] * (depth - i) / (depth + 1.0)
+        w = weight[start + i]
+        weight[start + i + 1] += one_share * w * (i + 1)
+        weight[start + i] = zero_share * w * (depth - i)
 
 
 @njit(cache=True, nogil=True)
@@ -79,26 +82,44 @@ def _unwind(path_feature, zero, one, weight, start, depth, index):
 
 
 @njit(cache=True, nogil=True)
-def _unwound_sum(zero, one, weight, start, depth, index):
-    """The total weight of the unique path with entry ``index`` removed, the path left as is."""
-    one_fraction = one[start + index]
-    zero_fraction = zero[start + index]
-    next_one = weight[start + depth]
-    total = 0.0
+def _add_leaf(path_feature, zero, one, weight, start, depth, leaf_value, phi, column, total, next_one, inverse_one,
+              inverse_zero, zero_fraction):
+    """Add a leaf's share to the SHAP value of every feature on its unique path: the path's
+    total weight with that feature's entry unwound (the paper's UNWOUND-SUM), times the
+    difference of its one and zero fractions, times the leaf value.
+
+    The unwound sums of the ``depth`` entries are computed together, positions outer and
+    entries inner: each entry's sum is a chain of dependent multiply-adds, and interleaving the
+    independent chains keeps the processor busy where one chain alone waits on each step. The
+    reciprocals of the fractions are taken once, out of the chains, and both of the paper's
+    cases are computed and one selected (an entry's one fraction is 0 on a cold branch, about
+    half the entries: a branch there is mispredicted). ``total``, ``next_one``,
+    ``inverse_one``, ``inverse_zero`` and ``zero_fraction`` are scratch of ``depth + 1`` entries.
+    """
+    for j in range(1, depth + 1):
+        total[j] = 0.0
+        next_one[j] = weight[start + depth]
+        zero_fraction[j] = zero[start + j]
+        inverse_one[j] = 1.0 / one[start + j] if one[start + j] != 0.0 else 0.0
+        inverse_zero[j] = 1.0 / zero[start + j] if zero[start + j] != 0.0 else 0.0
     for i in range(depth - 1, -1, -1):
-        if one_fraction != 0.0:
-            part = next_one * (depth + 1.0) / ((i + 1.0) * one_fraction)
-            total += part
-            next_one = weight[start + i] - part * zero_fraction * (depth - i) / (depth + 1.0)
-        elif zero_fraction != 0.0:
-            total += weight[start + i] / zero_fraction / ((depth - i) / (depth + 1.0))
-    return total
+        w = weight[start + i]
+        up = (depth + 1.0) / (i + 1.0)
+        down = (depth - i) / (depth + 1.0)
+        cold_scale = w / down
+        for j in range(1, depth + 1):
+            part = next_one[j] * up * inverse_one[j]
+            # a cold entry (one fraction 0): the weights undo its zero fraction alone
+            total[j] += part if inverse_one[j] != 0.0 else cold_scale * inverse_zero[j]
+            next_one[j] = w - part * zero_fraction[j] * down
+    for j in range(1, depth + 1):
+        phi[column + path_feature[start + j]] += total[j] * (one[start + j] - zero[start + j]) * leaf_value
 
 
 @njit(cache=True, nogil=True)
-def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, value, cover, phi, column,
+def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, value, cover_share, phi, column,
                    path_feature, zero, one, weight, stack_node, stack_depth, stack_parent, stack_zero, stack_one,
-                   stack_feature):
+                   stack_feature, leaf_scratch):
     """Add one tree's SHAP values for row ``i`` to ``phi[column + f]`` (the scratch arrays are
     the row's own; see the module docstring for the frames)."""
     top = 0
@@ -116,9 +137,8 @@ def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, va
             weight[start + j] = weight[parent + j]
         _extend(path_feature, zero, one, weight, start, depth, zero_fraction, one_fraction, parent_feature)
         if left[node] < 0:
-            for j in range(1, depth + 1):
-                w = _unwound_sum(zero, one, weight, start, depth, j)
-                phi[column + path_feature[start + j]] += w * (one[start + j] - zero[start + j]) * value[node]
+            _add_leaf(path_feature, zero, one, weight, start, depth, value[node], phi, column, leaf_scratch[0],
+                      leaf_scratch[1], leaf_scratch[2], leaf_scratch[3], leaf_scratch[4])
             continue
         split = feature[node]
         x = X[i, split]
@@ -135,12 +155,12 @@ def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, va
         for child, child_one in ((cold, 0.0), (hot, incoming_one)):  # hot on top: walked first
             top += 1
             stack_node[top], stack_depth[top], stack_parent[top] = child, depth + 1, start
-            stack_zero[top] = cover[child] / cover[node] * incoming_zero
+            stack_zero[top] = cover_share[child] * incoming_zero
             stack_one[top], stack_feature[top] = child_one, split
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def tree_shap(X, feature, threshold, missing_left, left, right, value, cover, roots, n_outputs, max_depth, out):
+def tree_shap(X, feature, threshold, missing_left, left, right, value, cover_share, roots, n_outputs, max_depth, out):
     """Add the path-dependent TreeSHAP values of every row to ``out``.
 
     Parameters
@@ -149,8 +169,9 @@ def tree_shap(X, feature, threshold, missing_left, left, right, value, cover, ro
         Raw features, C order; NaN is missing (a row goes left at ``x <= threshold``).
     feature, threshold, missing_left, left, right, value : ndarray, shape (n_nodes,)
         Nodes of all trees concatenated, as :class:`~smartboost.tree.PackedTrees` holds them.
-    cover : ndarray of float64, shape (n_nodes,)
-        Each node's cover (what the expectation weighs the children by).
+    cover_share : ndarray of float64, shape (n_nodes,)
+        Each node's cover over its parent's (what the expectation weighs the children by;
+        taken once here rather than divided at every visit).
     roots : ndarray of int64, shape (n_trees,)
         Root of each tree; tree ``t`` adds to output ``t % n_outputs``.
     n_outputs : int
@@ -174,9 +195,10 @@ def tree_shap(X, feature, threshold, missing_left, left, right, value, cover, ro
         stack_zero = np.empty(stack_size)
         stack_one = np.empty(stack_size)
         stack_feature = np.empty(stack_size, np.int64)
+        leaf_scratch = np.empty((5, max_depth + 1))
         for i in range(task * _ROWS_PER_TASK, min(n_rows, (task + 1) * _ROWS_PER_TASK)):
             phi = out[i]
             for t in range(roots.shape[0]):
-                _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, value, cover, phi,
+                _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, value, cover_share, phi,
                                (t % n_outputs) * (n_features + 1), path_feature, zero, one, weight, stack_node,
-                               stack_depth, stack_parent, stack_zero, stack_one, stack_feature)
+                               stack_depth, stack_parent, stack_zero, stack_one, stack_feature, leaf_scratch)
