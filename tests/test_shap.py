@@ -273,5 +273,53 @@ def test_a_model_without_trees_and_bad_requests():
     assert empty.predict(X, pred_leaf=True).shape == (500, 0)
     contributions = empty.predict(X, pred_contrib=True)
     assert np.all(contributions[:, :-1] == 0.0) and np.all(contributions[:, -1] == 0.25)
-    with pytest.raises(ParameterError, match="pred_leaf and pred_contrib"):
+    with pytest.raises(ParameterError, match="at most one of pred_leaf, pred_contrib and pred_interactions"):
         booster.predict(X, pred_leaf=True, pred_contrib=True)
+
+
+def _brute_force_interactions(tree, x, n_features):
+    """Shapley interaction indices (Lundberg, Erion & Lee 2018, eq. 8) of the path-dependent game."""
+    out = np.zeros((n_features, n_features))
+    v = lambda subset: _path_expectation(tree, x, 0, set(subset))  # noqa: E731
+    for i, j in itertools.permutations(range(n_features), 2):
+        others = [f for f in range(n_features) if f not in (i, j)]
+        for size in range(n_features - 1):
+            weight = (math.factorial(size) * math.factorial(n_features - size - 2)
+                      / (2 * math.factorial(n_features - 1)))
+            for s in itertools.combinations(others, size):
+                out[i, j] += weight * (v((*s, i, j)) - v((*s, i)) - v((*s, j)) + v(s))
+    return out
+
+
+def test_interaction_values_are_shapley_interaction_indices():
+    X, y = make_binary(n=1500, n_features=5, seed=47, missing_rate=0.1)
+    X, y = X[:, :4], (np.nan_to_num(X[:, 0]) * np.nan_to_num(X[:, 1]) + np.nan_to_num(X[:, 2]) > 0).astype(float)
+    booster = sb.train({**_SMALL, "objective": "binary", "num_leaves": 10, "min_data_in_leaf": 3},
+                       sb.Dataset(X, y), 3)
+    rows = X[:12]
+    interactions = booster.predict(rows, pred_interactions=True)
+    assert interactions.shape == (12, 5, 5)
+    expected = sum(np.array([_brute_force_interactions(tree, x, 4) for x in rows]) for tree in booster.trees)
+    off_diagonal = ~np.eye(4, dtype=bool)
+    np.testing.assert_allclose(interactions[:, :4, :4][:, off_diagonal], expected[:, off_diagonal], rtol=1e-10,
+                               atol=1e-13)
+    contributions = booster.predict(rows, pred_contrib=True)
+    np.testing.assert_allclose(interactions.sum(axis=2), contributions, rtol=1e-10, atol=1e-13)
+    assert np.all(interactions[:, 4, :4] == 0.0) and np.all(interactions[:, :4, 4] == 0.0)
+
+
+@pytest.mark.parametrize("name", ["binary", "multiclass"])
+def test_interaction_values_equal_shap_tree_explainer(models, name):
+    shap = pytest.importorskip("shap")
+    booster, X = models[name]
+    rows, _ = _rows_on_thresholds(booster, X, 40, seed=6)
+    ours = booster.predict(rows, pred_interactions=True, num_iteration=5)
+    K, F = booster.num_model_per_iteration(), X.shape[1]
+    ours = ours.reshape(rows.shape[0], K, F + 1, F + 1)
+    for k in range(K):
+        model = {"trees": [_shap_tree(t) for t in booster.trees[:5 * K][k::K]],
+                 "base_offset": np.asarray(booster.base_score, np.float64).reshape(-1)[k]}
+        np.testing.assert_allclose(ours[:, k, :F, :F], shap.TreeExplainer(model).shap_interaction_values(rows),
+                                   rtol=1e-9, atol=1e-12)
+    total = ours.sum(axis=(2, 3))
+    np.testing.assert_allclose(total, _raw_blocks(booster, rows, num_iteration=5), rtol=1e-9, atol=1e-12)

@@ -17,7 +17,7 @@ from ._params import model_params
 from ._kernels.predict import predict_trees
 from .binning import BinMapper, BinnedData
 from .errors import DataError, ParameterError
-from .explain import explain_contributions, explain_leaves
+from .explain import explain_contributions, explain_interactions, explain_leaves
 from .objectives import Objective
 from .tree import PackedTrees, Tree
 
@@ -147,7 +147,7 @@ class Booster:
     # -- prediction --------------------------------------------------------------------------
 
     def predict(self, data: Any, raw_score: bool = False, num_iteration: int | None = None, pred_leaf: bool = False,
-                pred_contrib: bool = False) -> np.ndarray:
+                pred_contrib: bool = False, pred_interactions: bool = False) -> np.ndarray:
         """Predict, or explain the predictions.
 
         Parameters
@@ -164,6 +164,8 @@ class Booster:
         pred_contrib : bool
             Return each feature's SHAP value and the expected value, in raw-score space
             (path-dependent TreeSHAP, see :mod:`smartboost.explain`); ``raw_score`` is ignored.
+        pred_interactions : bool
+            Return the SHAP interaction values (XGBoost's ``pred_interactions``), in raw-score space.
 
         Returns
         -------
@@ -173,16 +175,21 @@ class Booster:
             of shape (n_rows, n_trees). With ``pred_contrib``: float64 of shape
             (n_rows, n_features + 1), the expected value last; for a multiclass model
             (n_rows, num_class * (n_features + 1)), one such block per class (LightGBM's
-            layout). Each row's contributions sum to its raw score.
+            layout). Each row's contributions sum to its raw score. With ``pred_interactions``:
+            float64 of shape (n_rows, n_features + 1, n_features + 1), the expected value last on
+            the diagonal; (n_rows, num_class, n_features + 1, n_features + 1) for a multiclass
+            model.
         """
-        if pred_leaf and pred_contrib:
-            raise ParameterError("give at most one of pred_leaf and pred_contrib")
+        explained = {"pred_leaf": explain_leaves, "pred_contrib": explain_contributions,
+                     "pred_interactions": explain_interactions}
+        asked = [name for name, flag in zip(explained, (pred_leaf, pred_contrib, pred_interactions)) if flag]
+        if len(asked) > 1:
+            raise ParameterError(f"give at most one of pred_leaf, pred_contrib and pred_interactions, not {asked}")
         X = self._prediction_matrix(data)
         n_trees = self._n_trees(num_iteration)
-        if pred_leaf or pred_contrib:
-            explain = explain_leaves if pred_leaf else explain_contributions
+        if asked:
             with threads(self.params.get("num_threads", 0)):
-                return explain(self, X, n_trees, _row_chunks(X))
+                return explained[asked[0]](self, X, n_trees, _row_chunks(X))
         packed = self._packed
         n_outputs = self.objective.num_outputs
         roots = packed.roots[:n_trees]

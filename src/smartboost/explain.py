@@ -21,6 +21,12 @@ values of a row sum, with the expected value ``base_score + sum over trees of
 sum(cover_leaf * value_leaf) / cover_root``, to the row's raw score (local accuracy); a
 feature no tree splits on gets exactly 0. They are in raw-score space (log-odds for
 ``binary``), as LightGBM's.
+
+**SHAP interaction values** (``pred_interactions``, XGBoost's layout) split each SHAP value
+further: the interaction of features ``a`` and ``b`` is half the change of ``b``'s value
+between the games where ``a`` is always and never known (the same path-dependent expectation),
+and ``a``'s main effect is what remains of its SHAP value. A tree costs two conditioned walks
+per feature it splits on, so they cost that many times the SHAP values.
 """
 
 from __future__ import annotations
@@ -30,13 +36,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._kernels.explain import leaf_indices, tree_shap
+from ._kernels.explain import leaf_indices, tree_shap, tree_shap_interactions
 from .tree import Tree
 
 if TYPE_CHECKING:
     from .booster import Booster
 
-__all__ = ["expected_value", "leaf_numbers", "explain_contributions", "explain_leaves"]
+__all__ = ["expected_value", "leaf_numbers", "explain_contributions", "explain_interactions", "explain_leaves"]
 
 
 def leaf_numbers(tree: Tree) -> np.ndarray:
@@ -96,10 +102,7 @@ def explain_contributions(booster: Booster, X: object, n_trees: int,
     n_outputs = booster.num_model_per_iteration()
     width = booster.num_feature() + 1
     out = np.zeros((X.shape[0], n_outputs * width))
-    expected = np.asarray(booster.base_score, np.float64).reshape(-1).copy()
-    for t, tree in enumerate(trees):
-        expected[t % n_outputs] += expected_value(tree)
-    out[:, width - 1::width] = expected
+    out[:, width - 1::width] = _expected_values(booster, trees)
     if not trees:
         return out
     cover_share = np.concatenate([_cover_share(t) for t in trees])
@@ -108,3 +111,36 @@ def explain_contributions(booster: Booster, X: object, n_trees: int,
         tree_shap(rows, packed.feature, packed.threshold, packed.missing_left, packed.left, packed.right, packed.value,
                   cover_share, packed.roots[:n_trees], n_outputs, max_depth, out[start:start + rows.shape[0]])
     return out
+
+
+def explain_interactions(booster: Booster, X: object, n_trees: int,
+                         chunks: Iterable[tuple[int, np.ndarray]]) -> np.ndarray:
+    """``predict(pred_interactions=True)``: float64 of shape (n_rows, n_features + 1,
+    n_features + 1), or (n_rows, K, n_features + 1, n_features + 1) for K > 1 outputs
+    (XGBoost's layout): the SHAP interaction values, main effects on the diagonal, the expected
+    value at ``[n_features, n_features]``; row ``a`` sums to feature ``a``'s SHAP value."""
+    packed = booster._packed
+    trees = booster.trees[:n_trees]
+    n_outputs = booster.num_model_per_iteration()
+    width = booster.num_feature() + 1
+    out = np.zeros((X.shape[0], n_outputs, width, width))
+    out[:, :, -1, -1] = _expected_values(booster, trees)
+    if trees:
+        cover_share = np.concatenate([_cover_share(t) for t in trees])
+        used = [np.unique(t.feature[t.left >= 0]).astype(np.int64) for t in trees]
+        starts = np.concatenate([[0], np.cumsum([u.size for u in used])]).astype(np.int64)
+        max_depth = max(t.depth() for t in trees)
+        for start, rows in chunks:
+            tree_shap_interactions(rows, packed.feature, packed.threshold, packed.missing_left, packed.left,
+                                   packed.right, packed.value, cover_share, packed.roots[:n_trees], n_outputs,
+                                   max_depth, np.concatenate(used), starts, out[start:start + rows.shape[0]])
+    return out[:, 0] if n_outputs == 1 else out
+
+
+def _expected_values(booster: Booster, trees: list[Tree]) -> np.ndarray:
+    """Each output's expected raw score: its base score plus its trees' :func:`expected_value`."""
+    n_outputs = booster.num_model_per_iteration()
+    expected = np.asarray(booster.base_score, np.float64).reshape(-1).copy()
+    for t, tree in enumerate(trees):
+        expected[t % n_outputs] += expected_value(tree)
+    return expected

@@ -117,28 +117,53 @@ def _add_leaf(path_feature, zero, one, weight, start, depth, leaf_value, phi, co
 
 
 @njit(cache=True, nogil=True)
+def _scratch(max_depth):
+    """One row's scratch for trees of depth ``max_depth`` or less: the unique paths' features and
+    their (zero, one, weight) entries, the stack's integer (node, depth, parent slice, feature)
+    and float (zero, one, condition fraction) frames, and :func:`_add_leaf`'s arrays."""
+    path_size = (max_depth + 2) * (max_depth + 3) // 2
+    stack_size = 2 * (max_depth + 2)
+    return (np.empty(path_size, np.int64), np.empty((3, path_size)), np.empty((4, stack_size), np.int64),
+            np.empty((3, stack_size)), np.empty((5, max_depth + 1)))
+
+
+@njit(cache=True, nogil=True)
 def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, value, cover_share, phi, column,
-                   path_feature, zero, one, weight, stack_node, stack_depth, stack_parent, stack_zero, stack_one,
-                   stack_feature, leaf_scratch):
-    """Add one tree's SHAP values for row ``i`` to ``phi[column + f]`` (the scratch arrays are
-    the row's own; see the module docstring for the frames)."""
+                   scratch, condition, condition_feature):
+    """Add one tree's SHAP values for row ``i`` to ``phi[column + f]`` (see the module docstring
+    for the frames), ``scratch`` the row's own (:func:`_scratch`).
+
+    ``condition`` 0: the SHAP values. +1 or -1: those of the game where feature
+    ``condition_feature`` is always present (+1) or always absent (-1), which interaction values
+    are made of (shap's ``tree_shap_recursive`` conditions the same way): that feature never
+    enters a unique path, and a frame carries the fraction of the row's weight that reaches it
+    under the condition.
+    """
+    path_feature, path, frames, fractions, leaf_scratch = scratch
+    zero, one, weight = path[0], path[1], path[2]
+    stack_node, stack_depth, stack_parent, stack_feature = frames[0], frames[1], frames[2], frames[3]
+    stack_zero, stack_one, stack_fraction = fractions[0], fractions[1], fractions[2]
     top = 0
-    stack_node[0], stack_depth[0], stack_parent[0] = root, 0, 0
-    stack_zero[0], stack_one[0], stack_feature[0] = 1.0, 1.0, -1
+    stack_node[0], stack_depth[0], stack_parent[0], stack_feature[0] = root, 0, 0, -1
+    stack_zero[0], stack_one[0], stack_fraction[0] = 1.0, 1.0, 1.0
     while top >= 0:
-        node, depth, parent = stack_node[top], stack_depth[top], stack_parent[top]
-        zero_fraction, one_fraction, parent_feature = stack_zero[top], stack_one[top], stack_feature[top]
+        node, depth, parent, parent_feature = stack_node[top], stack_depth[top], stack_parent[top], stack_feature[top]
+        zero_fraction, one_fraction, fraction = stack_zero[top], stack_one[top], stack_fraction[top]
         top -= 1
+        if fraction == 0.0:  # no weight reaches this node under the condition
+            continue
         start = parent + depth + 1  # this node's slice, past its parent's
-        for j in range(depth):
+        extend = condition == 0 or parent_feature != condition_feature
+        for j in range(depth if extend else depth + 1):
             path_feature[start + j] = path_feature[parent + j]
             zero[start + j] = zero[parent + j]
             one[start + j] = one[parent + j]
             weight[start + j] = weight[parent + j]
-        _extend(path_feature, zero, one, weight, start, depth, zero_fraction, one_fraction, parent_feature)
+        if extend:
+            _extend(path_feature, zero, one, weight, start, depth, zero_fraction, one_fraction, parent_feature)
         if left[node] < 0:
-            _add_leaf(path_feature, zero, one, weight, start, depth, value[node], phi, column, leaf_scratch[0],
-                      leaf_scratch[1], leaf_scratch[2], leaf_scratch[3], leaf_scratch[4])
+            _add_leaf(path_feature, zero, one, weight, start, depth, value[node] * fraction, phi, column,
+                      leaf_scratch[0], leaf_scratch[1], leaf_scratch[2], leaf_scratch[3], leaf_scratch[4])
             continue
         split = feature[node]
         x = X[i, split]
@@ -152,11 +177,19 @@ def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, va
                 _unwind(path_feature, zero, one, weight, start, depth, k)
                 depth -= 1
                 break
-        for child, child_one in ((cold, 0.0), (hot, incoming_one)):  # hot on top: walked first
-            top += 1
-            stack_node[top], stack_depth[top], stack_parent[top] = child, depth + 1, start
+        hot_fraction = cold_fraction = fraction
+        if condition != 0 and split == condition_feature:  # the children do not extend the path
+            depth -= 1
+            if condition > 0:
+                cold_fraction = 0.0
+            else:
+                hot_fraction *= cover_share[hot]
+                cold_fraction *= cover_share[cold]
+        for child, child_one, child_fraction in ((cold, 0.0, cold_fraction), (hot, incoming_one, hot_fraction)):
+            top += 1  # hot on top: walked first
+            stack_node[top], stack_depth[top], stack_parent[top], stack_feature[top] = child, depth + 1, start, split
             stack_zero[top] = cover_share[child] * incoming_zero
-            stack_one[top], stack_feature[top] = child_one, split
+            stack_one[top], stack_fraction[top] = child_one, child_fraction
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -182,23 +215,62 @@ def tree_shap(X, feature, threshold, missing_left, left, right, value, cover_sha
         (LightGBM's layout; the last column of each block, the expected value, is not written).
     """
     n_rows, n_features = X.shape
-    path_size = (max_depth + 2) * (max_depth + 3) // 2
-    stack_size = 2 * (max_depth + 2)
     for task in prange((n_rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
-        path_feature = np.empty(path_size, np.int64)
-        zero = np.empty(path_size)
-        one = np.empty(path_size)
-        weight = np.empty(path_size)
-        stack_node = np.empty(stack_size, np.int64)
-        stack_depth = np.empty(stack_size, np.int64)
-        stack_parent = np.empty(stack_size, np.int64)
-        stack_zero = np.empty(stack_size)
-        stack_one = np.empty(stack_size)
-        stack_feature = np.empty(stack_size, np.int64)
-        leaf_scratch = np.empty((5, max_depth + 1))
+        scratch = _scratch(max_depth)
         for i in range(task * _ROWS_PER_TASK, min(n_rows, (task + 1) * _ROWS_PER_TASK)):
-            phi = out[i]
             for t in range(roots.shape[0]):
+                _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, value, cover_share,
+                               out[i], (t % n_outputs) * (n_features + 1), scratch, 0, -1)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def tree_shap_interactions(X, feature, threshold, missing_left, left, right, value, cover_share, roots, n_outputs,
+                           max_depth, tree_features, tree_features_start, out):
+    """Add the path-dependent SHAP interaction values of every row to ``out``.
+
+    The interaction of features ``a`` and ``b`` (a != b) is half the change of ``b``'s SHAP
+    value between the games with ``a`` always present and always absent (Lundberg, Erion & Lee
+    2018, section 4; shap's ``tree_shap.h``): two conditioned walks of a tree per feature it
+    splits on (the others' interactions with ``a`` are 0). The main effect ``(a, a)`` is ``a``'s
+    SHAP value minus its interactions, so each row of a matrix sums to that feature's SHAP
+    value.
+
+    Parameters
+    ----------
+    X, feature, threshold, missing_left, left, right, value, cover_share, roots, n_outputs, max_depth
+        As :func:`tree_shap`.
+    tree_features, tree_features_start : ndarray of int64
+        The features tree ``t`` splits on: ``tree_features[tree_features_start[t]:tree_features_start[t + 1]]``.
+    out : ndarray of float64, shape (n_rows, n_outputs, n_features + 1, n_features + 1)
+        Zeros, filled (the last row and column, the expected value's, are left alone).
+    """
+    n_rows, n_features = X.shape
+    width = n_features + 1
+    for task in prange((n_rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
+        scratch = _scratch(max_depth)
+        phi = np.empty(n_outputs * width)
+        present = np.empty(width)
+        absent = np.empty(width)
+        for i in range(task * _ROWS_PER_TASK, min(n_rows, (task + 1) * _ROWS_PER_TASK)):
+            phi[:] = 0.0
+            for t in range(roots.shape[0]):
+                k = t % n_outputs
                 _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, value, cover_share, phi,
-                               (t % n_outputs) * (n_features + 1), path_feature, zero, one, weight, stack_node,
-                               stack_depth, stack_parent, stack_zero, stack_one, stack_feature, leaf_scratch)
+                               k * width, scratch, 0, -1)
+                for a in tree_features[tree_features_start[t]:tree_features_start[t + 1]]:
+                    present[:] = 0.0
+                    absent[:] = 0.0
+                    _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, value, cover_share,
+                                   present, 0, scratch, 1, a)
+                    _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, value, cover_share,
+                                   absent, 0, scratch, -1, a)
+                    for b in range(n_features):
+                        if b != a:
+                            out[i, k, a, b] += 0.5 * (present[b] - absent[b])
+            for k in range(n_outputs):
+                for a in range(n_features):
+                    main = phi[k * width + a]
+                    for b in range(n_features):
+                        if b != a:
+                            main -= out[i, k, a, b]
+                    out[i, k, a, a] += main
