@@ -74,7 +74,8 @@ def contributions(args: argparse.Namespace) -> None:
     print(f"\n### pred_contrib: {args.contrib_rows:,} rows, {args.trees} trees of up to {args.leaves} leaves "
           f"(trained on {args.train_rows:,} make_higgs_like rows), threads={args.threads or 'all'}\n")
     print("| | smartboost | LightGBM | ratio |\n|---|---|---|---|")
-    print(f"| pred_contrib seconds (best of {args.repeats}) | {ours_s:.2f} | {theirs_s:.2f} | {ours_s / theirs_s:.2f} |")
+    print(f"| pred_contrib seconds (best of {args.repeats}) | {ours_s:.2f} | {theirs_s:.2f} | "
+          f"{ours_s / theirs_s:.2f} |")
     print(f"| mean leaves per tree | {our_leaves:.1f} | {their_leaves:.1f} | |")
     print(f"| mean depth per tree | {our_depth:.1f} | {their_depth:.1f} | |")
     print(f"| max \\|sum - raw score\\| | {ours_error:.1e} | {theirs_error:.1e} | |")

@@ -72,8 +72,9 @@ def test_leaves_are_refitted_to_the_weighted_quantile_of_their_residuals(name, l
         rows = leaf_of_row == numbers[node]
         value = tree.value[node] / 0.5
         assert value == weighted_quantile(residual[rows], w[rows] / scale[rows], level)
-        leaf_loss = lambda c: float(np.dot(w[rows], objective.loss(y[rows], booster.base_score + c)))  # noqa: E731
-        assert leaf_loss(value) <= min(leaf_loss(value - 1e-3), leaf_loss(value + 1e-3))
+        leaf_loss = [float(np.dot(w[rows], objective.loss(y[rows], booster.base_score + c)))
+                     for c in (value - 1e-3, value, value + 1e-3)]
+        assert leaf_loss[1] <= min(leaf_loss[0], leaf_loss[2])
 
 
 def test_weighted_quantile_follows_its_definition():
@@ -172,7 +173,8 @@ def test_alpha_is_shared_by_huber_and_quantile():
     assert resolve_params({"quantile_alpha": 0.2})["alpha"] == 0.2
     assert resolve_params(None)["alpha"] == 0.9 and resolve_params(None)["huber_delta"] == 1.0
     X, y = _problem("regression", n=500, seed=12)
-    assert sb.train({"objective": "huber", "alpha": 0.4, "verbosity": -1}, sb.Dataset(X, y), 1).objective.huber_delta == 0.4
+    huber = sb.train({"objective": "huber", "alpha": 0.4, "verbosity": -1}, sb.Dataset(X, y), 1)
+    assert huber.objective.huber_delta == 0.4
     with pytest.raises(ParameterError, match=r"alpha in \(0, 1\)"):
         sb.train({"objective": "quantile", "alpha": 1.5, "verbosity": -1}, sb.Dataset(X, y), 1)
     with pytest.raises(ParameterError, match="tweedie_variance_power"):

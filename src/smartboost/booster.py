@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from functools import cached_property
 from collections.abc import Iterator
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -13,8 +13,8 @@ import scipy.sparse as sp
 from . import io
 from ._config import threads
 from ._data import dense_rows, to_matrix
-from ._params import model_params
 from ._kernels.predict import predict_trees
+from ._params import model_params
 from .binning import BinMapper, BinnedData
 from .errors import DataError, ParameterError
 from .explain import explain_contributions, explain_interactions, explain_leaves

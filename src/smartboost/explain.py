@@ -42,7 +42,7 @@ from .tree import Tree
 if TYPE_CHECKING:
     from .booster import Booster
 
-__all__ = ["expected_value", "leaf_numbers", "explain_contributions", "explain_interactions", "explain_leaves"]
+__all__ = ["expected_value", "explain_contributions", "explain_interactions", "explain_leaves", "leaf_numbers"]
 
 
 def leaf_numbers(tree: Tree) -> np.ndarray:

@@ -298,11 +298,10 @@ def canonical_metric_name(name: str) -> str:
         return name.lower()
     metric = _BY_NAME.get(name.lower())
     if metric is None:
-        known = [*_BY_NAME, *_OF_PARAMETER]
-        close = difflib.get_close_matches(name.lower(), [*known, "ndcg@10", "map@10"], n=3)
+        close = difflib.get_close_matches(name.lower(), [*_BY_NAME, *_OF_PARAMETER, "ndcg@10", "map@10"], n=3)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise ParameterError(f"unknown metric {name!r}{hint} (known: {[m.name for m in METRICS] + list(_OF_PARAMETER)}, "
-                             "ndcg@k, map@k)")
+        known = [m.name for m in METRICS] + list(_OF_PARAMETER)
+        raise ParameterError(f"unknown metric {name!r}{hint} (known: {known}, ndcg@k, map@k)")
     return metric.name
 
 

@@ -288,7 +288,8 @@ def plot_shap_waterfall(booster: Booster, x_row: Any, max_num_features: int = 10
         labels.append(f"{rest.size} other features")
         steps.append(float(shap_values[rest].sum()))
     ax = _axes(ax)
-    start = expected + np.concatenate([[0.0], np.cumsum(steps[::-1])])[:-1][::-1]  # each bar starts where the one below ends
+    # each bar starts where the one below it ends, the bottom one at the expected value
+    start = expected + np.concatenate([[0.0], np.cumsum(steps[::-1])])[:-1][::-1]
     positions = np.arange(len(steps))[::-1]
     ax.barh(positions, steps, left=start, color=["tab:red" if s > 0 else "tab:blue" for s in steps],
             tick_label=labels)

@@ -1,12 +1,12 @@
 """Losses of the log link, mu = e^F: Poisson, gamma and Tweedie regression (LightGBM's).
 
-Each is the negative log-likelihood of its distribution with mean mu = e^F, as a function of F:
+Each is the negative log-likelihood of its distribution with mean mu = e^F, as a function of F
+(up to a term of y alone), with its gradient g and hessian h:
 
-| name | labels | l(y, F) (up to a term of y alone) | g | h |
-|---|---|---|---|---|
-| ``poisson`` | y >= 0 | e^F - y F | e^F - y | e^(F + max_delta_step) |
-| ``gamma`` | y > 0 | y e^-F + F | 1 - y e^-F | y e^-F |
-| ``tweedie`` (power p in [1, 2)) | y >= 0 | -y e^((1-p)F)/(1-p) + e^((2-p)F)/(2-p) | -y e^((1-p)F) + e^((2-p)F) | -(1-p) y e^((1-p)F) + (2-p) e^((2-p)F) |
+- ``poisson`` (labels y >= 0): l = e^F - y F, g = e^F - y, h = e^(F + poisson_max_delta_step);
+- ``gamma`` (y > 0): l = y e^-F + F, g = 1 - y e^-F, h = y e^-F;
+- ``tweedie`` (y >= 0, power p in [1, 2)): l = -y e^((1-p)F) / (1-p) + e^((2-p)F) / (2-p),
+  g = -y e^((1-p)F) + e^((2-p)F), h = -(1-p) y e^((1-p)F) + (2-p) e^((2-p)F).
 
 Poisson's hessian is LightGBM's safeguard: e^F times e^``poisson_max_delta_step`` (0.7), so
 that a leaf of rows with small e^F does not take a huge Newton step (XGBoost does the same
