@@ -42,7 +42,7 @@ from .datafile import DataFile, read_delimited, read_query_sizes, read_svmlight
 from .errors import DataError, DatasetNotFoundError
 
 __all__ = ["DatasetFile", "PublicDataset", "REGISTRY", "cache_dir", "fetch", "get", "load", "load_splits",
-           "make_higgs_like", "make_insurance_like", "make_ranking_like", "make_high_dim"]
+           "INSURANCE_FEATURES", "make_higgs_like", "make_insurance_like", "make_ranking_like", "make_high_dim"]
 
 _CHUNK = 1 << 20
 _LIGHTGBM_EXAMPLES = "https://raw.githubusercontent.com/microsoft/LightGBM/bae0b7ba953341a32b2a9c5c5c437a1b976f576f/examples"
