@@ -287,7 +287,8 @@ class Trainer:
         """Raise before a tree whose values, or with ``bound`` the scores they would make, are
         not finite joins the model (a model with an infinity predicts nonsense and cannot be
         saved); with ``bound``, count the tree in the bound of output ``k``'s scores."""
-        new_bound = self._score_bound[k] + np.abs(grown.tree.value).max()
+        with np.errstate(over="ignore"):  # an overflow is what is checked for here
+            new_bound = self._score_bound[k] + np.abs(grown.tree.value).max()
         if not np.isfinite(new_bound if bound else grown.tree.value).all():
             raise DataError(f"training diverged at iteration {self.iteration}: the new tree's values or the raw "
                             f"scores overflow; lower learning_rate ({self.params['learning_rate']:g}) or check the "
