@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import ParameterError
 
-__all__ = ["Param", "PARAMS", "resolve_params", "parameters_markdown"]
+__all__ = ["Param", "PARAMS", "model_params", "param_default", "resolve_params", "parameters_markdown"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,13 @@ class Param:
         Section of the generated parameter reference.
     constraint : str
         Human-readable constraint, for the docs.
+    fallback : str or None
+        When this parameter is not given and the ``fallback`` parameter is, it takes that value
+        (``huber_delta`` takes ``alpha``, the parameter LightGBM shares between Huber and quantile).
+    saved_at_default : bool
+        Whether model files record the parameter at its default value. Parameters added after
+        models were first saved are recorded only when set otherwise, so that the files of
+        models that do not use them stay the same byte for byte (:func:`model_params`).
     """
 
     name: str
@@ -53,6 +60,8 @@ class Param:
     aliases: tuple[str, ...] = ()
     group: str = "core"
     constraint: str = ""
+    fallback: str | None = None
+    saved_at_default: bool = True
     names: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -226,19 +235,33 @@ def _metric(name: str, value: Any) -> tuple[str, ...] | None:
 PARAMS: tuple[Param, ...] = (
     # core
     Param("objective", "regression", _objective,
-          "Loss to minimise: 'regression' (squared error), 'huber', 'binary' (logistic, labels 0/1 or "
-          "-1/+1), 'multiclass' (softmax, labels 0..num_class-1), the margin losses 'exponential', "
-          "'smart_logistic', 'logistic_log2', 'squared_margin', 'regularized_logistic' (docs: "
-          "objectives/margin.py), 'lambdarank' and 'rank_pairwise' (queries from the Dataset's group or qid), "
-          "or a function fn(label, raw) -> (grad, hess).",
+          "Loss to minimise: 'regression' (squared error), 'huber', 'regression_l1' (absolute error), "
+          "'quantile', 'mape', 'poisson', 'gamma', 'tweedie' (log link), 'binary' (logistic, labels 0/1 or "
+          "-1/+1), 'cross_entropy' (logistic, labels in [0, 1]), 'multiclass' (softmax, labels "
+          "0..num_class-1), the margin losses 'exponential', 'smart_logistic', 'logistic_log2', "
+          "'squared_margin', 'regularized_logistic' (docs: objectives/margin.py), 'lambdarank' and "
+          "'rank_pairwise' (queries from the Dataset's group or qid), or a function fn(label, raw) -> "
+          "(grad, hess).",
           ("objective_type", "app", "application", "loss"), "core", "a registered objective name"),
     Param("num_class", 1, _int(1, _MAX_CLASSES),
           "Number of classes of a multiclass objective (>= 2 there, 1 otherwise); each iteration grows "
           "one tree per class.",
           ("num_classes",), "core", "[1, 65536]"),
     Param("huber_delta", 1.0, _float(0.0, low_open=True),
-          "huber: residual size where the loss turns from squared to linear.",
-          ("alpha",), "core", "> 0"),
+          "huber: residual size where the loss turns from squared to linear; when not given, `alpha` if that "
+          "is given (LightGBM's name for it).",
+          (), "core", "> 0", fallback="alpha"),
+    Param("alpha", 0.9, _float(0.0, low_open=True),
+          "quantile: the quantile level, in (0, 1) (the objective checks it); also the quantile metric's. "
+          "huber: the delta when huber_delta is not given (LightGBM shares alpha between both).",
+          ("quantile_alpha",), "core", "> 0", saved_at_default=False),
+    Param("tweedie_variance_power", 1.5, _float(1.0, 2.0, high_open=True),
+          "tweedie objective and metric: the power p of Var(y) = phi mu^p (1: Poisson, towards 2: gamma).",
+          (), "core", "[1, 2)", saved_at_default=False),
+    Param("poisson_max_delta_step", 0.7, _float(0.0, low_open=True),
+          "poisson: the hessian is e^(F + poisson_max_delta_step), which keeps Newton steps of leaves with "
+          "small means bounded (LightGBM's safeguard).",
+          (), "core", "> 0", saved_at_default=False),
     Param("logistic_mu", 0.0, _float(0.0),
           "regularized_logistic: the penalty mu F^2 / 2 on the score (RGBM's regularised logistic loss).",
           ("mu",), "core", ">= 0"),
@@ -449,7 +472,22 @@ def resolve_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
     given = explicit_params(params)
     out = {p.name: p.default for p in PARAMS}
     out.update(given)
+    for p in PARAMS:
+        if p.fallback is not None and p.name not in given and p.fallback in given:
+            out[p.name] = p.check(p.fallback, given[p.fallback])
     return out
+
+
+def param_default(name: str) -> Any:
+    """The default value of a parameter (canonical name or alias)."""
+    return _BY_NAME[canonical_param_name(name)].default
+
+
+def model_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Resolved parameters as model files record them: without the parameters that are at their
+    default and not ``saved_at_default`` (loading fills them in again)."""
+    return {name: value for name, value in params.items()
+            if name not in _BY_NAME or _BY_NAME[name].saved_at_default or value != _BY_NAME[name].default}
 
 
 def explicit_params(params: Mapping[str, Any] | None) -> dict[str, Any]:

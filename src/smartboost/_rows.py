@@ -233,6 +233,13 @@ class TrainingRows:
                 self._walk_out_of_sample(grown, direction, None)
         return line_search(self.objective, self.label[on], self.scores[k][on], direction[on], weight)
 
+    def renewed_leaf_values(self, k: int, grown: GrownTree) -> np.ndarray:
+        """The objective's refit of the new tree's leaves (``Objective.renew_leaf_values``) from
+        the rows it was grown on, with their sampling weights, at the scores before it."""
+        start, end = self.node_rows.segments(grown.leaf_nodes)
+        return self.objective.renew_leaf_values(self.label, self.scores[k], self.sample_weight,
+                                                self.node_rows.row_ids(), start, end)
+
     def leaf_line_steps(self, k: int, grown: GrownTree) -> np.ndarray:
         """The ``leaf_line`` rule: each leaf's own step over its rows of the sample (Friedman's
         TreeBoost), starting from its value as grown."""

@@ -45,7 +45,7 @@ from .datafile import DataFile, read_delimited, read_query_sizes, read_svmlight
 from .errors import DataError, DatasetNotFoundError
 
 __all__ = ["DatasetFile", "PublicDataset", "REGISTRY", "cache_dir", "fetch", "get", "load", "load_splits",
-           "make_higgs_like", "make_ranking_like", "make_high_dim"]
+           "INSURANCE_FEATURES", "make_higgs_like", "make_insurance_like", "make_ranking_like", "make_high_dim"]
 
 _CHUNK = 1 << 20
 _VERIFIED = "verified: sha256 of the project's copies (the shared data folder's SHA256SUMS, also checked by a test)"
@@ -430,6 +430,69 @@ def make_higgs_like(n_samples: int, n_features: int = 28, seed: int = 0,
     if missing_rate > 0:
         X[rng.random(X.shape) < missing_rate] = np.nan
     return X, y
+
+
+INSURANCE_FEATURES = ("driver_age", "vehicle_age", "vehicle_power", "bonus_malus", "log_density", "region",
+                      "area", "brand")
+"""Columns of :func:`make_insurance_like`'s features."""
+
+
+def make_insurance_like(n_samples: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A motor-insurance-like claims set (in the manner of the French MTPL data): policies with
+    an exposure, a claim count and a total claim amount.
+
+    The columns of ``X`` are :data:`INSURANCE_FEATURES`: driver age (18-90), vehicle age (0-25),
+    vehicle power (4-15), bonus-malus (50-230), log population density, region (0-21), area
+    (0-5) and brand (0-10) codes. A policy is insured for ``exposure`` years (0.05-1); its
+    claim count is Poisson with mean ``exposure * frequency(x)``, a nonlinear annual frequency
+    around 0.1 (young and old drivers, high bonus-malus, dense areas and powerful new cars claim
+    more); each claim costs a gamma amount (shape 2, so a coefficient of variation of 0.71)
+    with mean ``severity(x)`` around 1,500 (older vehicles and some regions cost more). The
+    targets of the usual models:
+
+    - claim frequency ``claim_count / exposure``, Poisson, weight ``exposure``;
+    - claim severity ``claim_amount / claim_count`` on the policies with claims, gamma,
+      weight ``claim_count``;
+    - pure premium ``claim_amount / exposure``, Tweedie (a mass at 0 and a continuous part;
+      power between 1 and 2), weight ``exposure``.
+
+    Parameters
+    ----------
+    n_samples : int
+        Policies.
+    seed : int
+        Seed of the generator.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n_samples, 8)
+    exposure : ndarray of float64, shape (n_samples,)
+    claim_count : ndarray of float64, shape (n_samples,)
+    claim_amount : ndarray of float64, shape (n_samples,)
+        The sum of the policy's claims (0 without claims).
+    """
+    rng = np.random.default_rng(seed)
+    n = n_samples
+    driver_age = np.clip(rng.normal(45.0, 14.0, n), 18.0, 90.0).round()
+    vehicle_age = np.minimum(rng.exponential(6.0, n), 25.0).round()
+    vehicle_power = rng.integers(4, 16, n).astype(np.float64)
+    bonus_malus = np.clip(50.0 + rng.exponential(12.0, n) * (1.0 + (driver_age < 26)), 50.0, 230.0).round()
+    log_density = rng.normal(6.0, 2.0, n)
+    region = rng.integers(0, 22, n).astype(np.float64)
+    area = np.clip(np.floor((log_density - 2.0) / 1.6), 0.0, 5.0)
+    brand = rng.integers(0, 11, n).astype(np.float64)
+    X = np.column_stack([driver_age, vehicle_age, vehicle_power, bonus_malus, log_density, region, area, brand])
+    log_frequency = (np.log(0.1) + 0.9 * np.exp(-(driver_age - 18.0) / 6.0) + 0.004 * np.maximum(driver_age - 70.0, 0)
+                     + 0.012 * (bonus_malus - 50.0) + 0.08 * (log_density - 6.0) - 0.03 * vehicle_age
+                     + 0.04 * (vehicle_power - 9.0) * (vehicle_age < 4) + 0.15 * np.sin(region))
+    log_severity = (np.log(1500.0) + 0.03 * vehicle_age + 0.25 * np.cos(1.7 * region) + 0.1 * (brand % 3)
+                    - 0.2 * (driver_age > 60))
+    exposure = rng.uniform(0.05, 1.0, n)
+    claim_count = rng.poisson(exposure * np.exp(log_frequency)).astype(np.float64)
+    shape = 2.0
+    claim_amount = np.where(claim_count > 0, rng.gamma(np.maximum(shape * claim_count, 1e-12),
+                                                        np.exp(log_severity) / shape), 0.0)
+    return X, exposure, claim_count, claim_amount
 
 
 def make_ranking_like(n_queries: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

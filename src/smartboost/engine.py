@@ -182,7 +182,8 @@ class Trainer:
         metric_names = params["metric"]
         if metric_names is None:
             metric_names = (objective.default_metric,) if objective.default_metric else ()
-        self.metrics = [get_metric(m, params["label_gain"]) for m in metric_names]
+        self.metrics = [get_metric(m, params["label_gain"], alpha=params["alpha"],
+                                   tweedie_variance_power=params["tweedie_variance_power"]) for m in metric_names]
         for metric in self.metrics:
             if metric.multiclass != (self.n_outputs > 1):
                 kind = "a multiclass" if metric.multiclass else "a single-output"
@@ -284,10 +285,13 @@ class Trainer:
 
     def _take_step(self, grown, k: int) -> None:
         """Scale the new tree of output ``k`` from its Newton values into the model's step: the
-        step rule (:mod:`smartboost.steps`), times ``learning_rate``."""
+        objective's refit of its leaves when it has one (the quantile losses), the step rule
+        (:mod:`smartboost.steps`), times ``learning_rate``."""
         rule = self.params["step_rule"]
         learning_rate = self.params["learning_rate"]
         value = grown.tree.value
+        if self.objective.renews_leaves:
+            value[grown.leaf_nodes] = self.rows.renewed_leaf_values(k, grown)
         with np.errstate(over="ignore"):  # an overflow stops training below, with its reason
             if rule == "leaf_line":
                 steps = self.rows.leaf_line_steps(k, grown)
@@ -301,7 +305,7 @@ class Trainer:
                 value *= learning_rate
                 if rule == "smooth":
                     value *= 1.0 / self.objective.sigma_smooth
-        bound = self._score_bound[k] + np.abs(value).max()
+            bound = self._score_bound[k] + np.abs(value).max()
         if not np.isfinite(bound):
             raise DataError(f"training diverged at iteration {self.iteration}: the new tree's values or the raw "
                             f"scores overflow; lower learning_rate ({learning_rate:g}) or check the labels, weights "

@@ -29,7 +29,8 @@ Design (``docs/concepts/distributed.md`` gives the reasoning and the costs):
 
 Ranking keeps every query inside one partition (checked, with a clear error naming the query).
 Not supported here yet: ``step_rule`` line searches, the samplers uniform and goss (exact-count
-uniform draws over every worker's rows), and a training set listed among the evaluation sets.
+uniform draws over every worker's rows), the objectives that refit their leaves (``quantile``,
+``regression_l1``, ``mape``), and a training set listed among the evaluation sets.
 
 Modules, by concern: ``_shard`` (the worker side: a worker's rows and the steps run on them),
 ``_transport`` (the driver's connections to the shards, messages, timeouts), ``_placement``

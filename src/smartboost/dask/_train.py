@@ -91,6 +91,9 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
     set_verbosity(resolved["verbosity"])
     objective = make_objective(resolved["objective"], resolved)
     check_training_params(resolved, objective)
+    if objective.renews_leaves:
+        raise ParameterError(f"objective '{objective.name}' refits each leaf on all of its rows, which "
+                             "smartboost.dask does not support yet")
     if not timeout > 0:
         raise ParameterError(f"timeout must be positive, got {timeout}")
     init = _as_booster(init_model)

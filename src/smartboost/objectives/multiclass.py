@@ -49,7 +49,8 @@ def _softmax_grad_hess(label, raw, out_grad, out_hess):
 
 def _log_softmax(raw: np.ndarray) -> np.ndarray:
     top = raw.max(axis=0)
-    return raw - (top + np.log(np.exp(raw - top).sum(axis=0)))
+    with np.errstate(over="ignore"):  # scores far below the top overflow to -inf: their exp is 0, as it should be
+        return raw - (top + np.log(np.exp(raw - top).sum(axis=0)))
 
 
 def check_class_label(label: np.ndarray, num_class: int, name: str) -> np.ndarray:
