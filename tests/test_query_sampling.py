@@ -5,10 +5,10 @@ import pytest
 from test_ranking import make_ranking
 
 import smartboost as sb
-from smartboost._params import explicit_params, resolve_params
+from smartboost._params import training_params
 from smartboost.errors import ParameterError
 from smartboost.objectives import make_objective
-from smartboost.sampling import SamplingContext, make_sampler, resolve_sampling_params
+from smartboost.sampling import SamplingContext, make_sampler
 from smartboost.sampling.queries import solve_scale_weighted
 from smartboost.sampling.scale import solve_scale
 
@@ -16,10 +16,7 @@ QUERY_SAMPLERS = ("uniform", "bernoulli", "smart1", "smart2", "mvs")
 
 
 def _params(**user):
-    given = explicit_params({"objective": "lambdarank", "sampling_unit": "query", **user})
-    params = resolve_params(given)
-    resolve_sampling_params(params, given)
-    return params
+    return training_params({"objective": "lambdarank", "sampling_unit": "query", **user})
 
 
 def _context(n_queries=400, seed=0, iteration=0):

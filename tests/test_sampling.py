@@ -15,10 +15,10 @@ from smartboost._config import threads
 from smartboost._kernels.importance import correct_sampled, leaf_sums
 from smartboost._kernels.scale import bracket_counts, collect_bracket, quickselect_scale, scale_bracket
 from smartboost._kernels.topk import _quickselect_kth, rank_bracket, sum_bracket
-from smartboost._params import explicit_params, resolve_params
+from smartboost._params import training_params
 from smartboost.errors import ParameterError
 from smartboost.objectives import make_objective
-from smartboost.sampling import SamplingContext, make_sampler, resolve_sampling_params
+from smartboost.sampling import SamplingContext, make_sampler
 from smartboost.sampling.scale import solve_scale
 from smartboost.sampling.topk import count_top_for_sum, kth_largest
 
@@ -27,10 +27,7 @@ ALL = ("none", "trimming", *UNBIASED)
 
 
 def _params(**user):
-    given = explicit_params(user)
-    params = resolve_params(given)
-    resolve_sampling_params(params, given)
-    return params
+    return training_params(user)
 
 
 def _context(n=100_000, seed=0, iteration=0):
@@ -470,17 +467,17 @@ def test_sampling_freq_reuses_the_sample(binary_data):
 # -- parameters -----------------------------------------------------------------------------
 
 def test_sample_rate_alone_means_uniform_sampling():
-    assert _params(subsample=0.5)["sampling"] == "uniform"
-    assert _params()["sampling"] == "none"
-    assert _params(bagging_fraction=0.5, bagging_freq=0)["sampling"] == "none"  # LightGBM: bagging off
-    assert _params(sampling="gradient_based", sample_rate=0.2)["sampling"] == "mvs"
+    assert _params(subsample=0.5).sampling == "uniform"
+    assert _params().sampling == "none"
+    assert _params(bagging_fraction=0.5, bagging_freq=0).sampling == "none"  # LightGBM: bagging off
+    assert _params(sampling="gradient_based", sample_rate=0.2).sampling == "mvs"
 
 
 def test_goss_rates():
     p = _params(sampling="goss", sample_rate=0.3)
-    assert p["goss_top_rate"] == pytest.approx(0.2)
+    assert p.goss_top_rate == pytest.approx(0.2)
     p = _params(sampling="goss", top_rate=0.2, other_rate=0.1)
-    assert p["sample_rate"] == pytest.approx(0.3)
+    assert p.sample_rate == pytest.approx(0.3)
 
 
 @pytest.mark.parametrize("params, match", [

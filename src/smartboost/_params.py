@@ -1,15 +1,21 @@
-"""The parameter registry: one table of every training parameter.
+"""The parameter registry: one table of every training parameter, and the training boundary.
 
 Each :class:`Param` holds the canonical name (LightGBM's where LightGBM has one), its aliases
 (XGBoost's and scikit-learn's names among them), the default, the constraint and the doc line.
-:func:`resolve_params` is the single boundary where user parameters are validated: unknown
-names, values of the wrong type or out of range, and conflicting aliases are rejected there with
-an error naming the parameter, so no kernel ever sees a bad value. ``docs/reference/parameters.md``
-is generated from this table by :func:`parameters_markdown` (a test keeps it in sync).
+:func:`resolve_params` validates user parameters one by one: unknown names, values of the
+wrong type or out of range, and conflicting aliases are rejected there with an error naming the
+parameter. :func:`training_params` is the single boundary of training, on one machine or on
+Dask: it also checks the parameters together, fills in the derived ones, and returns them as a
+typed :class:`TrainingParams`, which the components read by attribute; every check across
+parameters lives in this module (:func:`check_objective_params` for those that need the
+objective, :func:`check_distributed_params` for what Dask training cannot do). So no kernel
+ever sees a bad value. ``docs/reference/parameters.md`` is generated from the table by
+:func:`parameters_markdown` (a test keeps it in sync).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import numbers
@@ -20,7 +26,8 @@ from typing import Any
 
 from .errors import ParameterError
 
-__all__ = ["Param", "PARAMS", "model_params", "param_default", "resolve_params", "parameters_markdown"]
+__all__ = ["Param", "PARAMS", "TrainingParams", "model_params", "param_default", "resolve_params", "training_params",
+           "check_objective_params", "check_distributed_params", "parameters_markdown"]
 
 
 @dataclass(frozen=True)
@@ -515,6 +522,186 @@ def explicit_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
 def _cell(text: str) -> str:
     """``text`` for a markdown table cell: a bare ``|`` would end the cell."""
     return re.sub(r"(?<!\\)\|", r"\\|", text)
+
+
+def _as_dict(self: Any) -> dict[str, Any]:
+    """The parameters as a dict of canonical names (what a model file stores)."""
+    return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+TrainingParams = dataclasses.make_dataclass("TrainingParams", [(p.name, Any) for p in PARAMS], frozen=True,
+                                            slots=True, namespace={"as_dict": _as_dict})
+TrainingParams.__module__ = __name__
+TrainingParams.__doc__ = """The parameters of one training run: every registry entry under its
+canonical name, as an attribute, checked one by one and together (:func:`training_params`);
+``dataclasses.asdict`` gives them as a dict (a model file's ``params``)."""
+
+
+def training_params(params: Mapping[str, Any] | None, num_boost_round: int | None = None) -> TrainingParams:
+    """The parameters of a training run, checked one by one and together, with the derived ones
+    (the sampler, GOSS's top rate) filled in.
+
+    Parameters
+    ----------
+    params : mapping or None
+        User parameters, under canonical names or aliases.
+    num_boost_round : int, optional
+        Iterations, unless ``params`` sets ``num_iterations`` (or an alias).
+
+    Returns
+    -------
+    TrainingParams
+
+    Raises
+    ------
+    ParameterError
+        A bad value, or a combination that makes no sense.
+    """
+    given = explicit_params(params)
+    resolved = resolve_params(given)
+    if num_boost_round is not None and "num_iterations" not in given:
+        resolved["num_iterations"] = _BY_NAME["num_iterations"].check("num_boost_round", num_boost_round)
+    if resolved["num_leaves"] == 0 and resolved["max_depth"] <= 0:
+        raise ParameterError("num_leaves=0 (no leaf limit) needs a depth limit: set max_depth > 0")
+    _resolve_sampling(resolved, given)
+    _check_selection(resolved, given)
+    return TrainingParams(**resolved)
+
+
+_SAMPLER_OWN_PARAMS = {
+    "smart_rho": ("smart1", "smart2"),
+    "smart_eta": ("smart2",),
+    "mvs_lambda": ("mvs",),
+    "goss_top_rate": ("goss",),
+    "goss_other_rate": ("goss",),
+    "trimming_alpha": ("trimming",),
+}
+
+GOSS_DEFAULT_TOP_SHARE = 2.0 / 3.0
+"""Without ``goss_top_rate``, GOSS keeps this share of ``sample_rate`` as top rows (LightGBM's
+defaults, top 0.2 and other 0.1, have the same 2:1 ratio)."""
+
+GOSS_DEFAULT_TOP_RATE = 0.2
+"""LightGBM's ``top_rate`` default, used when only ``goss_other_rate`` is given."""
+
+
+def _resolve_sampling(params: dict[str, Any], given: dict[str, Any]) -> None:
+    """Check the sampling parameters together and fill in the derived ones, in place."""
+    from .sampling import SAMPLERS  # the samplers' capabilities; sampling imports this module
+
+    sampling = params["sampling"]
+    if params["sampling_freq"] == 0:  # LightGBM's bagging_freq=0: no sampling
+        if sampling not in (None, "none"):
+            raise ParameterError(f"sampling='{sampling}' with sampling_freq=0 (which turns sampling off); "
+                                 "use sampling_freq >= 1")
+        sampling = "none"
+    if sampling is None:
+        sampling = "uniform" if params["sample_rate"] < 1.0 else "none"
+    params["sampling"] = sampling
+    for name, samplers in _SAMPLER_OWN_PARAMS.items():
+        if name in given and sampling not in samplers:
+            raise ParameterError(f"parameter '{name}' applies to sampling={' or '.join(samplers)}, not '{sampling}'")
+    if sampling == "none":
+        if given.get("sample_rate", 1.0) < 1.0 and params["sampling_freq"] != 0:
+            raise ParameterError("sample_rate < 1 with sampling='none'; choose a sampler (e.g. sampling='mvs')")
+        params["sample_rate"] = 1.0
+    if params["smart_rho"] is not None and "sample_rate" in given:
+        raise ParameterError("give either smart_rho (p = min(1, rho * importance)) or sample_rate, not both")
+    if sampling == "trimming" and params["trimming_alpha"] is not None and "sample_rate" in given:
+        raise ParameterError("give either trimming_alpha or sample_rate for trimming, not both")
+    if sampling == "goss":
+        _resolve_goss(params, given)
+    if params["sampling_unit"] == "query" and not SAMPLERS[sampling].supports_queries:
+        able = ", ".join(name for name, cls in SAMPLERS.items() if cls.supports_queries)
+        raise ParameterError(f"sampling_unit='query' draws whole queries with a sampler's rule; sampling="
+                             f"'{sampling}' has none (use sample_rate < 1 with one of: {able})")
+
+
+def _resolve_goss(params: dict[str, Any], given: dict[str, Any]) -> None:
+    top = params["goss_top_rate"]
+    other = params["goss_other_rate"]
+    if other is not None:
+        top = GOSS_DEFAULT_TOP_RATE if top is None else top
+        if "sample_rate" in given and abs(given["sample_rate"] - (top + other)) > 1e-12:
+            raise ParameterError(f"sample_rate={given['sample_rate']} differs from goss_top_rate + goss_other_rate "
+                                 f"= {top + other}; give two of the three")
+        params["sample_rate"] = top + other
+    elif top is None:
+        top = GOSS_DEFAULT_TOP_SHARE * params["sample_rate"]
+    if not top < params["sample_rate"] <= 1.0:
+        raise ParameterError(f"goss needs goss_top_rate ({top:g}) < sample_rate ({params['sample_rate']:g}) <= 1: the "
+                             "rest of the sample is drawn from the other rows")
+    params["goss_top_rate"] = top
+
+
+def _check_selection(params: dict[str, Any], given: dict[str, Any]) -> None:
+    """Check the candidate-selection parameters together."""
+    by_tree, by_node = params["colsample_bytree"], params["colsample_bynode"]
+    if by_tree < 1.0 and by_node < 1.0:
+        raise ParameterError("give colsample_bytree or colsample_bynode, not both")
+    if min(by_tree, by_node) < 1.0 and ("selection_type" in given or "selection_t" in given):
+        raise ParameterError("colsample_bytree/colsample_bynode set the selection; drop selection_type and "
+                             "selection_t, or the colsample parameter")
+    if params["selection_type"] == 1 and params["selection_t"] is None:
+        raise ParameterError("selection_type=1 needs selection_t (the number of (feature, threshold) pairs per draw)")
+    if params["selection_type"] == 3 and params["selection_t"] is None:
+        raise ParameterError("selection_type=3 needs selection_t (the number of features per draw)")
+
+
+def check_objective_params(params: TrainingParams, objective: Any) -> None:
+    """Checks of the parameters that need the objective (``boosting``, ``step_rule``, sampling).
+
+    Parameters
+    ----------
+    params : TrainingParams
+    objective : Objective
+    """
+    from .sampling import SAMPLERS
+
+    rule = params.step_rule
+    if objective.first_order_only and params.boosting == "newton":
+        raise ParameterError(f"objective '{objective.name}' has no usable second derivative; train it with "
+                             "boosting='gradient'")
+    if rule == "smooth" and params.boosting != "gradient":
+        raise ParameterError("step_rule='smooth' (1/sigma) is the step of first-order boosting; use it with "
+                             "boosting='gradient' (Newton steps are already scaled by the hessian)")
+    if rule == "smooth" and objective.sigma_smooth is None:
+        raise ParameterError(f"step_rule='smooth' needs a smooth loss; objective '{objective.name}' has no "
+                             "smoothness constant")
+    if rule in ("line", "leaf_line") and (objective.num_outputs > 1 or objective.name == "custom"):
+        raise ParameterError(f"step_rule='{rule}' needs a single-output built-in objective, not "
+                             f"'{objective.name}'")
+    if objective.num_outputs > 1 and not SAMPLERS[params.sampling].supports_multiclass:
+        raise ParameterError(f"sampling='{params.sampling}' does not support multiclass objectives")
+
+
+_NOT_DISTRIBUTED = {
+    "uniform": "its exact sample size is one draw over all rows; use sampling='bernoulli'",
+    "goss": "its uniform draw of an exact count among the other rows spans every worker; use sampling='mvs' "
+            "(importance sampling by |g| and h)",
+}
+
+
+def check_distributed_params(params: TrainingParams, objective: Any) -> None:
+    """Refuse what training on Dask does not do (yet).
+
+    Parameters
+    ----------
+    params : TrainingParams
+    objective : Objective
+    """
+    if objective.renews_leaves:
+        raise ParameterError(f"objective '{objective.name}' refits each leaf on all of its rows, which "
+                             "smartboost.dask does not support yet")
+    if params.sampling in _NOT_DISTRIBUTED:
+        raise ParameterError(f"sampling='{params.sampling}' is not supported by smartboost.dask: "
+                             f"{_NOT_DISTRIBUTED[params.sampling]}")
+    if params.sampling_unit == "query":
+        raise ParameterError("sampling_unit='query' is not supported by smartboost.dask yet; sample rows "
+                             "(sampling_unit='row')")
+    if params.step_rule in ("line", "leaf_line"):
+        raise ParameterError(f"step_rule='{params.step_rule}' is not supported by smartboost.dask yet; use "
+                             "'shrinkage' or 'smooth'")
 
 
 def parameters_markdown() -> str:

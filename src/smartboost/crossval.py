@@ -27,13 +27,12 @@ import numpy as np
 
 from ._config import set_verbosity, threads
 from ._interrupt import interruptible
-from ._params import canonical_param_name
+from ._params import canonical_param_name, explicit_params, training_params
 from .booster import Booster
 from .callback import EarlyStopping, EvalResult, TrainingCallback
 from .dataset import Dataset
-from .engine import Trainer, run_training, training_params
+from .engine import Trainer, run_training, training_objective
 from .errors import ParameterError
-from .objectives import make_objective
 
 __all__ = ["CVBooster", "cv"]
 
@@ -136,7 +135,7 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
     callbacks : list of TrainingCallback, optional
         They see the means over the folds (e.g. :func:`smartboost.early_stopping`).
     seed : int
-        Seed of the folds (the models' own randomness follows ``params['seed']``).
+        Seed of the folds (the models' own randomness follows the ``seed`` parameter).
     return_cvbooster : bool
         Also return the fold models, as ``result["cvbooster"]`` (a :class:`CVBooster`).
     eval_train_metric : bool
@@ -155,18 +154,21 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
     if metrics is not None:
         params = {key: value for key, value in params.items() if canonical_param_name(key) != "metric"}
         params["metric"] = metrics
-    resolved = training_params(params, train_set, num_boost_round)
+    resolved = training_params(params, num_boost_round)
+    if not isinstance(train_set, Dataset):
+        raise ParameterError(f"train_set must be a smartboost.Dataset, got {type(train_set).__name__}")
+    train_set.check_binning_params(explicit_params(params))
     if not (isinstance(nfold, int) and nfold >= 2) and folds is None:
         raise ParameterError(f"nfold must be an integer >= 2, got {nfold!r}")
-    set_verbosity(resolved["verbosity"])
-    objective = make_objective(resolved["objective"], resolved)
-    with threads(resolved["num_threads"]) as n_threads:
+    set_verbosity(resolved.verbosity)
+    objective = training_objective(resolved)
+    with threads(resolved.num_threads) as n_threads:
         trainers = []
         for train_rows, test_rows in _folds(train_set, objective, nfold, stratified, shuffle, folds, seed):
             fold_train, fold_valid = train_set.subset(np.sort(train_rows)), train_set.subset(np.sort(test_rows))
             valid_sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
             valid_names = ["train", "valid"] if eval_train_metric else ["valid"]
-            trainers.append(Trainer.local(dict(resolved), fold_train, valid_sets, valid_names, init_model,
+            trainers.append(Trainer.local(resolved, fold_train, valid_sets, valid_names, init_model,
                                           n_threads))
         if not trainers:
             raise ParameterError("folds gave no fold")
@@ -174,7 +176,7 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
         callbacks = list(callbacks or [])
         cvbooster = run_training(folded, callbacks)
     results = dict(folded.results)
-    if resolved["early_stopping_round"] > 0 or any(isinstance(c, EarlyStopping) for c in callbacks):
+    if resolved.early_stopping_round > 0 or any(isinstance(c, EarlyStopping) for c in callbacks):
         results = {key: values[:cvbooster.best_iteration] for key, values in results.items()}
         for booster in cvbooster.boosters:
             booster.best_iteration = cvbooster.best_iteration

@@ -29,6 +29,7 @@ from ._kernels.partition import partition_node
 from ._kernels.random import fill_row_ids
 from ._kernels.records import (COUNTS, NODE, Candidates, Cells, GrowthLimits, GrowthState, LocalRows, PartitionColumns, SplitChoices, SplitParams, Units)
 from ._kernels.split import leaf_values, split_scratch
+from ._params import TrainingParams
 from .binning import BinMapper, BinnedData, histogram_cells
 from .errors import DataError
 from .selection import FeatureSelector
@@ -330,7 +331,8 @@ class TreeGrower:
         None: counted for every feature (a superset, so that no split is left out).
     """
 
-    def __init__(self, mapper: BinMapper, usable: np.ndarray, params: dict, missing: np.ndarray | None = None) -> None:
+    def __init__(self, mapper: BinMapper, usable: np.ndarray, params: TrainingParams,
+                 missing: np.ndarray | None = None) -> None:
         self.n_bins = mapper.n_bins
         offsets, self.n_cells = histogram_cells(self.n_bins)
         self.cells = Cells(offsets, self.n_bins)
@@ -338,17 +340,17 @@ class TreeGrower:
         extra = 1 if missing is None else missing.astype(np.int64)
         self.n_thresholds = np.where(usable, self.n_bins - 1 + extra, 0)
         self.thresholds, self.threshold_offsets = mapper.threshold_table
-        self.split_params = SplitParams(*(float(params[name]) for name in SplitParams._fields))
+        self.split_params = SplitParams(*(float(getattr(params, name)) for name in SplitParams._fields))
         self.scan_scratch = split_scratch(self.n_bins)
-        depth, leaves = params["max_depth"], params["num_leaves"]
+        depth, leaves = params.max_depth, params.num_leaves
         self.limits = GrowthLimits(leaves if leaves > 0 else np.iinfo(np.int64).max,
                                    depth if depth > 0 else np.iinfo(np.int64).max,
-                                   max(2, 2 * params["min_data_in_leaf"]), 2.0 * params["min_sum_hessian_in_leaf"],
-                                   params["grow_policy"] == "depthwise")
+                                   max(2, 2 * params.min_data_in_leaf), 2.0 * params.min_sum_hessian_in_leaf,
+                                   params.grow_policy == "depthwise")
         self._state: GrowthState | None = None  # kept from tree to tree
 
     @classmethod
-    def for_data(cls, data: BinnedData, params: dict) -> TreeGrower:
+    def for_data(cls, data: BinnedData, params: TrainingParams) -> TreeGrower:
         """The grower of a binned training set."""
         return cls(data.mapper, data.usable_features, params, data.missing_count > 0)
 

@@ -9,10 +9,10 @@ ties) decide here from per-shard bucket sums (:mod:`smartboost.sampling.distribu
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
+from .._params import TrainingParams
 from ..grower import GrownTree
 from ..sampling import make_sampler
 from ..sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
@@ -37,7 +37,7 @@ class _DaskRows:
         The partitions each shard holds (their positions among all partitions) and their rows.
     """
 
-    def __init__(self, workers: _Workers, n_rows: int, params: dict[str, Any], part_index: list[list[int]],
+    def __init__(self, workers: _Workers, n_rows: int, params: TrainingParams, part_index: list[list[int]],
                  part_rows: list[list[int]]) -> None:
         self.workers = workers
         self.n_rows = n_rows
@@ -57,7 +57,7 @@ class _DaskRows:
         self._traffic_mark = total
 
     def _resample_due(self, iteration: int) -> bool:
-        freq = self.params["sampling_freq"]
+        freq = self.params.sampling_freq
         return not self._sampled or freq <= 1 or iteration % freq == 0
 
     def draw_sample(self, iteration: int, previous_leaf_values: np.ndarray | None) -> int:
@@ -74,7 +74,7 @@ class _DaskRows:
             if isinstance(self.sampler, TrimmingSampler):
                 decisions = self._trimming_decisions(iteration)
             else:
-                rho = self.params.get("smart_rho")
+                rho = self.params.smart_rho
                 scale = rho if rho is not None else solve_scale_by_radix(
                     self._bucket_sums, self._members, self.sampler.sample_rate * self.n_rows,
                     self.sampler.key(iteration, 1))

@@ -23,6 +23,7 @@ from .._common import FIXED_DTYPE
 from .._data import to_matrix, to_query_starts, to_vector
 from .._kernels.scale import radix_buckets
 from .._kernels.topk import count_ties
+from .._params import TrainingParams
 from .._rows import TrainingRows
 from ..binning import BinMapper, BinnedData
 from ..booster import Booster
@@ -121,17 +122,17 @@ class _Shard:
         self.X = None
         return self.binned.missing_count
 
-    def op_labels(self, params: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    def op_labels(self, params: TrainingParams) -> tuple[np.ndarray, np.ndarray]:
         """Check the labels (and bind the queries) for the objective; the distinct labels and
         their summed weights, from which the driver finds the start score."""
-        self.objective = make_objective(params["objective"], params)
+        self.objective = make_objective(params.objective, params.as_dict())
         self.label = self.objective.check_label(self.y, "label")
         self.objective.bind_queries(self.label, to_query_starts(None, self.qid, self.label.shape[0]))
         values, inverse = np.unique(self.label, return_inverse=True)
         weight = np.ones_like(self.label) if self.weight is None else self.weight
         return values, np.bincount(inverse, weights=weight, minlength=values.size)
 
-    def op_start(self, params: dict[str, Any], booster: Booster, part_offsets: list[int]) -> None:
+    def op_start(self, params: TrainingParams, booster: Booster, part_offsets: list[int]) -> None:
         """Starting scores and the rows' training state; ``part_offsets`` are the global ids of
         the first rows of this worker's partitions."""
         scores = start_scores(booster, self.binned, self.init_score)

@@ -15,25 +15,16 @@ import distributed
 import numpy as np
 
 from .._config import set_verbosity, threads
-from .._params import explicit_params, resolve_params
+from .._params import TrainingParams, check_distributed_params, training_params
 from ..binning import BinMapper
 from ..booster import Booster
 from ..callback import Checkpoint, TrainingCallback
 from ..dataset import Dataset
-from ..engine import Trainer, check_training_params, run_training
+from ..engine import Trainer, check_start, load_init_model, run_training, start_model, training_objective
 from ..errors import DataError, DistributedError, ParameterError
-from ..objectives import make_objective
-from ..sampling import resolve_sampling_params
-from ..selection import resolve_selection_params
 from ._placement import _check_aligned, _check_queries_in_partitions, _partitions, _start_shards
 from ._rows import _DaskRows
 from ._transport import _AllAtOnceAfterFirstIteration, _Workers
-
-_UNSUPPORTED_SAMPLERS = {
-    "uniform": "its exact sample size is one draw over all rows; use sampling='bernoulli'",
-    "goss": "its uniform draw of an exact count among the other rows spans every worker; use sampling='mvs' "
-            "(importance sampling by |g| and h)",
-}
 
 
 def train(client: distributed.Client | None, params: dict[str, Any] | None, X: Any, y: Any, *,
@@ -81,22 +72,13 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
     """
     if client is None:
         client = distributed.default_client()
-    given = explicit_params(params)
-    resolved = resolve_params(given)
-    if "num_iterations" not in given:
-        resolved["num_iterations"] = resolve_params({"num_iterations": num_boost_round})["num_iterations"]
-    resolve_sampling_params(resolved, given)
-    resolve_selection_params(resolved, given)
-    _check_distributed_params(resolved)
-    set_verbosity(resolved["verbosity"])
-    objective = make_objective(resolved["objective"], resolved)
-    check_training_params(resolved, objective)
-    if objective.renews_leaves:
-        raise ParameterError(f"objective '{objective.name}' refits each leaf on all of its rows, which "
-                             "smartboost.dask does not support yet")
+    resolved = training_params(params, num_boost_round)
+    set_verbosity(resolved.verbosity)
+    objective = training_objective(resolved)
+    check_distributed_params(resolved, objective)
     if not timeout > 0:
         raise ParameterError(f"timeout must be positive, got {timeout}")
-    init = _as_booster(init_model)
+    init = load_init_model(init_model, objective)
 
     _check_aligned(X, {"y": y, "sample_weight": sample_weight, "qid": qid, "init_score": init_score})
     x_parts = _partitions(X, "X", None)
@@ -129,22 +111,18 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         missing = sum(workers.call("bin", mapper))
         usable = (mapper.n_bins > 1) | (missing > 0)
         label_values, label_weights = _merge_labels(workers.call("labels", resolved))
-        if init is not None:
-            base_score, trees = init.base_score, list(init.trees)
-        elif resolved["boost_from_average"] and init_score is None:
-            base_score, trees = objective.init_score(label_values, label_weights), []
-        else:
-            base_score, trees = (0.0 if objective.num_outputs == 1 else np.zeros(objective.num_outputs)), []
         names = feature_name or names_from_frame or [f"Column_{i}" for i in range(n_features)]
-        booster = Booster._new(objective=objective, bin_mapper=mapper, base_score=base_score, feature_names=names,
-                               params=resolved, trees=trees)
+        booster = start_model(resolved, objective, label_values, label_weights, init, init_score is not None, mapper,
+                              names)
+        # the labels' part of the start check (initial scores stay on the workers)
+        check_start(objective, label_values, label_weights, booster._start_scores(label_values.size))
         part_offsets = np.concatenate([[0], np.cumsum(part_rows)[:-1]])
         workers.call_each("start", [(resolved, booster, part_offsets[indices].tolist()) for indices in part_index])
         valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
         rows = _DaskRows(workers, n_rows, resolved, part_index, [d["part_rows"] for d in described])
         trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names)
         try:
-            with threads(_driver_threads(workers.link_ends, resolved["num_threads"])):
+            with threads(_driver_threads(workers.link_ends, resolved.num_threads)):
                 booster = run_training(trainer, [*(callbacks or []), _AllAtOnceAfterFirstIteration(workers)])
         except DistributedError as exc:
             for callback in callbacks or []:
@@ -169,26 +147,7 @@ def _driver_threads(link_ends: list[tuple[str, str]], num_threads: int) -> int:
     return 1 if any(local == peer for local, peer in link_ends) else num_threads
 
 
-def _check_distributed_params(params: dict[str, Any]) -> None:
-    sampling = params["sampling"]
-    if sampling in _UNSUPPORTED_SAMPLERS:
-        raise ParameterError(f"sampling='{sampling}' is not supported by smartboost.dask: "
-                             f"{_UNSUPPORTED_SAMPLERS[sampling]}")
-    if params["sampling_unit"] == "query":
-        raise ParameterError("sampling_unit='query' is not supported by smartboost.dask yet; sample rows "
-                             "(sampling_unit='row')")
-    if params["step_rule"] in ("line", "leaf_line"):
-        raise ParameterError(f"step_rule='{params['step_rule']}' is not supported by smartboost.dask yet; use "
-                             "'shrinkage' or 'smooth'")
-
-
-def _as_booster(model: Booster | str | None) -> Booster | None:
-    if model is None or isinstance(model, Booster):
-        return model
-    return Booster(model_file=model)
-
-
-def _bin_edges(workers: _Workers, described: list[dict], params: dict[str, Any], reference: Any,
+def _bin_edges(workers: _Workers, described: list[dict], params: TrainingParams, reference: Any,
                n_features: int) -> BinMapper:
     """Bin edges learned from a sample of every shard's rows (or the reference's edges)."""
     if reference is not None:
@@ -199,10 +158,10 @@ def _bin_edges(workers: _Workers, described: list[dict], params: dict[str, Any],
             raise DataError(f"X has {n_features} features but the reference has {mapper.n_features}")
         return mapper
     n_rows = sum(d["n_rows"] for d in described)
-    wanted = params["bin_construct_sample_cnt"]
+    wanted = params.bin_construct_sample_cnt
     quota = [d["n_rows"] if n_rows <= wanted else int(round(wanted * d["n_rows"] / n_rows)) for d in described]
-    samples = workers.call_each("bin_sample", [(q, params["seed"]) for q in quota])
-    return BinMapper.from_params(params).fit(np.concatenate(samples))
+    samples = workers.call_each("bin_sample", [(q, params.seed) for q in quota])
+    return BinMapper.from_params(params.as_dict()).fit(np.concatenate(samples))
 
 
 def _merge_labels(answers: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

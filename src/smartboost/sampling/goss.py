@@ -23,7 +23,7 @@ class GOSSSampler(Sampler):
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
-        self.top_rate = params["goss_top_rate"]
+        self.top_rate = params.goss_top_rate
         self.rest_rate = self.sample_rate - self.top_rate
         self._abs_grad = np.empty(n_rows)
 

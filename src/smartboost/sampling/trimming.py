@@ -22,7 +22,7 @@ class TrimmingSampler(Sampler):
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
-        self.alpha = params["trimming_alpha"]
+        self.alpha = params.trimming_alpha
         self._weighted_hess = np.empty(n_rows)
 
     def importance(self, ctx):
