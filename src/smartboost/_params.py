@@ -368,7 +368,7 @@ PARAMS: tuple[Param, ...] = (
           (), "sampling", "> 0"),
     Param("smart_eta", 0.5, _float(0.0),
           "smart2: strength of the improved diagonal approximation; 0 switches it off, 1 is the paper's "
-          "formula (0.5: measured best across datasets, docs/papers.md).",
+          "formula (0.5: the best across the datasets of docs/papers.md).",
           (), "sampling", ">= 0"),
     Param("mvs_lambda", "adaptive", _mvs_lambda,
           "mvs: lambda in sqrt(g^2 + lambda h^2), or 'adaptive' (squared mean absolute leaf value of the "
@@ -385,7 +385,7 @@ PARAMS: tuple[Param, ...] = (
           "trimming: keep the largest-hessian rows until they hold 1 - alpha of the total (instead of "
           "sample_rate).",
           (), "sampling", "[0, 1)"),
-    # candidate selection (RGBM, ALGORITHMS.md 4)
+    # candidate selection (RGBM, docs/concepts/rgbm.md)
     Param("selection_type", 0, _int(0, 3),
           "Random-then-greedy candidate splits: 0 every split, 1 selection_t random (feature, threshold) pairs, "
           "2 one random feature, 3 selection_t random features, drawn per tree or per node (selection_scope); "
@@ -403,7 +403,7 @@ PARAMS: tuple[Param, ...] = (
     Param("colsample_bynode", 1.0, _float(0.0, 1.0, low_open=True),
           "Fraction of the features drawn per node (Type 3, per-node scope).",
           ("feature_fraction_bynode",), "selection", "(0, 1]"),
-    # boosting: the direction of a step and its size (ALGORITHMS.md 1)
+    # boosting: the direction of a step and its size (docs/concepts/boosting.md, "The boosting loop")
     Param("boosting", "newton", _choice("newton", "gradient", aliases={"gbdt": "newton", "gbm": "gradient"}),
           "'newton': trees fit Newton steps, leaf values -G/(H + lambda_l2) (XGBoost, LightGBM). 'gradient': "
           "the classic first-order GBM, trees fit the negative gradients by least squares (every hessian "

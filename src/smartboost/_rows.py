@@ -2,7 +2,7 @@
 
 :class:`TrainingRows` holds one machine's training rows (labels, weights, raw scores, gradients,
 the iteration's row sample, every row's leaf in the last tree) and does the per-row work of an
-iteration (ALGORITHMS.md 1): gradients, the row sample, the rows a tree is grown on, and the
+iteration (docs/concepts/boosting.md, "The boosting loop"): gradients, the row sample, the rows a tree is grown on, and the
 update of the scores by the new tree. The boosting loop (:mod:`smartboost.engine`) makes the
 decisions and holds the model; it drives one :class:`TrainingRows` in a single process, and
 :mod:`smartboost.dask` drives one per worker through the same calls.
@@ -138,7 +138,7 @@ class TrainingRows:
         correction of their gradients; returns the sample size.
 
         When the draw does not read the gradients and the objective is row-wise, the rows are
-        drawn first and only theirs are computed (1M rows sampled at 0.1: about 2 ms less)."""
+        drawn first and only theirs are computed."""
         if self.gradients_of_sample_only:
             ctx = self.sampling_context(iteration, previous_leaf_values)
             n = self.sample_rows(ctx)

@@ -1,6 +1,6 @@
 """The boosting loop: :func:`train`.
 
-Each iteration (ALGORITHMS.md 1): gradients and hessians of every row at the current scores,
+Each iteration (docs/concepts/boosting.md, "The boosting loop"): gradients and hessians of every row at the current scores,
 one tree grown on them, the tree's leaf values (shrinkage included) added to the training
 scores through the leaf segments and to every evaluation set's scores, then evaluation and the
 callbacks. A multiclass objective grows one tree per class on the same row sample; raw scores,

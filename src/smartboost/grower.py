@@ -107,8 +107,8 @@ class NodeRows:
     A tree grown on a sample of the rows (at most ``COMPACT_ROWS_FRACTION`` of them) first
     copies its rows' bins, in order, into a compact row-major array, and its row list then holds
     positions in that array instead of row ids: histograms and partitions read a few megabytes
-    that stay in cache instead of gathering from all over the data (1M x 28 rows sampled at
-    0.1: see docs/internals.md). Trees on more rows read the data's own bins; when they need a
+    that stay in cache instead of gathering from all over the data (docs/internals.md). Trees
+    on more rows read the data's own bins; when they need a
     few features only (:meth:`use_features`), those features' bins are first copied for the
     tree's rows (indexed by row id) into a compact row-major array, which the histograms then
     read (see ``_kernels.histogram``).

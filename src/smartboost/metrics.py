@@ -71,8 +71,7 @@ class Metric:
         Whether the metric needs the data's queries (``fn(label, raw, queries)``).
     uses_prediction : bool
         Whether ``fn`` reads ``prediction``; when no metric of a run does, the training loop
-        passes None instead of transforming every evaluation set's scores (the sigmoid of
-        250,000 binary scores: 6.7 ms per iteration).
+        passes None instead of transforming every evaluation set's scores at every iteration.
     """
 
     name: str

@@ -1,4 +1,4 @@
-"""Random-then-greedy candidate splits (RGBM, ALGORITHMS.md 4): which splits a node may choose.
+"""Random-then-greedy candidate splits (RGBM, docs/concepts/rgbm.md): which splits a node may choose.
 
 A weak learner is a (feature, threshold) split and a feature's thresholds form its group. Each
 tree (``selection_scope="tree"``) or each node (``"node"``) draws a random set of candidates,
@@ -21,8 +21,7 @@ by subtraction, and only the scans shrink. The familiar names map onto Type 3:
 ``colsample_bytree=f`` (LightGBM's ``feature_fraction``) draws ``max(1, round(f F))`` features per
 tree, ``colsample_bynode=f`` per node. Draws use their own random stream (seed, iteration,
 node), so they change no other random choice; each is one compiled pass of selection sampling
-over the features or pairs (per node, 3 of 28 features: 9-19 us, against 62 us with a numpy
-generator per draw; 892 of 7,140 pairs: 33 us in the kernel, against 110-130 us).
+over the features or pairs, with no random generator object to create per draw.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ class Objective:
         :meth:`grad_hess` may be given any subset of the rows (the trainer then computes them
         for the sampled rows alone when the sampler does not read them).
     sigma_smooth : float or None
-        Smoothness constant of ALGORITHMS.md 5 (for RGBM's constant step 1/sigma).
+        Smoothness constant of docs/concepts/boosting.md, "Losses and links" (for RGBM's constant step 1/sigma).
     options : tuple of str
         Training parameters the objective takes (e.g. ``("huber_delta",)``); the constructor
         receives them as keywords, and :meth:`to_dict` stores them in model files.

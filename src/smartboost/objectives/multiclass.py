@@ -1,4 +1,4 @@
-"""Multiclass softmax (cross-entropy) loss, labels in {0, ..., K-1} (ALGORITHMS.md 5).
+"""Multiclass softmax (cross-entropy) loss, labels in {0, ..., K-1} (docs/concepts/boosting.md, "Losses and links").
 
 The raw score is a vector F_i of K class scores; p_i = softmax(F_i) and
 l = -log p_{i, y_i}. Per class k: g_k = p_k - [y = k] and, as LightGBM and XGBoost do, the

@@ -1,4 +1,4 @@
-"""Row samplers (ALGORITHMS.md 3), behind one interface (:class:`~smartboost.sampling.base.Sampler`).
+"""Row samplers (docs/concepts/sampling.md), behind one interface (:class:`~smartboost.sampling.base.Sampler`).
 
 ``sampling`` selects one of :data:`SAMPLERS` (the sampling parameters are checked together at
 the training boundary, ``_params.training_params``); :func:`make_sampler` builds the sampler of

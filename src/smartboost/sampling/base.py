@@ -3,7 +3,7 @@
 A sampler returns the ids of the rows the next tree is grown on, in increasing order, and a
 per-row weight for each of them (indexed by row id): the row's own weight times its
 inverse-probability weight ``1 / p_i``, so weighted sums over the sample are unbiased for sums
-over all rows (ALGORITHMS.md 3; trimming is biased by design). The tree learner never needs to
+over all rows (docs/concepts/sampling.md; trimming is biased by design). The tree learner never needs to
 know which sampler ran.
 
 Randomness: each sampler draws from its own stream, derived from the ``seed`` parameter and a

@@ -2,7 +2,7 @@
 largest values (trimming).
 
 A proportional sampler keeps row ``i`` with ``p_i = min(1, c a_i)``, where ``c`` solves
-``sum_i min(1, c a_i) = s N`` over *every* row (ALGORITHMS.md 3). On one machine
+``sum_i min(1, c a_i) = s N`` over *every* row (docs/concepts/sampling.md). On one machine
 :func:`~smartboost.sampling.scale.solve_scale` finds ``c`` by quickselect. Over several
 machines, :func:`solve_scale_by_radix` finds the same ``c`` from sums that each machine computes
 on its own rows, in three rounds of O(N) work and small messages:

@@ -1,4 +1,4 @@
-"""Importance samplers: row ``i`` is kept with ``p_i = min(1, c a_i)`` (ALGORITHMS.md 3).
+"""Importance samplers: row ``i`` is kept with ``p_i = min(1, c a_i)`` (docs/concepts/sampling.md).
 
 The importance ``a_i`` (always including the row's own weight) is
 
