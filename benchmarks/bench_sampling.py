@@ -40,6 +40,8 @@ import numpy as np
 from phases import PhaseTimer
 
 import smartboost as sb
+from smartboost._params import training_params
+from smartboost.engine import Trainer
 from smartboost.experiments.report import Result
 from smartboost.experiments.sampling import (COST_SAMPLERS, SamplerSpec, base_params, iteration_cost, load, mvs_figure,
                                              smart_table)
@@ -258,11 +260,229 @@ def cmd_side_by_side(args) -> None:
     _show(Result(name, title, rows))
 
 
+# -- the panel: sampling="auto" and every library's samplers against no sampling ----------------
+
+PANEL = ("a9a", "lightgbm-binary", "higgs-800k", "regression-400k", "ranking-10k", "flights")
+"""The panel's sets (issue 37): two small public sets, generated large ones and real flight data."""
+
+
+def _regression_like(n: int, n_features: int = 50, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A nonlinear regression set: Gaussian features, a target made of thresholds, interactions and
+    smooth terms of the first ten features plus Gaussian noise (standard deviation 1)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, n_features)).astype(np.float32)
+    x = X.astype(np.float64)
+    y = (2.0 * np.sin(x[:, 0]) + x[:, 1] * x[:, 2] + np.where(x[:, 3] > 0.5, 1.5, -0.5) + 0.5 * x[:, 4] ** 2
+         + np.abs(x[:, 5] - x[:, 6]) + np.tanh(2 * x[:, 7]) * x[:, 8] + 0.3 * x[:, 9] + rng.standard_normal(n))
+    return X, y
+
+
+def _flights(seed: int = 0):
+    """nycflights13 (``$SMARTBOOST_DATA/nycflights13/flights.csv.gz``): ``arr_delay > 15`` from the
+    schedule and the categorical columns as integer codes (the columns known only after departure
+    left out); a seeded fifth of the flights held out."""
+    import pandas as pd
+
+    root = os.environ.get("SMARTBOOST_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
+    frame = pd.read_csv(os.path.join(root, "nycflights13", "flights.csv.gz")).dropna(subset=["arr_delay"])
+    columns = ["month", "day", "sched_dep_time", "sched_arr_time", "carrier", "flight", "tailnum", "origin", "dest",
+               "distance", "hour", "minute"]
+    X = np.column_stack([frame[c].astype("category").cat.codes.to_numpy() if frame[c].dtype == object
+                         else frame[c].to_numpy() for c in columns]).astype(np.float32)
+    y = (frame["arr_delay"].to_numpy() > 15).astype(np.float64)
+    test = np.random.default_rng(seed).random(len(y)) < 0.2
+    return X[~test], y[~test], X[test], y[test]
+
+
+def _panel_set(name: str, queries: int):
+    """``(task, metric, X, y, qid, X_valid, y_valid, qid_valid, description)`` of a panel set."""
+    if name in ("a9a", "lightgbm-binary"):
+        data = load(name)
+        return "binary", "auc", data.X, data.y, None, data.X_test, data.y_test, None, data.describe()
+    if name == "higgs-800k":
+        data = load("synthetic", 800_000)
+        return "binary", "auc", data.X, data.y, None, data.X_test, data.y_test, None, data.describe()
+    if name == "regression-400k":
+        X, y = _regression_like(500_000)
+        return ("regression", "l2", X[:400_000], y[:400_000], None, X[400_000:], y[400_000:], None,
+                "generated regression: 400,000 train / 100,000 validation rows x 50 features")
+    if name == "ranking-10k":
+        from smartboost.experiments.ranking import load as load_ranking
+
+        data = load_ranking("synthetic", queries)
+        return ("ranking", "ndcg@10", data.X, data.y, data.qid, data.X_test, data.y_test, data.qid_test,
+                data.describe())
+    if name == "flights":
+        X, y, Xv, yv = _flights()
+        return ("binary", "auc", X, y, None, Xv, yv, None,
+                f"nycflights13 arr_delay > 15: {len(y):,} train / {len(yv):,} validation rows x {X.shape[1]} features")
+    raise ValueError(f"unknown panel set {name!r} (one of {', '.join(PANEL)})")
+
+
+class _PanelRun:
+    """One training run of the panel, done one iteration at a time, with early stopping on the
+    validation metric (no improvement in ``patience`` iterations): training seconds per iteration
+    (evaluation excluded) and the validation metric after each."""
+
+    def __init__(self, library: str, label: str, trees: int, patience: int, higher_is_better: bool):
+        self.library, self.label, self.trees, self.patience = library, label, trees, patience
+        self.higher = higher_is_better
+        self.seconds: list[float] = []
+        self.metric: list[float] = []
+        self.rates: list[float] = []
+        self.samplers: list[str] = []
+
+    @property
+    def done(self) -> bool:
+        n = len(self.metric)
+        if n >= self.trees:
+            return True
+        best = int(np.argmax(self.metric) if self.higher else np.argmin(self.metric)) if n else 0
+        return n - 1 - best >= self.patience
+
+    def reached(self, target: float) -> int | None:
+        """0-based first iteration whose metric reaches ``target`` (None: never)."""
+        values = np.array(self.metric)
+        hits = np.flatnonzero(values >= target if self.higher else values <= target)
+        return int(hits[0]) if hits.size else None
+
+
+class _SmartboostPanelRun(_PanelRun):
+    def __init__(self, label, params, train, valid, trees, patience, metric, n_threads):
+        super().__init__("smartboost", label, trees, patience, get_metric(metric).higher_is_better)
+        resolved = training_params({**params, "metric": metric, "verbosity": -1}, trees)
+        self.trainer = Trainer.local(resolved, train, [valid], ["valid"], None, n_threads)
+
+    def step(self):
+        self.trainer.boost_one_iteration()
+        self.metric.append(self.trainer.evaluate()[0].value)
+        stats = self.trainer.booster.iteration_stats
+        self.seconds.append(stats["seconds"][-1])
+        self.rates.append(stats["sample_rate"][-1])
+        self.samplers.append(stats["sampler"][-1])
+
+
+class _LightGBMPanelRun(_PanelRun):
+    def __init__(self, label, params, train, valid, trees, patience, metric):
+        import lightgbm as lgb
+
+        super().__init__("lightgbm", label, trees, patience, get_metric(metric).higher_is_better)
+        self.booster = lgb.Booster({**params, "verbose": -1}, train)
+        self.valid = valid
+        self.raw = np.zeros(len(valid[1]))
+        self.metric_fn = get_metric(metric)
+
+    def step(self):
+        start = time.perf_counter()
+        self.booster.update()
+        self.seconds.append(time.perf_counter() - start)
+        X, y, starts = self.valid
+        k = self.booster.current_iteration() - 1
+        self.raw += self.booster.predict(X, start_iteration=k, num_iteration=1, raw_score=True)
+        self.metric.append(self.metric_fn(y, self.raw, self.raw, None, starts))
+
+
+def _panel_params(task: str, leaves: int) -> tuple[dict, dict]:
+    """smartboost's and LightGBM's settings of every panel run: ``leaves`` leaves, learning rate
+    0.1, lambda_l2 1, 20 rows per leaf, 255 bins, 2 threads (LambdaMART: NDCG truncation 30)."""
+    objective = {"binary": "binary", "regression": "regression", "ranking": "lambdarank"}[task]
+    common = {"objective": objective, "learning_rate": 0.1, "num_leaves": leaves, "min_data_in_leaf": 20,
+              "min_sum_hessian_in_leaf": 1e-3, "lambda_l2": 1.0, "max_bin": 255, "num_threads": THREADS, "seed": 0}
+    if task == "ranking":
+        common["lambdarank_truncation_level"] = 30
+    return dict(common), {**common, "verbose": -1}
+
+
+def cmd_panel(args) -> None:
+    from smartboost._config import threads
+
+    task, metric, X, y, qid, Xv, yv, qidv, described = _panel_set(args.dataset, args.queries)
+    leaves = args.leaves or (255 if args.dataset == "ranking-10k" else 31)
+    sb.compile_kernels()
+    sb_params, lgb_params = _panel_params(task, leaves)
+    train = sb.Dataset(X, y, qid=qid)
+    valid = sb.Dataset(Xv, yv, qid=qidv, reference=train)
+    valid_starts = valid.query_starts
+    sb_runs = [("none", {**sb_params, "sampling": "none"})]
+    sb_runs += [("auto", {**sb_params, "sampling": "auto"})] if "auto" in args.samplers else []
+    sb_runs += [(f"{name} {rate}", {**sb_params, "sampling": name, "sample_rate": rate})
+                for rate in args.rates for name in args.samplers if name != "auto"]
+    lgb_runs = [("none", lgb_params)]
+    for rate in args.rates:
+        lgb_runs += [(label, {**lgb_params, **extra}) for label, extra in _lightgbm_sampling(rate).items()]
+    runs: list[_PanelRun] = []
+    with threads(THREADS) as n_threads:
+        runs += [_SmartboostPanelRun(label, p, train, valid, args.trees, args.patience, metric, n_threads)
+                 for label, p in sb_runs]
+        if "lightgbm" in args.libraries:
+            import lightgbm as lgb
+
+            group = None if qid is None else np.diff(train.query_starts)
+            lgb_train = lgb.Dataset(X, y, group=group, params={"max_bin": 255, "verbose": -1}).construct()
+            runs += [_LightGBMPanelRun(label, p, lgb_train, (Xv, yv, valid_starts), args.trees, args.patience, metric)
+                     for label, p in lgb_runs]
+        for run in runs[:len(sb_runs)]:  # compile or load every configuration's kernels before the timing
+            warm = _SmartboostPanelRun(run.label, dict(sb_runs)[run.label], train, valid, 2, 0, metric, n_threads)
+            warm.step()
+            warm.step()
+        load_before = os.getloadavg()[0]
+        round_ = 0
+        while live := [run for run in runs if not run.done]:  # lockstep, the order rotating every round
+            for k in range(len(live)):
+                live[(round_ + k) % len(live)].step()
+            round_ += 1
+        load_after = os.getloadavg()[0]
+    _panel_report(args, runs, described, leaves, metric, (load_before, load_after))
+
+
+def _panel_report(args, runs, described, leaves, metric, load) -> None:
+    higher = runs[0].higher
+    sign = 1.0 if higher else -1.0
+
+    def best(run):
+        return max(run.metric) if higher else min(run.metric)
+
+    def target_of(run):  # within 0.1% of a run's best validation metric
+        return best(run) * (1.0 - sign * 0.001)
+
+    none = {run.library: run for run in runs if run.label == "none"}
+    targets = {"own": target_of(none["smartboost"])}
+    if "lightgbm" in none:
+        targets["lightgbm"] = target_of(none["lightgbm"])
+    rows = []
+    for run in runs:
+        row = {"library": run.library, "run": run.label, f"best {metric}": best(run),
+               "best iteration": int(np.argmax(sign * np.array(run.metric))) + 1, "iterations": len(run.metric),
+               "ms per iteration": 1e3 * float(np.mean(run.seconds))}
+        for name, target in targets.items():
+            hit = run.reached(target)
+            row[f"it to {name}"] = None if hit is None else hit + 1
+            row[f"s to {name}"] = None if hit is None else float(np.sum(run.seconds[:hit + 1]))
+        row["mean rate"] = float(np.mean(run.rates)) if run.rates else None
+        rows.append(row)
+    base = rows[0]["s to own"]
+    for row in rows:
+        row["speed-up vs smartboost none"] = base / row["s to own"] if base and row["s to own"] else None
+    if "lightgbm" in targets:
+        sampled = [row["s to lightgbm"] for row in rows if row["library"] == "lightgbm" and row["run"] != "none"
+                   and row["s to lightgbm"]]
+        best_lgb = min(sampled) if sampled else None
+        for row in rows:
+            row["time vs LightGBM's best sampler"] = (row["s to lightgbm"] / best_lgb if best_lgb and row["s to lightgbm"]
+                                                      else None)
+    title = (f"Panel, {described}, {leaves} leaves, lr 0.1, lambda_l2 1, {THREADS} threads, early stopping "
+             f"{args.patience}, runs in lockstep (load average {load[0]:.1f} -> {load[1]:.1f}); targets: validation "
+             f"{metric} within 0.1% of smartboost's no-sampling best ('own', {targets['own']:.5f})"
+             + (f" and of LightGBM's ('lightgbm', {targets['lightgbm']:.5f})" if "lightgbm" in targets else ""))
+    _show(Result(f"panel_{args.dataset}_{leaves}", title, rows))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     for name, fn in (("smart-table", cmd_smart_table), ("mvs-figure", cmd_mvs_figure),
-                     ("iteration-cost", cmd_iteration_cost), ("side-by-side", cmd_side_by_side)):
+                     ("iteration-cost", cmd_iteration_cost), ("side-by-side", cmd_side_by_side),
+                     ("panel", cmd_panel)):
         cmd = commands.add_parser(name)
         cmd.set_defaults(run=fn)
         cmd.add_argument("--dataset", default="synthetic" if name == "iteration-cost" else "a8a",
@@ -296,6 +516,17 @@ def main() -> None:
     side.add_argument("--libraries", nargs="*", default=["lightgbm", "catboost"], choices=["lightgbm", "catboost"],
                       help="reference libraries run next to smartboost (smartboost alone: --libraries)")
     side.add_argument("--seed", type=int, default=0, help="random seed of every library's row sampling")
+    panel = commands.choices["panel"]
+    panel.set_defaults(dataset="higgs-800k", trees=1000)
+    panel.add_argument("--leaves", type=int, default=None, help="leaves per tree (default: 255 on ranking-10k, "
+                                                                "31 otherwise)")
+    panel.add_argument("--rates", type=float, nargs="*", default=[0.1, 0.2],
+                       help="rates of the fixed samplers, smartboost's and LightGBM's (bagging, GOSS)")
+    panel.add_argument("--samplers", nargs="*", default=["auto", "bernoulli", "mvs"],
+                       help="smartboost samplers besides none ('auto' runs once, the others at every rate)")
+    panel.add_argument("--patience", type=int, default=30, help="early stopping: iterations without improvement")
+    panel.add_argument("--queries", type=int, default=10_000, help="ranking-10k: training queries")
+    panel.add_argument("--libraries", nargs="*", default=["lightgbm"], choices=["lightgbm"])
     args = parser.parse_args()
     args.run(args)
 

@@ -231,6 +231,8 @@ def test_unsupported_options_and_misaligned_data_are_refused(client):
     dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
     with pytest.raises(ParameterError, match="goss.*not supported by smartboost.dask"):
         sbd.train(client, {"objective": "binary", "sampling": "goss", "sample_rate": 0.5}, dX, dy)
+    with pytest.raises(ParameterError, match="auto.*not supported by smartboost.dask"):
+        sbd.train(client, {"objective": "binary", "sampling": "auto"}, dX, dy)
     with pytest.raises(ParameterError, match="step_rule='line'"):
         sbd.train(client, {"objective": "binary", "step_rule": "line"}, dX, dy)
     with pytest.raises(DataError, match="row chunks"):

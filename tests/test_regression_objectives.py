@@ -134,7 +134,7 @@ def test_every_sampler_trains_them(name):
     X, y = _problem(name, n=600, seed=9)
     for sampler in SAMPLERS:
         params = {"objective": name, "num_leaves": 5, "min_data_in_leaf": 5, "sampling": sampler, "verbosity": -1}
-        if sampler != "none":
+        if sampler not in ("none", "auto"):
             params["sample_rate"] = 0.5 if sampler != "trimming" else 0.6
         booster = sb.train(params, sb.Dataset(X, y), 4)
         assert booster.num_trees() == 4 and np.isfinite(booster.predict(X)).all(), sampler

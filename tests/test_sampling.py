@@ -464,6 +464,55 @@ def test_sampling_freq_reuses_the_sample(binary_data):
     assert sizes[0] == sizes[1] == sizes[2] and sizes[3] == sizes[4] == sizes[5] and sizes[0] != sizes[3]
 
 
+@pytest.mark.parametrize("scale", ["sample", "population"])
+@pytest.mark.parametrize("sampling", ["bernoulli", "goss", "mvs", "trimming"])
+def test_leaf_values_weigh_the_regularisation_against_the_scaled_weights(sampling, scale):
+    """One tree, checked leaf by leaf against the Newton values computed here from the sample the
+    sampler draws again: ``-sum(k v g) / (sum(k v h) + lambda_l2)`` with the sampling weights
+    ``v`` times ``k = |S| / N`` ('sample', the default) or 1 ('population', and trimming, whose
+    weights are the rows' own). A large lambda_l2 makes the two scales far apart."""
+    n = 4000
+    X, y = make_binary(n=n, seed=7)
+    weight = np.random.default_rng(7).uniform(0.5, 2.0, n)
+    params = {"objective": "binary", "sampling": sampling, "sample_rate": 0.3, "lambda_l2": 20.0,
+              "learning_rate": 1.0, "boost_from_average": False, "num_leaves": 8, "min_data_in_leaf": 5, "seed": 1,
+              "verbosity": -1}
+    if scale != "sample":
+        params["sample_weight_scale"] = scale
+    booster = sb.train(params, sb.Dataset(X, y, weight=weight), 1)
+    scores = np.zeros(n)
+    grad, hess = np.empty(n), np.empty(n)
+    objective = make_objective("binary")
+    objective.grad_hess(y, scores, grad, hess)
+    ctx = SamplingContext(0, grad, hess, weight, y, scores, objective)
+    rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
+    m, sample_weight = make_sampler(_params(**params), n).sample(ctx, rows, rest)
+    sampled = rows[:m].astype(np.int64)
+    assert booster.iteration_stats["sample_size"] == [m]
+    k = m / n if scale == "sample" and sampling != "trimming" else 1.0
+    v = k * sample_weight[sampled]
+    leaf = booster.predict(X[sampled], pred_leaf=True)[:, 0]
+    values = booster.predict(X[sampled], raw_score=True)
+    assert np.unique(leaf).size >= 4
+    for j in np.unique(leaf):
+        at = leaf == j
+        expected = -np.sum(v[at] * grad[sampled][at]) / (np.sum(v[at] * hess[sampled][at]) + 20.0)
+        np.testing.assert_allclose(values[at], expected, rtol=1e-6)
+
+
+def test_sample_weight_scale_changes_sampled_models_only(binary_data):
+    X, y = binary_data
+    train = sb.Dataset(X, y)
+
+    def run(**extra):
+        return _trees(sb.train({"objective": "binary", "lambda_l2": 5.0, "verbosity": -1, **extra}, train, 3))
+
+    assert run() == run(sample_weight_scale="population")
+    sampled = {"sampling": "mvs", "sample_rate": 0.3}
+    assert run(**sampled) != run(**sampled, sample_weight_scale="population")
+    assert run(**sampled) == run(**sampled, sample_weight_scale="sample")
+
+
 # -- parameters -----------------------------------------------------------------------------
 
 def test_sample_rate_alone_means_uniform_sampling():

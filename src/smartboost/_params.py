@@ -173,7 +173,7 @@ def _mvs_lambda(name: str, value: Any) -> float | str:
     return _float(0.0)(name, value)
 
 
-_SAMPLING_NAMES = ("none", "uniform", "bernoulli", "trimming", "goss", "smart1", "smart2", "mvs", "loss")
+_SAMPLING_NAMES = ("none", "uniform", "bernoulli", "trimming", "goss", "smart1", "smart2", "mvs", "loss", "auto")
 _SAMPLING_ALIASES = {"bagging": "uniform", "sgb": "uniform", "subsample": "uniform", "gradient_based": "mvs",
                      "weight_trimming": "trimming", "smart": "smart2"}
 
@@ -347,7 +347,8 @@ PARAMS: tuple[Param, ...] = (
     # sampling
     Param("sampling", None, _optional(_choice(*_SAMPLING_NAMES, aliases=_SAMPLING_ALIASES)),
           "Row sampler: 'none', 'uniform' (exactly s N rows), 'bernoulli', 'trimming', 'goss', 'smart1', "
-          "'smart2', 'mvs', 'loss' (docs/concepts/sampling.md). Default: 'uniform' when sample_rate < 1, else 'none'.",
+          "'smart2', 'mvs', 'loss', or 'auto' (MVS at a rate chosen every iteration, every row below 100,000 rows; "
+          "docs/concepts/sampling.md). Default: 'uniform' when sample_rate < 1, else 'none'.",
           ("sampling_method", "data_sample_strategy", "sample_strategy"), "sampling",
           " \\| ".join(_SAMPLING_NAMES)),
     Param("sample_rate", 1.0, _float(_MIN_RATE, 1.0),
@@ -357,6 +358,13 @@ PARAMS: tuple[Param, ...] = (
           "Draw a new sample every this many iterations (the others reuse it); 0 turns sampling off "
           "(LightGBM's bagging_freq=0).",
           ("bagging_freq", "subsample_freq"), "sampling", ">= 0"),
+    Param("sample_weight_scale", "sample", _choice("sample", "population"),
+          "Scale of the sampled rows' weights w/p in the tree: 'sample' multiplies them by the realised sampling "
+          "rate |S|/N, so that they average about the rows' own weights and lambda_l1, lambda_l2, "
+          "min_sum_hessian_in_leaf and min_gain_to_split count the sampled rows (as LightGBM's bagging); "
+          "'population' keeps w/p, whose sums estimate sums over every row (the regularisation then weighs about "
+          "sample_rate times less). Trimming keeps the rows' own weights either way (docs/concepts/sampling.md).",
+          (), "sampling", "sample \\| population", saved_at_default=False),
     Param("sampling_unit", "row", _sampling_unit,
           "'row': the sampler draws rows. 'query' (ranking objectives): it draws whole queries, each kept with "
           "all its rows and one weight; uniform/bernoulli draw queries at sample_rate, the importance samplers "
@@ -605,6 +613,12 @@ def _resolve_sampling(params: dict[str, Any], given: dict[str, Any]) -> None:
         if given.get("sample_rate", 1.0) < 1.0 and params["sampling_freq"] != 0:
             raise ParameterError("sample_rate < 1 with sampling='none'; choose a sampler (e.g. sampling='mvs')")
         params["sample_rate"] = 1.0
+    if sampling == "auto":
+        if "sample_rate" in given:
+            raise ParameterError("sampling='auto' chooses the rate of every iteration; drop sample_rate (or choose a "
+                                 "sampler, e.g. sampling='mvs')")
+        if params["sampling_freq"] != 1:
+            raise ParameterError("sampling='auto' draws a new sample at every iteration; drop sampling_freq")
     if params["smart_rho"] is not None and "sample_rate" in given:
         raise ParameterError("give either smart_rho (p = min(1, rho * importance)) or sample_rate, not both")
     if sampling == "trimming" and params["trimming_alpha"] is not None and "sample_rate" in given:
@@ -676,6 +690,8 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
 
 
 _NOT_DISTRIBUTED = {
+    "auto": "it checks every tree on the rows out of its sample, which smartboost.dask does not gather; choose a "
+            "sampler (e.g. sampling='mvs')",
     "uniform": "its exact sample size is one draw over all rows; use sampling='bernoulli'",
     "goss": "its uniform draw of an exact count among the other rows spans every worker; use sampling='mvs' "
             "(importance sampling by |g| and h)",

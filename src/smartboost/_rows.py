@@ -18,6 +18,7 @@ import numpy as np
 
 from ._common import INDEX_DTYPE
 from ._kernels.gradients import gather_pair, scatter_pair
+from ._kernels.importance import holdout_gains
 from ._kernels.predict import add_leaf_values
 from ._params import TrainingParams
 from .binning import BinnedData
@@ -82,12 +83,12 @@ class TrainingRows:
         self.rows = np.empty(n, INDEX_DTYPE)
         self.out_of_sample = np.empty(n, INDEX_DTYPE)
         self.n_sampled = n
-        self.gradients_of_sample_only = (not self.sampler.reads_gradients and objective.row_wise
-                                         and self.n_outputs == 1)
+        self._row_wise = objective.row_wise and self.n_outputs == 1
         self.sample: tuple[np.ndarray, np.ndarray] | None = None   # (rows, rest), kept when sampling_freq > 1
         self.sample_weight = self.weight
         self.previous_leaf = np.zeros(n, np.int32) if self.sampler.needs_previous_leaves else np.zeros(0, np.int32)
         self.node_rows = NodeRows(data, n_threads)
+        self._in_sample = np.zeros(0, np.uint8)  # scratch of holdout_gains
         self._sorted_rows: np.ndarray | None = None
 
     @property
@@ -132,6 +133,27 @@ class TrainingRows:
         """Whether ``iteration`` draws a new sample (``sampling_freq`` keeps one for k iterations)."""
         freq = self.params.sampling_freq
         return self.sample is None or freq <= 1 or iteration % freq == 0
+
+    @property
+    def gradients_of_sample_only(self) -> bool:
+        """Whether the next draw is made before the gradients, and only the sampled rows' are
+        computed: a draw that does not read them, on a single-output row-wise objective."""
+        return self._row_wise and not self.sampler.reads_gradients
+
+    def holdout_gains(self, k: int, grown: GrownTree) -> np.ndarray:
+        """The loss decrease of output ``k``'s new tree (after :meth:`add_tree`), estimated from
+        its sample and from the other rows (:func:`~smartboost._kernels.importance.holdout_gains`;
+        the sampler must track every row's leaf); zeros when the tree was grown on every row."""
+        if self.n_sampled == self.n_rows:
+            return np.zeros(2)
+        if self._in_sample.size != self.n_rows:
+            self._in_sample = np.zeros(self.n_rows, np.uint8)
+        rows = self.rows[:self.n_sampled]
+        self._in_sample[rows] = 1
+        gains = holdout_gains(self.previous_leaf, grown.leaf_values, self.grad[k], self.hess[k],
+                              None if self.unweighted else self.weight, self.sample_weight, self._in_sample)
+        self._in_sample[rows] = 0
+        return gains
 
     def draw_sample(self, iteration: int, previous_leaf_values: np.ndarray | None) -> int:
         """Gradients, then this iteration's rows (sorted) and their weights, and the sampler's

@@ -60,7 +60,9 @@ class Booster:
     iteration_stats : dict
         Per-iteration training statistics: ``"seconds"`` (sampling, growing the tree and
         updating the training scores; evaluation excluded), ``"sample_size"`` (rows the tree was
-        grown on) and ``"sample_rate"`` (``sample_size / n_rows``; its mean is SMART's ASRI).
+        grown on), ``"sample_rate"`` (``sample_size / n_rows``; its mean is SMART's ASRI),
+        ``"sampler"`` (the sampler that drew the rows: ``sampling='auto'`` chooses one per
+        iteration, ``'none'`` for every row) and ``"target_rate"`` (the rate it drew at).
     data_format : dict or None
         How the training data file was read, so that later files are read the same way:
         ``{"svmlight_zero_based": bool}`` (set by the command line for svmlight files; saved
@@ -96,7 +98,7 @@ class Booster:
         self.best_score = content.best_score
         self.data_format = content.data_format
         self.evals_result: dict[str, dict[str, list[float]]] = {}
-        self.iteration_stats: dict[str, list[float]] = {}
+        self.iteration_stats: dict[str, list] = {}
 
     # -- structure ---------------------------------------------------------------------------
 

@@ -183,7 +183,7 @@ class Trainer:
         # tree's largest leaf value; training stops before it overflows (see _take_step)
         self._score_bound = np.abs(booster._start_scores(1)[:, 0]) + sum(
             (np.abs(tree.value).max() for tree in booster.trees), 0.0)
-        booster.iteration_stats.update(seconds=[], sample_size=[], sample_rate=[])
+        booster.iteration_stats.update(seconds=[], sample_size=[], sample_rate=[], sampler=[], target_rate=[])
 
     @classmethod
     def local(cls, params: TrainingParams, train_set: Dataset, valid_sets: list[Dataset] | None,
@@ -243,14 +243,22 @@ class Trainer:
     def boost_one_iteration(self) -> None:
         """Sample rows, grow one tree per output on them, and update every score."""
         start = time.perf_counter()
+        sampler = self.rows.sampler
+        drawn_by, target_rate = sampler.drawn_by, sampler.target_rate
         n = self.rows.draw_sample(self.iteration, self.previous_leaf_values)
+        weight_scale = self._weight_scale(n)
         leaf_values = []
+        holdout = []  # sampling='auto' learns from every tree how much of its fit holds out of its sample
         for k in range(self.n_outputs):
-            grown = self.grower.grow(self.rows.tree_rows(k), self.selector, self.iteration)
+            grown = self.grower.grow(self.rows.tree_rows(k), self.selector, self.iteration, weight_scale)
             self._take_step(grown, k)
             self.rows.add_tree(k, grown)
+            if sampler.adapts:
+                holdout.append(self.rows.holdout_gains(k, grown))
             leaf_values.append(grown.leaf_values)
             self.booster.add_tree(grown.tree)
+        if sampler.adapts:
+            sampler.observe(np.array(holdout))
         # the samplers read the last trees' Newton values as a saved model gives them back (its
         # values over the learning rate), so that a run resumed from a checkpoint draws the
         # samples of the uninterrupted run
@@ -260,11 +268,26 @@ class Trainer:
         stats["seconds"].append(time.perf_counter() - start)
         stats["sample_size"].append(n)
         stats["sample_rate"].append(n / self.rows.n_rows)
+        stats["sampler"].append(drawn_by)
+        stats["target_rate"].append(target_rate)
         first = self.booster.num_trees() - self.n_outputs
         for eval_set in self.eval_sets:
             if not eval_set.is_training:
                 for k in range(self.n_outputs):
                     self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores[k], first + k, first + k + 1)
+
+    def _weight_scale(self, n: int) -> float:
+        """Factor of the sampled rows' weights in this iteration's trees (``sample_weight_scale``).
+
+        With 'sample', inverse-probability weights ``w / p`` are multiplied by the realised
+        sampling rate ``n / N`` (a ratio of row counts: the same on any thread count and over any
+        split of the rows between machines), so that they average about the rows' own weights
+        and the regularisation counts the sampled rows; 1 without sampling, with 'population',
+        and for a sampler that keeps the rows' own weights (trimming)."""
+        n_rows = self.rows.n_rows
+        if not 0 < n < n_rows or self.params.sample_weight_scale == "population" or not self.rows.sampler.inverse_probability:
+            return 1.0
+        return n / n_rows
 
     def _take_step(self, grown, k: int) -> None:
         """Scale the new tree of output ``k`` from its Newton values into the model's step: the

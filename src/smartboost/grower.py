@@ -354,7 +354,8 @@ class TreeGrower:
         """The grower of a binned training set."""
         return cls(data.mapper, data.usable_features, params, data.missing_count > 0)
 
-    def grow(self, source: RowSource, selector: FeatureSelector | None = None, iteration: int = 0) -> GrownTree:
+    def grow(self, source: RowSource, selector: FeatureSelector | None = None, iteration: int = 0,
+             weight_scale: float = 1.0) -> GrownTree:
         """Grow one tree on the rows of ``source``; its node values are the Newton values (the
         step rule and the learning rate are the boosting loop's).
 
@@ -366,6 +367,11 @@ class TreeGrower:
             Draws the candidate splits (RGBM); None or an inactive one allows every split.
         iteration : int
             The iteration, keying the selector's draws.
+        weight_scale : float
+            Factor of the rows' weights in every sum the tree reads (``sample_weight_scale``):
+            the fixed-point sums are read with their units times it, so that the regularisation
+            (``lambda_l1``, ``lambda_l2``, ``min_sum_hessian_in_leaf``, ``min_gain_to_split``)
+            weighs against the scaled sums at no cost per row.
 
         Returns
         -------
@@ -378,7 +384,7 @@ class TreeGrower:
             raise DataError(f"the gradients or hessians of iteration {iteration} are not finite: the loss overflows "
                             "(labels, weights or init_score too large in magnitude, or parameters such as sigmoid "
                             "too large)")
-        units = Units(g_unit, h_unit)
+        units = Units(g_unit * weight_scale, h_unit * weight_scale)
         state = self._state_for(n_root)
         start_tree(state, g_root, h_root, n_root)
         rows = source.local_rows()

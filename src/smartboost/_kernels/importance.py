@@ -1,8 +1,10 @@
-"""Row importances and smart2's gradient correction, in parallel passes over the rows.
+"""Row importances, smart2's gradient correction and the holdout check of a sampled tree, in parallel passes over
+the rows.
 
 ``w |g|`` and MVS's regularised gradient norm, which the samplers draw by; the per-leaf sums of
 the previous gradients and the corrected gradients of the sampled rows (SMART's improved
-diagonal approximation).
+diagonal approximation); a sampled tree's loss decrease estimated from its sample and from the
+other rows (``sampling='auto'``).
 """
 
 from __future__ import annotations
@@ -71,3 +73,48 @@ def correct_sampled(rows, grad, old_grad, leaf, leaf_mean, eta, out):
     for k in prange(rows.shape[0]):
         i = rows[k]
         out[k] = grad[i] + eta * (leaf_mean[leaf[i]] - old_grad[i])
+
+
+
+_HOLDOUT_CHUNKS = 16
+"""Fixed row chunks of :func:`holdout_gains`, added up in chunk order: the sums do not depend on
+the thread count."""
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def holdout_gains(leaf, step, grad, hess, weight, sample_weight, in_sample):
+    """The second-order loss decrease of a tree's step over every row, estimated twice: from the
+    rows it was grown on and from the rows it was not (``sampling.auto``).
+
+    Row ``i`` moves by ``step[leaf[i]]``, which lowers its loss by about
+    ``c_i = -w_i (g_i d + h_i d^2 / 2)``. It was drawn with probability ``p_i = w_i / v_i``
+    (``v = sample_weight``, the inverse-probability weights of every row, drawn or not; ``weight``
+    None: ones, not read); ``in_sample[i]`` says whether it was. Over the rows with
+    ``0 < p_i < 1``, ``sum_{drawn} c_i / p_i`` and ``sum_{not drawn} c_i / (1 - p_i)`` both
+    estimate ``sum_i c_i`` without bias for a tree that does not depend on the draw; the first
+    also holds what the tree learnt of the sample's noise, the second does not.
+
+    Returns ``[from the sample, from the other rows]``. Each of :data:`_HOLDOUT_CHUNKS` fixed row
+    chunks adds into its own sums, in parallel; the chunks' sums are then added in order."""
+    n = leaf.shape[0]
+    chunks = _HOLDOUT_CHUNKS
+    size = (n + chunks - 1) // chunks
+    parts = np.zeros((chunks, 2))
+    for c in prange(chunks):
+        part = parts[c]
+        for i in range(np.uint64(c * size), np.uint64(min(n, (c + 1) * size))):
+            w = 1.0 if weight is None else weight[i]
+            p = w / sample_weight[i]
+            if not 0.0 < p < 1.0:
+                continue
+            d = step[np.uint64(leaf[i])]
+            change = -w * d * (grad[i] + 0.5 * hess[i] * d)
+            if in_sample[i]:
+                part[0] += change / p
+            else:
+                part[1] += change / (1.0 - p)
+    out = np.zeros(2)
+    for c in range(chunks):
+        out[0] += parts[c, 0]
+        out[1] += parts[c, 1]
+    return out

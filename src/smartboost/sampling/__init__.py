@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._params import TrainingParams
+from .auto import AutoSampler
 from .base import NoSampling, Sampler, SamplingContext
 from .goss import GOSSSampler
 from .importance import LossSampler, MVSSampler, Smart1Sampler, Smart2Sampler
@@ -20,7 +21,7 @@ from .trimming import TrimmingSampler
 
 SAMPLERS: dict[str, type[Sampler]] = {cls.name: cls for cls in (
     NoSampling, UniformSampler, BernoulliSampler, TrimmingSampler, GOSSSampler, Smart1Sampler, Smart2Sampler,
-    MVSSampler, LossSampler)}
+    MVSSampler, LossSampler, AutoSampler)}
 
 __all__ = ["SAMPLERS", "Sampler", "SamplingContext", "make_sampler"]
 

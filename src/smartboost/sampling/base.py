@@ -142,8 +142,9 @@ class Sampler:
     name : str
         The value of the ``sampling`` parameter that selects this sampler.
     needs_previous_leaves : bool
-        Whether :meth:`sample` or :meth:`correct_gradients` read
-        ``SamplingContext.previous_leaf`` (the trainer then tracks every row's leaf).
+        Whether the sampler reads every row's leaf in the last tree (``SamplingContext.previous_leaf``
+        for smart2's correction, the holdout check for ``sampling='auto'``): the trainer then
+        tracks them.
     supports_multiclass : bool
         Whether the sampler works for multiclass objectives, where it sees each row's gradient
         and hessian as the L2 norms of their per-class vectors (CatBoost's rule for MVS).
@@ -155,9 +156,16 @@ class Sampler:
     gradient_history : int
         How many past iterations' gradients :meth:`correct_gradients` reads
         (``SamplingContext.past_grad``; the trainer keeps them in buffers that rotate).
+    inverse_probability : bool
+        Whether the weights are inverse probabilities ``w_i / p_i``, whose sums over the sample
+        estimate sums over every row: the trainer then scales them by the realised sampling rate
+        (``sample_weight_scale='sample'``). False for trimming, which keeps the rows' own weights.
     row_ids : ndarray of int64 or None
         Id of each row among every machine's rows (None on one machine: the row's index): a
         row's random number depends on that id only, not on how rows are spread over machines.
+    adapts : bool
+        Whether the sampler learns from every iteration's trees (:meth:`observe`;
+        ``sampling='auto'``).
     """
 
     name: ClassVar[str]
@@ -165,7 +173,9 @@ class Sampler:
     supports_multiclass: ClassVar[bool] = True
     supports_queries: ClassVar[bool] = False
     reads_gradients: ClassVar[bool] = True
+    inverse_probability: ClassVar[bool] = True
     gradient_history: int = 0
+    adapts: bool = False
 
     def __init__(self, params: TrainingParams, n_rows: int) -> None:
         self.params = params
@@ -184,6 +194,21 @@ class Sampler:
     def target_size(self) -> float:
         """Expected sample size ``s N``."""
         return self.sample_rate * self.n_rows
+
+    @property
+    def drawn_by(self) -> str:
+        """Name of the sampler of the next draw (``sampling='auto'`` chooses one per iteration)."""
+        return self.name
+
+    @property
+    def target_rate(self) -> float:
+        """Target rate of the next draw."""
+        return self.sample_rate
+
+    def observe(self, holdout: np.ndarray) -> None:
+        """Learn from an iteration's trees (samplers that :attr:`adapts`; see
+        :meth:`smartboost.sampling.auto.AutoSampler.observe`)."""
+        raise NotImplementedError(f"sampling='{self.name}' does not adapt")
 
     def sample(self, ctx: SamplingContext, rows: np.ndarray, rest: np.ndarray) -> tuple[int, np.ndarray]:
         """Draw this iteration's sample.

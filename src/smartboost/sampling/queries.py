@@ -90,6 +90,25 @@ class QuerySampler(Sampler):
         """As the wrapped sampler."""
         return self.inner.needs_previous_leaves
 
+    @property
+    def adapts(self) -> bool:  # type: ignore[override]
+        """As the wrapped sampler."""
+        return self.inner.adapts
+
+    @property
+    def drawn_by(self) -> str:
+        """As the wrapped sampler."""
+        return self.inner.drawn_by
+
+    @property
+    def target_rate(self) -> float:
+        """As the wrapped sampler."""
+        return self.inner.target_rate
+
+    def observe(self, holdout):
+        """The wrapped sampler's."""
+        self.inner.observe(holdout)
+
     supports_multiclass = False  # ranking objectives have one score per row
 
     def _queries(self, ctx: SamplingContext) -> QueryDraw:

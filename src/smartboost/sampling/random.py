@@ -21,11 +21,12 @@ class _ConstantRateSampler(Sampler):
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
-        self._weight_source = None
+        self._weight_source = (None, None)
 
     def _weights(self, ctx):
-        if self._weight_source is not ctx.weight:
-            self._weight_source = ctx.weight
+        """``w / s``, computed again only when the weights or the rate (``sampling='auto'``) change."""
+        if self._weight_source[0] is not ctx.weight or self._weight_source[1] != self.sample_rate:
+            self._weight_source = (ctx.weight, self.sample_rate)
             np.divide(ctx.weight, self.sample_rate, out=self.sample_weight)
         return self.sample_weight
 

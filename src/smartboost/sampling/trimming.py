@@ -19,6 +19,7 @@ class TrimmingSampler(Sampler):
     """Keep the heaviest rows by ``w h``."""
 
     name = "trimming"
+    inverse_probability = False
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)

@@ -1,0 +1,149 @@
+"""``sampling='auto'``: the rate of every iteration, and whether to sample at all, chosen from what the run measures.
+
+Below :data:`AUTO_MIN_ROWS` training rows, every iteration grows its trees on every row: a sample
+saves little time per iteration there (docs/howto/choosing-a-sampler.md). Above, the rows are
+drawn by MVS (``mvs_lambda='adaptive'``) at a rate that follows what each sampled tree learns
+(docs/concepts/sampling.md, "Automatic sampling"):
+
+- Every sampled tree is checked on the rows it was not grown on. Its step lowers the loss of row
+  ``i`` by about ``c_i = -w_i (g_i d + h_i d^2 / 2)``; summed with inverse-probability weights,
+  the sampled rows and the other rows each estimate the decrease over all rows
+  (:func:`~smartboost._kernels.importance.holdout_gains`). On the sample the estimate also holds
+  what the tree learnt of the sample's noise: the share ``rho`` of the sampled estimate that the
+  other rows confirm is the share of the tree that is signal.
+- With noise that grows as the sample shrinks, a tree at rate ``r`` keeps about
+  ``rho(r) = r / (r + r0)`` of what it learns, and one measurement gives ``r0 = r (1 - rho) / rho``.
+  A sampled iteration costs about ``a + (1 - a) r`` of a full one (``a``: its share that does not
+  shrink with the rows, :data:`FIXED_COST`), so the loss decrease per second,
+  ``rho(r) / (a + (1 - a) r)``, is largest at ``r* = sqrt(a r0 / (1 - a))``: the next rate.
+- Far from convergence the gradients hold a strong signal, ``rho`` is near 1 and the rate small;
+  as training converges the signal left in the gradients weakens, ``rho`` falls and the sample
+  grows, as SMART's adaptive sampling rate lets the sample follow the gradients. The rate moves
+  by at most a factor :data:`MAX_STEP` per iteration and stays at least :data:`MIN_RATE` (and
+  :data:`MIN_SAMPLE_ROWS` rows); once it reaches :data:`FULL_RATE`, where a sample saves too
+  little, every later iteration uses every row.
+
+The first iteration draws :data:`START_RATE` of the rows. The decisions read sums over the rows
+taken in a fixed order, so a run is deterministic for a seed on any thread count.
+``booster.iteration_stats`` records each iteration's sampler (``sampler``: ``'mvs'`` or
+``'none'``) and its target rate (``target_rate``) next to the realised ``sample_rate``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import NoSampling, QueryDraw, Sampler, SamplingContext
+from .importance import MVSSampler
+
+AUTO_MIN_ROWS = 100_000
+"""Training rows below which ``sampling='auto'`` uses every row at every iteration."""
+
+START_RATE = 0.1
+"""The first iteration's rate."""
+
+MIN_RATE = 0.02
+"""The lowest rate."""
+
+MIN_SAMPLE_ROWS = 20_000
+"""The fewest rows a sample is drawn with (the lowest rate is at least this share of the rows)."""
+
+FULL_RATE = 0.6
+"""From this rate on, every iteration uses every row: a sample would save too little of its time."""
+
+MAX_STEP = 2.0
+"""The most the rate moves, up or down, from one iteration to the next (a factor)."""
+
+FIXED_COST = 0.2
+"""The share of a full iteration's time that a sampled one pays whatever its rate (the walk of the
+other rows down the tree, the gradients, the split scans)."""
+
+SMOOTHING = 0.5
+"""Weight of the newest tree in the running sums of the holdout estimates (the older ones decay)."""
+
+
+class AutoSampler(Sampler):
+    """MVS at a rate chosen from the holdout check of every tree (module docstring), or every row.
+
+    Attributes
+    ----------
+    rate : float
+        The next draw's rate (1: every row).
+    adapts : bool
+        Whether the rate follows the trees (False below :data:`AUTO_MIN_ROWS` rows, where every
+        iteration uses every row, and once every row is used).
+    """
+
+    name = "auto"
+    supports_queries = True
+    needs_previous_leaves = True
+
+    def __init__(self, params, n_rows):
+        self._samplers = {"none": NoSampling(params, n_rows), "mvs": MVSSampler(params, n_rows)}
+        super().__init__(params, n_rows)
+        self.adapts = self.needs_previous_leaves = n_rows >= AUTO_MIN_ROWS
+        self.min_rate = min(1.0, max(MIN_RATE, MIN_SAMPLE_ROWS / max(n_rows, 1)))
+        self._holdout = np.zeros(2)  # running sums: (from the samples, from the other rows)
+        self._set(max(START_RATE, self.min_rate) if self.adapts else 1.0)
+
+    @property
+    def row_ids(self) -> np.ndarray | None:
+        """See :class:`~smartboost.sampling.base.Sampler`; shared with the samplers it draws by."""
+        return self._row_ids
+
+    @row_ids.setter
+    def row_ids(self, value: np.ndarray | None) -> None:
+        self._row_ids = value
+        for sampler in self._samplers.values():
+            sampler.row_ids = value
+
+    def _set(self, rate: float) -> None:
+        """Make ``rate`` the next draw's: from :data:`FULL_RATE` on, every row from now on."""
+        if rate >= FULL_RATE:
+            rate, self.adapts = 1.0, False
+        self.rate = self.sample_rate = rate
+        self._samplers["mvs"].sample_rate = rate
+
+    @property
+    def current(self) -> Sampler:
+        """The sampler of the next draw."""
+        return self._samplers["none" if self.rate >= 1.0 else "mvs"]
+
+    @property
+    def drawn_by(self) -> str:
+        """See :class:`~smartboost.sampling.base.Sampler`."""
+        return self.current.name
+
+    def sample(self, ctx, rows, rest):
+        """The current sampler's draw at the current rate."""
+        return self.current.sample(ctx, rows, rest)
+
+    def draw_queries(self, ctx: SamplingContext, draw: QueryDraw) -> None:
+        """The current sampler's rule over whole queries (every query at rate 1)."""
+        if self.rate >= 1.0:
+            draw.keep[:] = 1
+            draw.inverse_p[:] = 1.0
+            return
+        self.current.draw_queries(ctx, draw)
+
+    def observe(self, holdout: np.ndarray) -> None:
+        """Choose the next rate from this iteration's holdout check.
+
+        Parameters
+        ----------
+        holdout : ndarray of float64, shape (n_outputs, 2)
+            :func:`~smartboost._kernels.importance.holdout_gains` of each of the iteration's
+            trees: its loss decrease estimated from its sample and from the other rows.
+        """
+        self._holdout = (1.0 - SMOOTHING) * self._holdout + SMOOTHING * holdout.sum(axis=0)
+        in_sample, out_of_sample = self._holdout
+        if not in_sample > 0.0:  # the trees learn nothing even on their samples: keep the rate
+            return
+        rho = min(1.0, max(out_of_sample / in_sample, 0.0))
+        if rho <= 0.0:  # nothing holds out of the sample: as many rows as the step allows
+            self._set(min(1.0, MAX_STEP * self.rate))
+            return
+        r0 = self.rate * (1.0 - rho) / rho
+        wanted = np.sqrt(FIXED_COST * r0 / (1.0 - FIXED_COST))
+        rate = min(max(wanted, self.rate / MAX_STEP), MAX_STEP * self.rate)
+        self._set(min(1.0, max(self.min_rate, rate)))

@@ -1,0 +1,191 @@
+"""sampling='auto': the holdout check, the rate rule, determinism, per-iteration stats, every row on small data."""
+
+import json
+
+import numba
+import numpy as np
+import pytest
+from conftest import make_binary
+from test_ranking import make_ranking
+
+import smartboost as sb
+from smartboost._config import threads
+from smartboost._kernels.importance import holdout_gains
+from smartboost._params import training_params
+from smartboost.errors import ParameterError
+from smartboost.sampling import auto
+from smartboost.sampling.auto import AutoSampler
+
+
+@pytest.fixture
+def small_auto(monkeypatch):
+    """'auto' adapting on test-sized data: the size limits lowered."""
+    monkeypatch.setattr(auto, "AUTO_MIN_ROWS", 1000)
+    monkeypatch.setattr(auto, "MIN_SAMPLE_ROWS", 200)
+
+
+def _trees(booster):
+    return json.loads(booster.model_to_string())["trees"]
+
+
+# -- the holdout check ---------------------------------------------------------------------------
+
+def _holdout_reference(leaf, step, grad, hess, weight, sample_weight, in_sample):
+    w = np.ones(leaf.size) if weight is None else weight
+    p = w / sample_weight
+    d = step[leaf]
+    change = -w * d * (grad + 0.5 * hess * d)
+    use = (p > 0) & (p < 1)
+    return np.array([np.sum(change[use & in_sample] / p[use & in_sample]),
+                     np.sum(change[use & ~in_sample] / (1 - p[use & ~in_sample]))])
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_holdout_gains_equal_the_formula_on_any_thread_count(weighted):
+    rng = np.random.default_rng(0)
+    n, leaves = 50_001, 7
+    leaf = rng.integers(0, leaves, n).astype(np.int32)
+    step = rng.normal(0, 0.1, leaves)
+    grad, hess = rng.normal(0, 1, n), rng.uniform(0.05, 0.25, n)
+    weight = rng.uniform(0.5, 2.0, n) if weighted else None
+    p = np.where(rng.random(n) < 0.1, 1.0, rng.uniform(0.05, 0.6, n))  # a tenth sure rows, excluded
+    sample_weight = (1.0 if weight is None else weight) / p
+    in_sample = rng.random(n) < p
+    expected = _holdout_reference(leaf, step, grad, hess, weight, sample_weight, in_sample)
+    for n_threads in (1, 2):
+        with threads(n_threads):
+            got = holdout_gains(leaf, step, grad, hess, weight, sample_weight, in_sample.astype(np.uint8))
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_holdout_estimates_agree_for_a_tree_independent_of_the_sample():
+    """Both sums estimate the decrease over every row: for a tree that did not see the draw, their
+    means over many draws meet the exact decrease (within 4 standard errors)."""
+    rng = np.random.default_rng(1)
+    n = 20_000
+    leaf = rng.integers(0, 5, n).astype(np.int32)
+    step = rng.normal(0, 0.2, 5)
+    grad, hess = rng.normal(0.1, 1, n), np.full(n, 0.25)
+    p = rng.uniform(0.05, 0.5, n)
+    exact = np.sum(-step[leaf] * (grad + 0.5 * hess * step[leaf]))
+    draws = np.array([holdout_gains(leaf, step, grad, hess, None, 1.0 / p, (rng.random(n) < p).astype(np.uint8))
+                      for _ in range(200)])
+    mean, error = draws.mean(axis=0), draws.std(axis=0) / np.sqrt(len(draws))
+    assert np.all(np.abs(mean - exact) < 4 * error)
+
+
+# -- the rate rule -------------------------------------------------------------------------------
+
+def _sampler(n_rows=1_000_000):
+    return AutoSampler(training_params({"sampling": "auto"}), n_rows)
+
+
+def test_the_next_rate_maximises_the_decrease_per_second():
+    """rho = 1/2 at rate 0.1: r0 = 0.1, and the best rate of rho(r) / (a + (1 - a) r) with
+    rho(r) = r / (r + r0) is found here by a grid search."""
+    sampler = _sampler()
+    assert sampler.rate == auto.START_RATE and sampler.drawn_by == "mvs"
+    sampler.observe(np.array([[10.0, 5.0]]))
+    grid = np.linspace(0.001, 1.0, 100_000)
+    a = auto.FIXED_COST
+    best = grid[np.argmax(grid / (grid + 0.1) / (a + (1 - a) * grid))]
+    assert sampler.rate == pytest.approx(best, abs=1e-4)
+
+
+def test_the_rate_grows_as_less_holds_out_of_the_sample_and_then_uses_every_row():
+    sampler = _sampler()
+    rates = []
+    for rho in (0.9, 0.5, 0.2, 0.05, 0.0, 0.0, 0.0, 0.0):
+        sampler.observe(np.array([[1.0, rho]]))
+        rates.append(sampler.rate)
+    assert all(b >= a for a, b in zip(rates, rates[1:]))
+    # at most MAX_STEP times the rate before, until the step that reaches FULL_RATE takes every row
+    assert all(b <= auto.MAX_STEP * a for a, b in zip(rates, rates[1:]) if b < 1.0)
+    assert all(a * auto.MAX_STEP >= auto.FULL_RATE for a, b in zip(rates, rates[1:]) if b == 1.0 > a)
+    assert rates[-1] == 1.0 and sampler.drawn_by == "none" and not sampler.adapts
+
+
+def test_the_rate_keeps_its_floors():
+    sampler = _sampler(n_rows=200_000)
+    for _ in range(20):
+        sampler.observe(np.array([[1.0, 1.0]]))  # everything holds: as few rows as allowed
+    assert sampler.rate == pytest.approx(max(auto.MIN_RATE, auto.MIN_SAMPLE_ROWS / 200_000))
+
+
+# -- training ------------------------------------------------------------------------------------
+
+def test_below_the_size_limit_auto_trains_the_model_of_no_sampling(binary_data):
+    X, y = binary_data
+    train = sb.Dataset(X, y)
+    params = {"objective": "binary", "verbosity": -1}
+    booster = sb.train({**params, "sampling": "auto"}, train, 5)
+    assert _trees(booster) == _trees(sb.train(params, train, 5))
+    assert booster.iteration_stats["sampler"] == ["none"] * 5
+    assert booster.iteration_stats["target_rate"] == [1.0] * 5
+
+
+def _auto_run(X, y, iterations=40, **params):
+    train = sb.Dataset(X[:6000], y[:6000])
+    valid = sb.Dataset(X[6000:], y[6000:], reference=train)
+    return sb.train({"objective": "binary", "sampling": "auto", "num_leaves": 15, "metric": "auc", "verbosity": -1,
+                     **params}, train, iterations, valid_sets=[valid])
+
+
+def test_auto_records_its_sampler_and_rate_at_every_iteration(small_auto):
+    X, y = make_binary(n=8000, seed=11)
+    booster = _auto_run(X, y)
+    stats = booster.iteration_stats
+    assert len(stats["sampler"]) == len(stats["target_rate"]) == len(stats["sample_rate"]) == 40
+    assert set(stats["sampler"]) <= {"mvs", "none"}
+    assert stats["sampler"][0] == "mvs" and stats["target_rate"][0] == auto.START_RATE
+    target, realised = np.array(stats["target_rate"]), np.array(stats["sample_rate"])
+    sampled = np.array(stats["sampler"]) == "mvs"
+    assert np.all(realised[~sampled] == 1.0) and np.all(target[~sampled] == 1.0)
+    # MVS draws its target in expectation: each realised rate within 5 standard deviations
+    assert np.all(np.abs(realised[sampled] - target[sampled]) < 5 * np.sqrt(target[sampled] / 6000))
+    # every row once the rate has reached FULL_RATE, and until then no target at or above it
+    if not sampled.all():
+        first = int(np.argmin(sampled))
+        assert not sampled[first:].any()
+    assert np.all(target[sampled] < auto.FULL_RATE)
+    assert len(set(target[sampled].round(6))) > 3  # the rate moves
+    assert booster.evals_result["valid_0"]["auc"][-1] > 0.8
+
+
+def test_auto_is_deterministic_on_any_thread_count(small_auto):
+    X, y = make_binary(n=8000, seed=12)
+
+    def run(**params):
+        booster = _auto_run(X, y, iterations=25, **params)
+        return _trees(booster), booster.iteration_stats["target_rate"], booster.iteration_stats["sampler"]
+
+    first = run(seed=3)
+    assert first == run(seed=3)
+    assert first[0] != run(seed=4)[0]
+    if numba.config.NUMBA_NUM_THREADS >= 2:
+        assert run(seed=3, num_threads=1) == run(seed=3, num_threads=2)
+
+
+def test_auto_with_multiclass_and_whole_queries(small_auto):
+    rng = np.random.default_rng(13)
+    X = rng.standard_normal((6000, 5))
+    classes = np.digitize(X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.standard_normal(6000), [-0.5, 0.5])
+    booster = sb.train({"objective": "multiclass", "num_class": 3, "sampling": "auto", "verbosity": -1},
+                       sb.Dataset(X, classes), 15)
+    assert booster.num_trees() == 45 and "mvs" in booster.iteration_stats["sampler"]
+    assert (booster.predict(X).argmax(axis=1) == classes).mean() > 0.7
+    Xr, yr, sizes = make_ranking(120, seed=3)
+    ranker = sb.train({"objective": "lambdarank", "sampling": "auto", "sampling_unit": "query", "verbosity": -1},
+                      sb.Dataset(Xr, yr, group=sizes), 10)
+    rates = np.array(ranker.iteration_stats["sample_rate"])
+    assert "mvs" in ranker.iteration_stats["sampler"] and np.all((rates > 0) & (rates <= 1))
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"sampling": "auto", "sample_rate": 0.3}, "chooses the rate"),
+    ({"sampling": "auto", "sampling_freq": 3}, "new sample at every iteration"),
+    ({"sampling": "auto", "mvs_lambda": 1.0}, "applies to sampling=mvs"),
+])
+def test_bad_auto_parameters(params, match):
+    with pytest.raises(ParameterError, match=match):
+        training_params(params)
