@@ -149,10 +149,14 @@ def _extra_params(tokens: list[str]) -> dict[str, Any]:
 
 
 def _label_column(text: str) -> int | str | None:
-    """``--label-column``: 'auto', None ('none'), 'name:<column>' or an index."""
-    if text.lower() == "none":
-        return None
-    return text.lower() if text.lower() == "auto" else text if text.startswith("name:") else int(text)
+    """``--label-column``: 'auto', None ('none'), an index, or a header name (``name:<column>`` as in
+    LightGBM, or the bare name when it is not a number)."""
+    if text.lower() in ("none", "auto"):
+        return None if text.lower() == "none" else "auto"
+    try:
+        return int(text)
+    except ValueError:
+        return text if text.startswith("name:") else f"name:{text}"
 
 
 def _choice(text: str) -> bool | str:
@@ -504,7 +508,8 @@ def _add_data_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--format", choices=FORMATS, default=None,
                          help="data format (default: from the file name; no extension means svmlight)")
     command.add_argument("--label-column", type=_label_column, default="auto",
-                         help="CSV/TSV/parquet label column: an index (from 0), 'name:<column>', 'none' or 'auto' "
+                         help="CSV/TSV/parquet label column: an index (from 0), a header name (or 'name:<column>'), 'none' or "
+                              "'auto' "
                               "(default): the first column of a training file; for a model's files, the one column "
                               "of a header that is not a feature (none: no label), or without names the first "
                               "column when there is one more than the model's features")
