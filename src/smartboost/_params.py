@@ -331,6 +331,11 @@ PARAMS: tuple[Param, ...] = (
           "smart2: strength of the improved diagonal approximation; 0 switches it off, 1 is the paper's "
           "formula (0.5: measured best across datasets, docs/papers.md).",
           (), "sampling", ">= 0"),
+    Param("smart_correction", "scaled", _choice("scaled", "paper"),
+          "smart2: form of the correction. 'scaled': g + eta (leaf mean of l'(y~) - l'(y~_i)), eta scaling both "
+          "terms; 'paper': g - l'(y~_i) + eta (leaf mean of l'(y~)), SMART's Section 3.2 for every eta "
+          "(docs/concepts/sampling.md).",
+          (), "sampling", "scaled \\| paper"),
     Param("mvs_lambda", "adaptive", _mvs_lambda,
           "mvs: lambda in sqrt(g^2 + lambda h^2), or 'adaptive' (squared mean absolute leaf value of the "
           "previous tree).",

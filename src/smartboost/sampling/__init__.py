@@ -26,6 +26,7 @@ SAMPLERS: dict[str, type[Sampler]] = {cls.name: cls for cls in (
 _OWN_PARAMS = {
     "smart_rho": ("smart1", "smart2"),
     "smart_eta": ("smart2",),
+    "smart_correction": ("smart2",),
     "mvs_lambda": ("mvs",),
     "goss_top_rate": ("goss",),
     "goss_other_rate": ("goss",),

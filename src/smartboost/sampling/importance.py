@@ -90,10 +90,14 @@ class Smart1Sampler(ProportionalSampler):
 class Smart2Sampler(Smart1Sampler):
     """SMART second-gradient-proportional sampling with the improved diagonal approximation.
 
-    ``a_i = w_i h_i``. For sampled rows, from the third iteration on, the gradient becomes
-    ``g_i + eta * (mean_{k in leaf(i)} l'(y~_k) - l'(y~_i))`` where ``y~`` are the scores of
-    two iterations back and ``leaf(i)`` is row i's leaf in the previous tree; ``eta = 0``
-    leaves the gradients unchanged, ``eta = 1`` is the paper's formula (docs/concepts/sampling.md).
+    ``a_i = w_i h_i``. For sampled rows, from the third iteration on, the gradient is corrected
+    with ``y~``, the scores of two iterations back, and ``leaf(i)``, row i's leaf in the
+    previous tree (docs/concepts/sampling.md):
+
+    - ``smart_correction="scaled"``: ``g_i + eta * (mean_{k in leaf(i)} l'(y~_k) - l'(y~_i))``;
+      ``eta = 0`` leaves the gradients unchanged, ``eta = 1`` is the paper's formula;
+    - ``smart_correction="paper"``: ``g_i - l'(y~_i) + eta * mean_{k in leaf(i)} l'(y~_k)``,
+      the formula of SMART's Section 3.2 for every ``eta``.
     """
 
     name = "smart2"
@@ -103,11 +107,14 @@ class Smart2Sampler(Smart1Sampler):
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
         self.eta = params["smart_eta"]
+        self.paper_form = params["smart_correction"] == "paper"
+        # the paper's form subtracts l'(y~_i) whatever eta is
+        self.corrects = self.paper_form or self.eta > 0.0
         # l'(y~) is the gradient this run computed two iterations ago, at those scores: kept by
         # the trainer (ctx.past_grad), not recomputed (for lambdarank, one lambda-kernel call
         # less per iteration)
-        self.gradient_history = 2 if self.eta > 0.0 else 0
-        self._corrected = np.empty(n_rows if self.eta > 0.0 else 0)
+        self.gradient_history = 2 if self.corrects else 0
+        self._corrected = np.empty(n_rows if self.corrects else 0)
 
     def importance(self, ctx):
         """``w h``: on unweighted rows the hessians themselves, which are non-negative for every
@@ -121,7 +128,7 @@ class Smart2Sampler(Smart1Sampler):
     def correction_totals(self, ctx):
         """Per-leaf sums and counts of ``l'(y~)`` over these rows, shape (2, n_leaves), or None
         when no correction applies at this iteration."""
-        if not (self.eta > 0.0 and len(ctx.past_grad) >= 2 and ctx.previous_leaf is not None):
+        if not (self.corrects and len(ctx.past_grad) >= 2 and ctx.previous_leaf is not None):
             return None
         return leaf_sums(ctx.previous_leaf, ctx.past_grad[1], ctx.previous_leaf_values.shape[0])
 
@@ -134,7 +141,10 @@ class Smart2Sampler(Smart1Sampler):
             return None
         means = np.divide(totals[0], totals[1], out=np.zeros(totals.shape[1]), where=totals[1] > 0)
         corrected = self._corrected[:rows.shape[0]]
-        correct_sampled(rows, ctx.grad, ctx.past_grad[1], ctx.previous_leaf, means, self.eta, corrected)
+        if self.paper_form:  # g + 1 * (eta mean - l'(y~_i)): the kernel's form with eta folded into the means
+            correct_sampled(rows, ctx.grad, ctx.past_grad[1], ctx.previous_leaf, self.eta * means, 1.0, corrected)
+        else:
+            correct_sampled(rows, ctx.grad, ctx.past_grad[1], ctx.previous_leaf, means, self.eta, corrected)
         return corrected
 
 
