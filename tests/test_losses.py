@@ -45,6 +45,41 @@ def test_regularized_logistic_adds_mu_f_to_the_logistic_gradient():
     np.testing.assert_allclose(h, h0 + 0.5, atol=1e-12)
 
 
+_DIFFERENTIABLE = [*MARGIN, "sigmoid_margin", "gaussian_margin"]
+
+
+@pytest.mark.parametrize("name, options", [(n, {}) for n in _DIFFERENTIABLE]
+                         + [("gaussian_margin", {"gaussian_c": 0.3, "gaussian_s": -0.8}),
+                            ("regularized_logistic", {"logistic_mu": 0.2})])
+def test_margin_gradients_and_hessians_are_the_loss_derivatives(name, options):
+    """Central differences of loss() against grad_hess() (and of the gradient against the hessian)."""
+    rng = np.random.default_rng(1)
+    y = (rng.random(400) < 0.5).astype(float)
+    F = rng.standard_normal(400) * 2.0
+    objective = make_objective(name, options)
+    g, h, g_up, g_down, _ = (np.empty(400) for _ in range(5))
+    objective.grad_hess(y, F, g, h)
+    step = 1e-5
+    numeric_g = (objective.loss(y, F + step) - objective.loss(y, F - step)) / (2 * step)
+    np.testing.assert_allclose(g, numeric_g, rtol=1e-6, atol=1e-8)
+    objective.grad_hess(y, F + step, g_up, _)
+    objective.grad_hess(y, F - step, g_down, _)
+    np.testing.assert_allclose(h, (g_up - g_down) / (2 * step), rtol=1e-5, atol=1e-7)
+
+
+def test_gaussian_margin_loss_peaks_at_minus_half_s_and_gives_up_beyond():
+    objective = make_objective("gaussian_margin", {"gaussian_c": 2.0, "gaussian_s": 1.0})
+    margin = np.linspace(-3, 3, 601)
+    loss = objective.phi(margin)
+    assert margin[np.argmax(loss)] == pytest.approx(-0.5)
+    g, h = np.empty(601), np.empty(601)
+    objective.grad_hess(np.ones(601), margin, g, h)  # y = 1: F is the margin
+    assert (g[margin > -0.5] < 0).all() and (g[margin < -0.5] > 0).all()  # below the peak: pushed down
+    assert objective.sigma_smooth == pytest.approx(np.abs(h).max(), rel=1e-3)
+    with pytest.raises(ParameterError, match="boosting='gradient'"):
+        sb.train({"objective": "gaussian_margin", "verbosity": -1}, sb.Dataset(*make_binary(n=200, seed=3)), 1)
+
+
 def test_objective_options_are_saved_with_the_model(tmp_path):
     X, y = make_binary(n=1000, seed=12)
     booster = sb.train({"objective": "regularized_logistic", "mu": 0.25, "verbosity": -1}, sb.Dataset(X, y), 5)
@@ -103,14 +138,14 @@ def test_custom_objective_errors_name_the_problem(bad, match):
 
 # -- first-order boosting and step rules ------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["hinge", "sigmoid_margin"])
+@pytest.mark.parametrize("name", ["hinge", "sigmoid_margin", "gaussian_margin"])
 def test_first_order_only_losses_train_with_gradient_boosting(name):
     X, y = make_binary(n=3000, seed=16)
     with pytest.raises(ParameterError, match="boosting='gradient'"):
         sb.train({"objective": name, "verbosity": -1}, sb.Dataset(X, y), 1)
     booster = sb.train({"objective": name, "boosting": "gradient", "num_leaves": 7, "learning_rate": 0.5,
                         "verbosity": -1}, sb.Dataset(X[:2000], y[:2000]), 40)
-    # learns (chance is 0.5); the non-convex sigmoid loss gives up on badly misclassified rows
+    # learns (chance is 0.5); the non-convex sigmoid and Gaussian losses give up on badly misclassified rows
     assert roc_auc_score(y[2000:], booster.predict(X[2000:], raw_score=True)) > 0.75
 
 

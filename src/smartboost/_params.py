@@ -219,9 +219,9 @@ PARAMS: tuple[Param, ...] = (
     Param("objective", "regression", _objective,
           "Loss to minimise: 'regression' (squared error), 'huber', 'binary' (logistic, labels 0/1 or "
           "-1/+1), 'multiclass' (softmax, labels 0..num_class-1), the margin losses 'exponential', "
-          "'smart_logistic', 'logistic_log2', 'squared_margin', 'regularized_logistic' (docs: "
-          "objectives/margin.py), 'lambdarank' and 'rank_pairwise' (queries from the Dataset's group or qid), "
-          "or a function fn(label, raw) -> (grad, hess).",
+          "'smart_logistic', 'logistic_log2', 'squared_margin', 'regularized_logistic', 'sigmoid_margin', "
+          "'hinge', 'gaussian_margin' (docs: objectives/margin.py), 'lambdarank' and 'rank_pairwise' (queries "
+          "from the Dataset's group or qid), or a function fn(label, raw) -> (grad, hess).",
           ("objective_type", "app", "application", "loss"), "core", "a registered objective name"),
     Param("num_class", 1, _int(1),
           "Number of classes of a multiclass objective (>= 2 there, 1 otherwise); each iteration grows "
@@ -233,6 +233,13 @@ PARAMS: tuple[Param, ...] = (
     Param("logistic_mu", 0.0, _float(0.0),
           "regularized_logistic: the penalty mu F^2 / 2 on the score (RGBM's regularised logistic loss).",
           ("mu",), "core", ">= 0"),
+    Param("gaussian_c", 1.0, _float(0.0, low_open=True),
+          "gaussian_margin: the width c of the loss exp(-c M (M + s)) of the margin M (docs: objectives/margin.py).",
+          (), "core", "> 0"),
+    Param("gaussian_s", 2.0, _float(),
+          "gaussian_margin: the shift s of exp(-c M (M + s)); the loss peaks at M = -s/2 and rows of smaller margin "
+          "are given up.",
+          (), "core", "finite"),
     Param("sigmoid", 1.0, _float(0.0, low_open=True),
           "lambdarank, rank_pairwise: sigma of the pairwise logistic rho = 1 / (1 + exp(sigma (s_i - s_j))).",
           ("lambdarank_sigma",), "core", "> 0"),
