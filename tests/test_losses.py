@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from conftest import make_binary, make_regression
@@ -186,6 +188,76 @@ def test_line_search_beats_plain_shrinkage_per_iteration():
     line = _training_losses({**base, "step_rule": "leaf_line"}, X, y, 10)
     plain = _training_losses(base, X, y, 10)
     assert line[-1] < plain[-1]
+
+
+# -- sign trees: AnyBoost's {-1, +1} classifiers, RGBM's normalised stump -------------------------
+
+def _sign_stump(X, y, objective, rule="shrinkage"):
+    """One sign stump from F = 0, on a bin per value (every threshold a candidate)."""
+    params = {"objective": objective, "boosting": "gradient", "weak_learner": "sign", "max_depth": 1,
+              "min_data_in_leaf": 1, "learning_rate": 1.0, "boost_from_average": False, "step_rule": rule,
+              "verbosity": -1}
+    return sb.train(params, sb.Dataset(X, y, params={"min_data_in_bin": 1}), 1)
+
+
+def test_sign_stump_maximises_the_correlation_with_the_negative_gradients():
+    X, y = make_regression(n=200, seed=21)
+    tree = _sign_stump(X, y, "regression").trees[0]
+    r = y  # the negative gradients at F = 0
+    best = max(abs(r[X[:, f] <= t].sum()) + abs(r[X[:, f] > t].sum())
+               for f in range(X.shape[1]) for t in np.unique(X[:, f])[:-1])
+    left = X[:, tree.feature[0]] <= tree.threshold[0]
+    chosen = abs(r[left].sum()) + abs(r[~left].sum())
+    assert chosen == pytest.approx(best, rel=1e-9)
+    leaves = tree.value[tree.left < 0]
+    np.testing.assert_array_equal(np.sort(leaves), np.sort([np.sign(r[left].sum()), np.sign(r[~left].sum())]))
+
+
+def test_sign_stump_smooth_step_is_rgbm_constant_step():
+    """(1/sigma) <r, b> b with b = f / sqrt(n): each leaf is sign * sum_j |G_j| / (sigma n)."""
+    X, y = make_regression(n=200, seed=22)
+    tree = _sign_stump(X, y, "regression", "smooth").trees[0]
+    left = X[:, tree.feature[0]] <= tree.threshold[0]
+    step = (abs(y[left].sum()) + abs(y[~left].sum())) / (1.0 * len(y))
+    np.testing.assert_allclose(tree.value[tree.left[0]], np.sign(y[left].sum()) * step, rtol=1e-6)
+    np.testing.assert_allclose(tree.value[tree.right[0]], np.sign(y[~left].sum()) * step, rtol=1e-6)
+
+
+@pytest.mark.parametrize("objective", ["exponential", "binary", "regularized_logistic"])
+def test_anyboost_sign_trees_with_line_search_learn_and_never_increase_the_loss(objective):
+    X, y = make_binary(n=2500, seed=23)
+    params = {"objective": objective, "boosting": "gradient", "weak_learner": "sign", "step_rule": "line",
+              "num_leaves": 4, "learning_rate": 1.0, "boost_from_average": False}
+    losses = _training_losses(params, X[:1500], y[:1500], 30)
+    assert all(b <= a + 1e-12 for a, b in zip(losses, losses[1:])), losses
+    booster = sb.train({**params, "verbosity": -1}, sb.Dataset(X[:1500], y[:1500]), 30)
+    values = np.concatenate([tree.value[tree.left < 0] / abs(tree.value[tree.left < 0]).max()
+                             for tree in booster.trees])
+    np.testing.assert_array_equal(np.abs(values), 1.0)  # every leaf +-alpha
+    assert roc_auc_score(y[1500:], booster.predict(X[1500:], raw_score=True)) > 0.8
+
+
+def test_sign_trees_round_trip_and_new_options_stay_out_of_default_model_files(tmp_path):
+    X, y = make_binary(n=500, seed=25)
+    params = {"objective": "binary", "boosting": "gradient", "step_rule": "line", "verbosity": -1}
+    sign = sb.train({**params, "weak_learner": "sign"}, sb.Dataset(X, y), 5)
+    sign.save_model(tmp_path / "sign.json")
+    loaded = sb.Booster(model_file=tmp_path / "sign.json")
+    assert loaded.params["weak_learner"] == "sign"
+    np.testing.assert_array_equal(loaded.predict(X), sign.predict(X))
+    plain = json.loads(sb.train(params, sb.Dataset(X, y), 1).model_to_string())["params"]
+    assert not {"weak_learner", "smart_correction", "gaussian_c", "gaussian_s"} & set(plain)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"objective": "binary"}, "boosting='gradient'"),
+    ({"objective": "binary", "boosting": "gradient", "step_rule": "leaf_line"}, "leaf_line"),
+    ({"objective": "binary", "boosting": "gradient", "lambda_l1": 1.0}, "lambda_l1"),
+])
+def test_sign_trees_misuse_is_reported(params, match):
+    X, y = make_binary(n=200, seed=24)
+    with pytest.raises(ParameterError, match=match):
+        sb.train({**params, "weak_learner": "sign", "verbosity": -1}, sb.Dataset(X, y), 1)
 
 
 def test_step_rule_misuse_is_reported():

@@ -44,6 +44,10 @@ class Param:
         Section of the generated parameter reference.
     constraint : str
         Human-readable constraint, for the docs.
+    omit_default : bool
+        Left out of model files while at its default (:func:`model_file_params`): an option added
+        after the model format settled, so that models trained without it keep their files byte
+        for byte.
     """
 
     name: str
@@ -53,6 +57,7 @@ class Param:
     aliases: tuple[str, ...] = ()
     group: str = "core"
     constraint: str = ""
+    omit_default: bool = False
     names: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -235,11 +240,11 @@ PARAMS: tuple[Param, ...] = (
           ("mu",), "core", ">= 0"),
     Param("gaussian_c", 1.0, _float(0.0, low_open=True),
           "gaussian_margin: the width c of the loss exp(-c M (M + s)) of the margin M (docs: objectives/margin.py).",
-          (), "core", "> 0"),
+          (), "core", "> 0", omit_default=True),
     Param("gaussian_s", 2.0, _float(),
           "gaussian_margin: the shift s of exp(-c M (M + s)); the loss peaks at M = -s/2 and rows of smaller margin "
           "are given up.",
-          (), "core", "finite"),
+          (), "core", "finite", omit_default=True),
     Param("sigmoid", 1.0, _float(0.0, low_open=True),
           "lambdarank, rank_pairwise: sigma of the pairwise logistic rho = 1 / (1 + exp(sigma (s_i - s_j))).",
           ("lambdarank_sigma",), "core", "> 0"),
@@ -342,7 +347,7 @@ PARAMS: tuple[Param, ...] = (
           "smart2: form of the correction. 'scaled': g + eta (leaf mean of l'(y~) - l'(y~_i)), eta scaling both "
           "terms; 'paper': g - l'(y~_i) + eta (leaf mean of l'(y~)), SMART's Section 3.2 for every eta "
           "(docs/concepts/sampling.md).",
-          (), "sampling", "scaled \\| paper"),
+          (), "sampling", "scaled \\| paper", omit_default=True),
     Param("mvs_lambda", "adaptive", _mvs_lambda,
           "mvs: lambda in sqrt(g^2 + lambda h^2), or 'adaptive' (squared mean absolute leaf value of the "
           "previous tree).",
@@ -382,11 +387,18 @@ PARAMS: tuple[Param, ...] = (
           "the classic first-order GBM, trees fit the negative gradients by least squares (every hessian "
           "taken as 1 inside the tree).",
           ("boosting_type", "boost"), "boosting", "newton | gradient"),
+    Param("weak_learner", "tree", _choice("tree", "sign"),
+          "'tree': leaves output their fitted values. 'sign' (with boosting='gradient'): every leaf outputs -sign(G), "
+          "+1 or -1, and splits maximise the tree's correlation with the negative gradients, the sum of its leaves' "
+          "|G| (AnyBoost's {-1, +1} base classifiers; with max_depth=1, RGBM's normalised stump); the step rule "
+          "sizes the step (docs/concepts/boosting.md).",
+          (), "boosting", "tree | sign", omit_default=True),
     Param("step_rule", "shrinkage", _choice("shrinkage", "line", "leaf_line", "smooth"),
           "Size of each tree's step, always times learning_rate: 'shrinkage' the tree as fitted; 'line' "
           "the tree scaled by the line-search minimiser of the training loss; 'leaf_line' each leaf's own "
           "minimiser (Friedman's TreeBoost); 'smooth' the tree times 1/sigma, sigma the loss's smoothness "
-          "constant (RGBM's rule, with boosting='gradient').",
+          "constant (RGBM's rule, with boosting='gradient'; for sign trees, 1/sigma times the tree's correlation "
+          "with the negative gradients over the rows, RGBM's step on its normalised stump).",
           (), "boosting", "shrinkage | line | leaf_line | smooth"),
     Param("line_search_rows", "sample", _choice("sample", "all"),
           "Rows the line searches minimise over: the tree's sample (with its weights) or every row.",
@@ -420,6 +432,13 @@ for _p in PARAMS:
     for _n in _p.names:
         assert _n not in _BY_NAME, f"duplicate parameter name {_n}"
         _BY_NAME[_n] = _p
+
+def model_file_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The resolved ``params`` a model file holds: all of them, except the ``omit_default``
+    parameters at their default (reading the file resolves them back to it)."""
+    return {k: v for k, v in params.items()
+            if not (k in _BY_NAME and _BY_NAME[k].omit_default and v == _BY_NAME[k].default)}
+
 
 def canonical_param_name(name: str) -> str:
     """Return the canonical name of a parameter or alias, or raise naming close matches."""

@@ -30,6 +30,7 @@ from .metrics import get_metric
 from .objectives import Objective, make_objective
 from .sampling import SAMPLERS, resolve_sampling_params
 from .selection import FeatureSelector, resolve_selection_params
+from .steps import to_signs
 
 __all__ = ["train"]
 
@@ -284,10 +285,14 @@ class Trainer:
 
     def _take_step(self, grown, k: int) -> None:
         """Scale the new tree of output ``k`` from its Newton values into the model's step: the
-        step rule (:mod:`smartboost.steps`), times ``learning_rate``."""
+        step rule (:mod:`smartboost.steps`), times ``learning_rate``; a sign tree's values
+        become signs first (:func:`smartboost.steps.to_signs`)."""
         rule = self.params["step_rule"]
         learning_rate = self.params["learning_rate"]
         value = grown.tree.value
+        smooth = 1.0 / self.objective.sigma_smooth if rule == "smooth" else 1.0
+        if self.params["weak_learner"] == "sign":
+            smooth *= to_signs(grown, self.params["lambda_l2"])
         with np.errstate(over="ignore"):  # an overflow stops training below, with its reason
             if rule == "leaf_line":
                 steps = self.rows.leaf_line_steps(k, grown)
@@ -300,7 +305,7 @@ class Trainer:
             else:
                 value *= learning_rate
                 if rule == "smooth":
-                    value *= 1.0 / self.objective.sigma_smooth
+                    value *= smooth
         bound = self._score_bound[k] + np.abs(value).max()
         if not np.isfinite(bound):
             raise DataError(f"training diverged at iteration {self.iteration}: the new tree's values or the raw "
@@ -330,6 +335,15 @@ def check_training_params(params: dict[str, Any], objective: Objective) -> None:
     if objective.first_order_only and params["boosting"] == "newton":
         raise ParameterError(f"objective '{objective.name}' has no usable second derivative; train it with "
                              "boosting='gradient'")
+    if params["weak_learner"] == "sign":
+        if params["boosting"] != "gradient":
+            raise ParameterError("weak_learner='sign' fits the negative gradients' signs: use it with "
+                                 "boosting='gradient'")
+        if rule == "leaf_line":
+            raise ParameterError("weak_learner='sign' takes step_rule 'shrinkage', 'line' or 'smooth' (leaf_line "
+                                 "would replace every leaf's sign by a value of its own)")
+        if params["lambda_l1"] > 0.0:
+            raise ParameterError("weak_learner='sign' leaves have no soft threshold: lambda_l1 must be 0")
     if rule == "smooth" and params["boosting"] != "gradient":
         raise ParameterError("step_rule='smooth' (1/sigma) is the step of first-order boosting; use it with "
                              "boosting='gradient' (Newton steps are already scaled by the hessian)")
