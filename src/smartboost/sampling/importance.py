@@ -7,7 +7,8 @@ The importance ``a_i`` (always including the row's own weight) is
   diagonal approximation of the gradients (``smart_eta``);
 - ``mvs``: ``w sqrt(g^2 + lambda h^2)`` (Minimal Variance Sampling; ``mvs_lambda`` a number or
   ``"adaptive"``);
-- ``loss``: ``w l(y, F)``, the row's current loss.
+- ``loss``: ``w l(y, F)``, the row's current loss (ranking: its share of the query's pairwise
+  loss).
 
 ``c`` solves ``sum_i min(1, c a_i) = s N`` (:func:`solve_scale`, expected O(N)), unless SMART's
 ``smart_rho`` gives it directly. Kept rows get weight ``w_i / p_i``; rows of zero importance are
@@ -177,11 +178,12 @@ class MVSSampler(ProportionalSampler):
 
 
 class LossSampler(ProportionalSampler):
-    """Loss-proportional sampling: ``a_i = w_i l(y_i, F_i)`` (SMART's WEB30K table)."""
+    """Loss-proportional sampling: ``a_i = w_i l(y_i, F_i)`` (SMART's WEB30K table); for ranking
+    objectives, the document's share of its query's pairwise loss (``Objective.sampling_loss``)."""
 
     name = "loss"
 
     def importance(self, ctx):
         """``w l(y, F)``."""
-        np.multiply(ctx.objective.loss(ctx.label, ctx.scores), ctx.weight, out=self.importance_buffer)
+        np.multiply(ctx.objective.sampling_loss(ctx.label, ctx.scores), ctx.weight, out=self.importance_buffer)
         return self.importance_buffer
