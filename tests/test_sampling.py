@@ -425,6 +425,20 @@ def test_smart2_correction_forms_agree_at_eta_one_only(binary_data):
         assert (_trees(scaled) == _trees(paper)) is same
 
 
+@pytest.mark.parametrize("sampling", ["smart1", "loss"])
+def test_fixed_rho_keeps_rows_with_min_one_rho_importance(sampling):
+    ctx = _context(20_000)
+    params = _params(sampling=sampling, smart_rho=0.7)
+    sampler = make_sampler(params, 20_000)
+    rows, rest = np.empty(20_000, np.uint32), np.empty(20_000, np.uint32)
+    n, weight = sampler.sample(ctx, rows, rest)
+    importance = sampler.importance(ctx)
+    p = np.minimum(1.0, 0.7 * importance)
+    assert sampler.scale == 0.7
+    assert abs(n - p.sum()) < 4 * np.sqrt((p * (1 - p)).sum())
+    np.testing.assert_allclose(weight[rows[:n]], ctx.weight[rows[:n]] / p[rows[:n]], rtol=1e-12)
+
+
 @pytest.mark.parametrize("n", [0, 5, 100_003])
 def test_leaf_sums_are_the_per_leaf_sums_and_counts_for_any_thread_count(n):
     rng = np.random.default_rng(n)
@@ -517,6 +531,7 @@ def test_goss_rates():
     ({"sampling": "none", "sample_rate": 0.5}, "choose a sampler"),
     ({"sampling": "mvs", "sample_rate": 0.5, "smart_eta": 0.1}, "smart_eta.*smart2"),
     ({"sampling": "smart1", "sample_rate": 0.5, "smart_correction": "paper"}, "smart_correction.*smart2"),
+    ({"sampling": "mvs", "smart_rho": 1.0}, "smart_rho.*smart1 or smart2 or loss"),
     ({"sampling": "uniform", "smart_rho": 2.0}, "smart_rho.*smart1 or smart2"),
     ({"sampling": "smart1", "smart_rho": 2.0, "sample_rate": 0.3}, "either smart_rho"),
     ({"sampling": "goss", "sample_rate": 0.2, "goss_top_rate": 0.3}, "goss_top_rate"),

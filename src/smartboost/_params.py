@@ -337,7 +337,8 @@ PARAMS: tuple[Param, ...] = (
           "(docs/concepts/sampling.md).",
           ("bagging_by_query",), "sampling", "row \\| query"),
     Param("smart_rho", None, _optional(_float(0.0, low_open=True)),
-          "smart1/smart2: p_i = min(1, rho * importance) with this rho, instead of solving for sample_rate.",
+          "smart1/smart2/loss: p_i = min(1, rho * importance) with this rho, instead of solving for sample_rate "
+          "(SMART's fixed rho: the sample size follows the gradients).",
           (), "sampling", "> 0"),
     Param("smart_eta", 0.5, _float(0.0),
           "smart2: strength of the improved diagonal approximation; 0 switches it off, 1 is the paper's "

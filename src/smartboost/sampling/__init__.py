@@ -24,7 +24,7 @@ SAMPLERS: dict[str, type[Sampler]] = {cls.name: cls for cls in (
     MVSSampler, LossSampler)}
 
 _OWN_PARAMS = {
-    "smart_rho": ("smart1", "smart2"),
+    "smart_rho": ("smart1", "smart2", "loss"),
     "smart_eta": ("smart2",),
     "smart_correction": ("smart2",),
     "mvs_lambda": ("mvs",),

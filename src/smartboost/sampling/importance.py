@@ -11,7 +11,7 @@ The importance ``a_i`` (always including the row's own weight) is
   loss).
 
 ``c`` solves ``sum_i min(1, c a_i) = s N`` (:func:`solve_scale`, expected O(N)), unless SMART's
-``smart_rho`` gives it directly. Kept rows get weight ``w_i / p_i``; rows of zero importance are
+``smart_rho`` gives it directly (``smart1``, ``smart2``, ``loss``). Kept rows get weight ``w_i / p_i``; rows of zero importance are
 never kept.
 
 Drawing whole queries (``sampling_unit='query'``), a query's importance is the sum of its rows'
@@ -32,9 +32,14 @@ from .queries import solve_scale_weighted
 
 
 class ProportionalSampler(Sampler):
-    """Base of the samplers that keep row ``i`` with probability ``min(1, c a_i)``."""
+    """Base of the samplers that keep row ``i`` with probability ``min(1, c a_i)``.
+
+    Those with ``takes_rho`` use ``c = smart_rho`` when it is given (SMART's fixed rho: the
+    sample size then follows the importances) instead of solving for ``sample_rate``.
+    """
 
     supports_queries = True
+    takes_rho = False
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
@@ -47,6 +52,8 @@ class ProportionalSampler(Sampler):
 
     def _scale(self, importance: np.ndarray, iteration: int, sizes: np.ndarray | None = None) -> float:
         """``c`` for ``importance`` of rows, or of queries of ``sizes`` rows each."""
+        if self.takes_rho and self.params["smart_rho"] is not None:
+            return self.params["smart_rho"]
         if sizes is not None:
             return solve_scale_weighted(importance, sizes, self.target_size)
         return solve_scale(importance, self.target_size, self.key(iteration, 1))
@@ -77,10 +84,7 @@ class Smart1Sampler(ProportionalSampler):
     """SMART first-gradient-proportional sampling: ``a_i = w_i |g_i|``."""
 
     name = "smart1"
-
-    def _scale(self, importance, iteration, sizes=None):
-        rho = self.params["smart_rho"]
-        return rho if rho is not None else super()._scale(importance, iteration, sizes)
+    takes_rho = True
 
     def importance(self, ctx):
         """``w |g|``."""
@@ -182,6 +186,7 @@ class LossSampler(ProportionalSampler):
     objectives, the document's share of its query's pairwise loss (``Objective.sampling_loss``)."""
 
     name = "loss"
+    takes_rho = True
 
     def importance(self, ctx):
         """``w l(y, F)``."""
