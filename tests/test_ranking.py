@@ -239,7 +239,7 @@ def test_lambdas_equal_the_brute_force_reference(name, truncation, gain_table, s
 @pytest.mark.parametrize("truncation", [3, 100])
 def test_document_loss_shares_add_up_to_the_brute_force_pairwise_loss(name, truncation):
     """sampling='loss' for ranking: half of each pair's w_ij log(1 + exp(-sigma (s_high - s_low))) to each document."""
-    X, y, sizes = make_ranking(12, seed=3)
+    _, y, sizes = make_ranking(12, seed=3)
     starts = np.concatenate([[0], np.cumsum(sizes)])
     score = np.random.default_rng(4).standard_normal(len(y))
     objective = make_objective(name, {"sigmoid": 1.5, "lambdarank_truncation_level": truncation})

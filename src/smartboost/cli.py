@@ -558,7 +558,7 @@ def _add_experiment_commands(commands) -> None:
         "--protocol paper: SMART's WEB30K table's methods (baseline, uniform, trimming, loss-based, first and\n"
         "second order; the importance samplers at the fixed rho that keeps the rate at the first iteration),\n"
         "with the paper's lambdas and with LightGBM's normalisation, runs timed in lockstep; tables at the\n"
-        "NDCG@10 every method reaches and at each method's best (default: synthetic, 2,000 queries, rate 0.1).",
+        "best NDCG@10 of uniform sampling and at each method's best (default: synthetic, 2,000 queries, rate 0.1).",
         "mq2008 (paper: synthetic)", "100",
         "example: smartboost experiment ranking --dataset synthetic --queries 2000 --rates 0.1 0.2\n"
         "         smartboost experiment ranking --protocol paper --queries 2000")

@@ -195,7 +195,7 @@ PAPER_MU = 1e-4
 
 def paper_t_grid(n: int, points: int = 5) -> list[int]:
     """The paper's t: ``points`` values on a geometric grid from 1 to ``n`` (rounded, distinct)."""
-    return sorted({max(1, min(n, int(round(n ** (k / (points - 1)))))) for k in range(points)})
+    return sorted({max(1, min(n, round(n ** (k / (points - 1))))) for k in range(points)})
 
 
 def paper_params(task: str, threads: int = 0) -> dict[str, Any]:
