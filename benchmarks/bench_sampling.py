@@ -16,7 +16,8 @@ side. ``smart-paper-cost`` explains SMART's a8a table under the paper's protocol
 (``smartboost experiment sampling --protocol paper``): where an iteration's wall time goes on one
 thread for the baseline and each sampled method (``benchmarks/phases.py``), and what the paper's
 improved diagonal approximation does to the sampled gradients (their norm and correlation
-against the uncorrected ones). Every run prints markdown; tables and PNG plots (matplotlib) go to ``benchmarks/results/``.
+against the uncorrected ones). Every run prints markdown; tables and PNG plots (matplotlib) go
+to ``benchmarks/results/``.
 ``iteration-cost --phases`` also prints where the wall time of an iteration goes, step by step
 (``benchmarks/phases.py``), for no sampling and each sampler and rate (tree growth as one step,
 or with ``--split-growth`` its kernels one by one, grown by the Python loop); ``--lightgbm`` the same

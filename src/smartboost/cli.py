@@ -373,21 +373,25 @@ def _progress(line: str) -> None:
     print(f"  {line}", file=sys.stderr)
 
 
-def _protocol_defaults(args: argparse.Namespace, trees: int, threads: int) -> None:
-    """Fill the options left unset with the protocol's defaults: the papers' protocols run on
-    one thread (the RGBM paper's one CPU; steadier timings on a shared machine)."""
-    if args.trees is None:
-        args.trees = trees
+def _protocol_threads(args: argparse.Namespace) -> None:
+    """``--threads`` left unset: all for smartboost's protocol; one for the papers' (the RGBM
+    paper's one CPU; steadier timings on a shared machine)."""
     if args.threads is None:
-        args.threads = threads if args.protocol == "paper" else 0
+        args.threads = 1 if args.protocol == "paper" else 0
+
+
+def _trees(args: argparse.Namespace, default: int) -> int:
+    """``--trees``, or the experiment's default."""
+    return default if args.trees is None else args.trees
 
 
 def _experiment_sampling(args: argparse.Namespace, extra: list[str]) -> int:
     from .experiments import sampling
 
+    _protocol_threads(args)
     if args.protocol == "paper":
         return _experiment_sampling_paper(args)
-    _protocol_defaults(args, 300, 1)
+    args.trees = _trees(args, 300)
     data = sampling.load(args.dataset or "a8a", args.rows, args.seed)
     _start_experiment(args)
     common = {"leaves": args.leaves, "threads": args.threads, "progress": _progress}
@@ -422,17 +426,15 @@ def _experiment_sampling_paper(args: argparse.Namespace) -> int:
             raise ParameterError("--protocol paper runs smart-table and mvs-figure (iteration-cost has no paper "
                                  "protocol)")
         if which == "smart-table":
-            _protocol_defaults(args, 500, 1)
             data = sampling.load(args.dataset or "a8a", args.rows, args.seed)
             print(f"SMART's tables under its protocol on {data.describe()}", file=sys.stderr)
-            results += sampling.smart_paper_tables(data, args.trees, sampling.smart_paper_methods(args.rhos),
+            results += sampling.smart_paper_tables(data, _trees(args, 500), sampling.smart_paper_methods(args.rhos),
                                                    leaves=args.leaves or 31, threads=args.threads,
                                                    progress=_progress)
         else:
-            _protocol_defaults(args, 100, 1)
             data = sampling.load(args.dataset or "synthetic", args.rows or 100_000, args.seed)
             print(f"the MVS comparison under its protocol on {data.describe()}", file=sys.stderr)
-            results += sampling.mvs_paper_tables(data, args.rates or [0.1, 0.2, 0.5, 0.8], args.trees,
+            results += sampling.mvs_paper_tables(data, args.rates or [0.1, 0.2, 0.5, 0.8], _trees(args, 100),
                                                  range(args.seed, args.seed + args.seeds), args.folds,
                                                  leaves=args.leaves or 31, threads=args.threads,
                                                  progress=_progress)
@@ -443,7 +445,8 @@ def _experiment_sampling_paper(args: argparse.Namespace) -> int:
 def _experiment_ranking(args: argparse.Namespace, extra: list[str]) -> int:
     from .experiments import ranking
 
-    _protocol_defaults(args, 100, 1)
+    _protocol_threads(args)
+    args.trees = _trees(args, 100)
     paper = args.protocol == "paper"
     data = ranking.load(args.dataset or ("synthetic" if paper else "mq2008"), args.queries or (2000 if paper else None),
                         args.rows, args.seed)
@@ -465,7 +468,8 @@ def _experiment_ranking(args: argparse.Namespace, extra: list[str]) -> int:
 def _experiment_rgbm(args: argparse.Namespace, extra: list[str]) -> int:
     from .experiments import rgbm
 
-    _protocol_defaults(args, 500, 1)
+    _protocol_threads(args)
+    args.trees = _trees(args, 500)
     paper = args.protocol == "paper"
     data = rgbm.load(args.dataset or "a9a", args.rows, args.seed, holdout=0.2 if paper else None)
     _start_experiment(args)

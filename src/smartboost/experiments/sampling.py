@@ -366,9 +366,10 @@ def smart_paper_params(leaves: int = 31, threads: int = 0) -> dict[str, Any]:
 
 
 def start_rho(params: dict[str, Any], data: ExperimentData, rate: float) -> float:
-    """The ``smart_rho`` with which ``params``' importance sampler (smart1, smart2, loss) keeps
-    ``rate`` of the rows in expectation at the first iteration (from the start scores); kept
-    fixed afterwards, the sample size then follows the gradients, as in SMART."""
+    """The ``smart_rho`` with which ``params``' importance sampler (smart1, smart2, loss; rows of
+    unit weight) keeps ``rate`` of the rows in expectation at the first iteration, from the
+    start scores; kept fixed afterwards, the sample size then follows the gradients, as in
+    SMART."""
     objective = make_objective(params["objective"], params)
     label = objective.check_label(np.asarray(data.y, np.float64))
     starts = None
@@ -429,8 +430,8 @@ def paper_tables(curves: Sequence[MetricCurve], metric: str, higher_is_better: b
     sign = 1.0 if higher_is_better else -1.0
     base_ms = float(np.median(np.diff(curves[0].seconds, prepend=0.0)))
 
-    def row(curve: MetricCurve, k: int | None, base_seconds: float | None, key: str | None,
-            figures: tuple | None, base_figures: tuple | None) -> dict[str, Any]:
+    def row(curve: MetricCurve, k: int | None, base_seconds: float | None, figures: tuple | None,
+            base_figures: tuple | None) -> dict[str, Any]:
         ms = float(np.median(np.diff(curve.seconds, prepend=0.0)))
         steady = (k + 1) * ms if k is not None else None
         out = {"method": curve.label, metric: float(curve.values[k]) if k is not None else None,
@@ -460,8 +461,7 @@ def paper_tables(curves: Sequence[MetricCurve], metric: str, higher_is_better: b
             if curve is curves[0]:
                 base_seconds = (k + 1) * base_ms if k is not None else None
             key = _paper_key(curve.label, paper)
-            rows.append(row(curve, k, base_seconds, key, getattr(paper[key], f"at_{part}") if key else None,
-                            base_paper))
+            rows.append(row(curve, k, base_seconds, getattr(paper[key], f"at_{part}") if key else None, base_paper))
         panels = []
         if part == "target":
             values = np.concatenate([c.values for c in curves])

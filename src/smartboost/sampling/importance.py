@@ -11,8 +11,8 @@ The importance ``a_i`` (always including the row's own weight) is
   loss).
 
 ``c`` solves ``sum_i min(1, c a_i) = s N`` (:func:`solve_scale`, expected O(N)), unless SMART's
-``smart_rho`` gives it directly (``smart1``, ``smart2``, ``loss``). Kept rows get weight ``w_i / p_i``; rows of zero importance are
-never kept.
+``smart_rho`` gives it directly (``smart1``, ``smart2``, ``loss``). Kept rows get weight
+``w_i / p_i``; rows of zero importance are never kept.
 
 Drawing whole queries (``sampling_unit='query'``), a query's importance is the sum of its rows'
 ``a_q = sum_{i in q} a_i``; query ``q`` is kept with ``p_q = min(1, c a_q)``, where ``c`` solves
