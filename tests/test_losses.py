@@ -253,6 +253,7 @@ def test_sign_trees_round_trip_and_new_options_stay_out_of_default_model_files(t
     ({"objective": "binary"}, "boosting='gradient'"),
     ({"objective": "binary", "boosting": "gradient", "step_rule": "leaf_line"}, "leaf_line"),
     ({"objective": "binary", "boosting": "gradient", "lambda_l1": 1.0}, "lambda_l1"),
+    ({"objective": "regression_l1", "boosting": "gradient"}, "refits every leaf"),
 ])
 def test_sign_trees_misuse_is_reported(params, match):
     X, y = make_binary(n=200, seed=24)

@@ -9,7 +9,8 @@ bins (``<= max_bin``) and one missing-value bin, numbered ``n_bins[f]``; NaN is 
 value in the training data is constant and never split on.
 
 :class:`BinnedData` holds a binned matrix twice, row-major for histograms and column-major for
-partitioning (PERFORMANCE.md 1: each layout is 2.4x-3.4x faster for its own kernel).
+partitioning (docs/internals.md, "Bin layouts"): each kernel reads its rows in its own layout's
+order.
 """
 
 from __future__ import annotations

@@ -26,10 +26,10 @@ from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.grow import DONE, NEED_ROOT, NEED_SPACE, grow_tree, start_tree
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
 from ._kernels.partition import partition_node
-from ._kernels.records import (COUNTS, NODE, Candidates, Cells, GrowthLimits, GrowthState, HistogramArrays,
-                               LocalRows, PartitionColumns, SplitChoices, SplitParams, Units)
-from ._kernels.sampling import fill_row_ids
+from ._kernels.random import fill_row_ids
+from ._kernels.records import (COUNTS, NODE, Candidates, Cells, GrowthLimits, GrowthState, LocalRows, PartitionColumns, SplitChoices, SplitParams, Units)
 from ._kernels.split import leaf_values, split_scratch
+from ._params import TrainingParams
 from .binning import BinMapper, BinnedData, histogram_cells
 from .errors import DataError
 from .selection import FeatureSelector
@@ -107,8 +107,8 @@ class NodeRows:
     A tree grown on a sample of the rows (at most ``COMPACT_ROWS_FRACTION`` of them) first
     copies its rows' bins, in order, into a compact row-major array, and its row list then holds
     positions in that array instead of row ids: histograms and partitions read a few megabytes
-    that stay in cache instead of gathering from all over the data (1M x 28 rows sampled at
-    0.1: see docs/internals.md). Trees on more rows read the data's own bins; when they need a
+    that stay in cache instead of gathering from all over the data (docs/internals.md). Trees
+    on more rows read the data's own bins; when they need a
     few features only (:meth:`use_features`), those features' bins are first copied for the
     tree's rows (indexed by row id) into a compact row-major array, which the histograms then
     read (see ``_kernels.histogram``).
@@ -331,7 +331,8 @@ class TreeGrower:
         None: counted for every feature (a superset, so that no split is left out).
     """
 
-    def __init__(self, mapper: BinMapper, usable: np.ndarray, params: dict, missing: np.ndarray | None = None) -> None:
+    def __init__(self, mapper: BinMapper, usable: np.ndarray, params: TrainingParams,
+                 missing: np.ndarray | None = None) -> None:
         self.n_bins = mapper.n_bins
         offsets, self.n_cells = histogram_cells(self.n_bins)
         self.cells = Cells(offsets, self.n_bins)
@@ -339,18 +340,18 @@ class TreeGrower:
         extra = 1 if missing is None else missing.astype(np.int64)
         self.n_thresholds = np.where(usable, self.n_bins - 1 + extra, 0)
         self.thresholds, self.threshold_offsets = mapper.threshold_table
-        self.split_params = SplitParams(*(float(params[name]) for name in SplitParams._fields[:-1]),
-                                        float(params["weak_learner"] == "sign"))
+        self.split_params = SplitParams(*(float(getattr(params, name)) for name in SplitParams._fields[:-1]),
+                                        float(params.weak_learner == "sign"))
         self.scan_scratch = split_scratch(self.n_bins)
-        depth, leaves = params["max_depth"], params["num_leaves"]
+        depth, leaves = params.max_depth, params.num_leaves
         self.limits = GrowthLimits(leaves if leaves > 0 else np.iinfo(np.int64).max,
                                    depth if depth > 0 else np.iinfo(np.int64).max,
-                                   max(2, 2 * params["min_data_in_leaf"]), 2.0 * params["min_sum_hessian_in_leaf"],
-                                   params["grow_policy"] == "depthwise")
+                                   max(2, 2 * params.min_data_in_leaf), 2.0 * params.min_sum_hessian_in_leaf,
+                                   params.grow_policy == "depthwise")
         self._state: GrowthState | None = None  # kept from tree to tree
 
     @classmethod
-    def for_data(cls, data: BinnedData, params: dict) -> TreeGrower:
+    def for_data(cls, data: BinnedData, params: TrainingParams) -> TreeGrower:
         """The grower of a binned training set."""
         return cls(data.mapper, data.usable_features, params, data.missing_count > 0)
 

@@ -79,7 +79,7 @@ def add_leaf_values(raw, rows, ids, leaf_start, leaf_end, leaf_value, leaves_out
     ``ids`` (a compact tree's row list: no gathered copy of the ids, 0.4 ms per tree of 100,000
     sampled rows).
 
-    The training-score update with no tree traversal (PERFORMANCE.md 5: 20-26x faster than
+    The training-score update with no tree traversal (docs/internals.md, "Partitions and score updates": 20-26x faster than
     traversing the tree per row). Each row is in exactly one segment, so leaves run in parallel.
     A leaf's rows are spread over the whole score array, one cache line each, so the score
     ``_LEAF_ROWS_PREFETCH`` rows ahead is prefetched: per full-data tree at 1M x 28 and 255

@@ -34,11 +34,11 @@ from typing import Any
 import numpy as np
 
 from .. import Dataset, train
-from .._kernels.sampling import solve_scale
 from ..datasets import make_higgs_like
 from ..engine import Trainer
 from ..metrics import get_metric
 from ..objectives import make_objective
+from ..sampling.scale import solve_scale
 from .data import SYNTHETIC, ExperimentData, load_public
 from .report import Line, Panel, Result
 from .timing import train_in_lockstep

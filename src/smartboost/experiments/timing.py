@@ -6,8 +6,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._config import threads as thread_count
+from .._params import training_params
 from ..dataset import Dataset
-from ..engine import Trainer, training_params
+from ..engine import Trainer
 
 __all__ = ["lockstep", "train_in_lockstep"]
 
@@ -68,7 +69,7 @@ def train_in_lockstep(runs: Sequence[dict[str, Any]], train_set: Dataset, valid_
     """
     with thread_count(runs[0].get("num_threads", 0)) as n_threads:
         def trainers(rounds: int) -> list[Trainer]:
-            resolved = [training_params(run, train_set, rounds) for run in runs]
+            resolved = [training_params(run, rounds) for run in runs]
             return [Trainer.local(r, train_set, valid_sets, None, None, n_threads) for r in resolved]
 
         if warm_up:

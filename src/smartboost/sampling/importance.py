@@ -1,4 +1,4 @@
-"""Importance samplers: row ``i`` is kept with ``p_i = min(1, c a_i)`` (ALGORITHMS.md 3).
+"""Importance samplers: row ``i`` is kept with ``p_i = min(1, c a_i)`` (docs/concepts/sampling.md).
 
 The importance ``a_i`` (always including the row's own weight) is
 
@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import (correct_sampled, draw_proportional, leaf_sums, mvs_importance, solve_scale,
-                                 weighted_abs)
+from .._kernels.draws import draw_proportional
+from .._kernels.importance import correct_sampled, leaf_sums, mvs_importance, weighted_abs
 from .base import QueryDraw, Sampler, SamplingContext
 from .queries import solve_scale_weighted
+from .scale import solve_scale
 
 
 class ProportionalSampler(Sampler):
@@ -52,8 +53,8 @@ class ProportionalSampler(Sampler):
 
     def _scale(self, importance: np.ndarray, iteration: int, sizes: np.ndarray | None = None) -> float:
         """``c`` for ``importance`` of rows, or of queries of ``sizes`` rows each."""
-        if self.takes_rho and self.params["smart_rho"] is not None:
-            return self.params["smart_rho"]
+        if self.takes_rho and self.params.smart_rho is not None:
+            return self.params.smart_rho
         if sizes is not None:
             return solve_scale_weighted(importance, sizes, self.target_size)
         return solve_scale(importance, self.target_size, self.key(iteration, 1))
@@ -111,8 +112,8 @@ class Smart2Sampler(Smart1Sampler):
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
-        self.eta = params["smart_eta"]
-        self.paper_form = params["smart_correction"] == "paper"
+        self.eta = params.smart_eta
+        self.paper_form = params.smart_correction == "paper"
         # the paper's form subtracts l'(y~_i) whatever eta is
         self.corrects = self.paper_form or self.eta > 0.0
         # l'(y~) is the gradient this run computed two iterations ago, at those scores: kept by
@@ -165,8 +166,8 @@ class MVSSampler(ProportionalSampler):
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
-        self.adaptive = params["mvs_lambda"] == "adaptive"
-        self.lam = np.nan if self.adaptive else float(params["mvs_lambda"])
+        self.adaptive = params.mvs_lambda == "adaptive"
+        self.lam = np.nan if self.adaptive else float(params.mvs_lambda)
 
     def importance(self, ctx):
         """``w sqrt(g^2 + lambda h^2)``."""
