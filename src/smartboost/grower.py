@@ -340,7 +340,8 @@ class TreeGrower:
         extra = 1 if missing is None else missing.astype(np.int64)
         self.n_thresholds = np.where(usable, self.n_bins - 1 + extra, 0)
         self.thresholds, self.threshold_offsets = mapper.threshold_table
-        self.split_params = SplitParams(*(float(getattr(params, name)) for name in SplitParams._fields))
+        self.split_params = SplitParams(*(float(getattr(params, name)) for name in SplitParams._fields[:-1]),
+                                        float(params.weak_learner == "sign"))
         self.scan_scratch = split_scratch(self.n_bins)
         depth, leaves = params.max_depth, params.num_leaves
         self.limits = GrowthLimits(leaves if leaves > 0 else np.iinfo(np.int64).max,

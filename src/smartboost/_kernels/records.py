@@ -18,10 +18,13 @@ __all__ = ["SplitParams", "Units", "NodeSums", "Cells", "Candidates", "Split", "
            "COUNTS"]
 
 SplitParams = namedtuple("SplitParams", ["lambda_l1", "lambda_l2", "min_gain_to_split", "min_sum_hessian_in_leaf",
-                                         "min_data_in_leaf"])
-SplitParams.__doc__ = """The regularisation and limits a split must satisfy (every field a float).
+                                         "min_data_in_leaf", "sign_leaves"], defaults=(0.0,))
+SplitParams.__doc__ = """The regularisation and limits a split must satisfy, and the split criterion
+(every field a float).
 
-``min_data_in_leaf`` counts rows through the hessian estimate (``_kernels.split``)."""
+``min_data_in_leaf`` counts rows through the hessian estimate (``_kernels.split``);
+``sign_leaves`` (1.0, or 0.0 by default) scores splits for leaves that output signs
+(``weak_learner="sign"``)."""
 
 Units = namedtuple("Units", ["g", "h"])
 Units.__doc__ = """Fixed-point units of a tree: a gradient sum ``G`` stands for ``G * g``, a hessian

@@ -15,6 +15,11 @@ threshold is tried with them on the left and on the right, and the better direct
 "all values left, missing right" is a candidate too. When it has none, missing values met at
 prediction time follow the side with the larger hessian sum (scikit-learn's rule, by samples).
 
+Sign leaves (``weak_learner="sign"``, ``params.sign_leaves``): a leaf outputs ``-sign(G)``, so a
+tree's correlation with the negative gradients is the sum of its leaves' ``|G|`` (AnyBoost's
+criterion; RGBM's normalised stump), and a split's gain is ``|GL| + |GR| - |G|`` (see
+:func:`_scan_sign`); the hessians then enter the validity tests only.
+
 ``params`` is a :class:`~smartboost._kernels.records.SplitParams`; a node's sums and the tree's
 fixed-point units come as :class:`~smartboost._kernels.records.NodeSums` and ``Units``, and a
 node's best split is returned as a :class:`~smartboost._kernels.records.Split`.
@@ -235,6 +240,65 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
 
 
 @njit(cache=True, nogil=True)
+def _scan_sign(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_total, h_total, g_unit, h_unit,
+               least_h, highest):
+    """Best threshold for sign leaves with ``(g_extra, h_extra)`` on the left: the largest
+    ``|GL| + |GR|`` among valid thresholds (all, or those in ``candidates``), ties to the lowest
+    or the ``highest``. Returns ``(score, bin)``, ``bin`` -1 when none is valid."""
+    best = -1.0
+    best_bin = -1
+    gl = g_extra
+    hl = h_extra
+    b = 0
+    if candidates is None:
+        n_candidates = n_thresholds
+    else:
+        n_candidates = candidates.shape[0]
+    for k in range(n_candidates):
+        candidate = k
+        if candidates is not None:
+            candidate = candidates[k]
+        if candidate >= n_thresholds:
+            break
+        while b <= candidate:
+            gl += hist[first_cell + b, 0]
+            hl += hist[first_cell + b, 1]
+            b += 1
+        g_left = gl * g_unit
+        h_left = hl * h_unit
+        score = abs(g_left) + abs(g_total - g_left)
+        if h_left >= least_h and h_total - h_left >= least_h and (score > best or (highest and score == best)):
+            best, best_bin = score, candidate
+    return best, best_bin
+
+
+@njit(cache=True, nogil=True)
+def _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h,
+                       min_gain_to_split):
+    """:func:`scan_feature` for sign leaves: gain ``|GL| + |GR| - |G|``, missing values tried on
+    both sides as there."""
+    g_missing = hist[first_cell + n_bins, 0]
+    h_missing = hist[first_cell + n_bins, 1]
+    has_missing = g_missing != 0 or h_missing != 0
+    zero = np.int64(0)
+    best, best_bin = _scan_sign(hist, first_cell, n_bins if has_missing else n_bins - 1, thresholds, zero, zero,
+                                g_total, h_total, g_unit, h_unit, least_h, not has_missing)
+    missing_left = False
+    if has_missing:
+        best_l, bin_l = _scan_sign(hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total,
+                                   g_unit, h_unit, least_h, True)
+        if bin_l >= 0 and best_l >= best:
+            best, best_bin, missing_left = best_l, bin_l, True
+    if best_bin < 0:
+        return _NO_GAIN, -1, False
+    parent = abs(g_total)
+    gain = best - parent
+    if gain - min_gain_to_split <= _GAIN_EPS * parent:
+        return _NO_GAIN, -1, False
+    return gain, best_bin, missing_left
+
+
+@njit(cache=True, nogil=True)
 def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scratch):
     """Best split of one feature.
 
@@ -284,6 +348,9 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     if params.min_data_in_leaf > 0.0:
         min_h = max(min_h, params.min_data_in_leaf * h_total / sums.n_rows) if sums.n_rows > 0 else np.inf
     least_h = least_child_hessian(min_h, l2)
+    if params.sign_leaves != 0.0:
+        return _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h,
+                                  params.min_gain_to_split)
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
