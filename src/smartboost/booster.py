@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from . import io
 from ._config import threads
-from ._data import dense_rows, to_matrix
+from ._data import dense_rows, to_features
 from ._kernels.predict import predict_trees
 from .binning import BinMapper, BinnedData
 from .errors import DataError, ParameterError
@@ -154,7 +154,9 @@ class Booster:
         Parameters
         ----------
         data : array-like, DataFrame or scipy sparse matrix, shape (n_rows, n_features)
-            NaN marks a missing value.
+            NaN marks a missing value. Categorical features are read as in training: texts and a
+            DataFrame's categories by value (whatever the order of its categories), integer
+            categories as codes; a category the model has not seen is a missing value.
         raw_score : bool
             Return raw scores (log-odds for ``binary``) instead of predictions.
         num_iteration : int, optional
@@ -165,27 +167,36 @@ class Booster:
         ndarray of float64, shape (n_rows,), or (n_rows, num_class) for a multiclass model
             Predictions (multiclass: class probabilities) or raw scores.
         """
-        X, names = to_matrix(data, "data", allow_empty=True)
+        features = to_features(data, "data", allow_empty=True)
+        X, names = features.matrix, features.names
         if X.shape[1] != self.num_feature():
             raise DataError(f"data has {X.shape[1]} features but the model was trained on {self.num_feature()}")
         if names is not None and names != self.feature_names and not _default_names(self.feature_names):
             raise DataError(f"data column names {names[:5]}... differ from the model's feature names "
                             f"{self.feature_names[:5]}...")
+        self.bin_mapper.check_text_columns(features)
+        # a categorical feature's column is read as its bins, in a copy of each chunk of rows
+        category_bins = {f: self.bin_mapper.category_bins(features, f) for f in self.bin_mapper.categories}
         packed = self._packed
         n_outputs = self.objective.num_outputs
         roots = packed.roots[:self._n_trees(num_iteration)]
         class_roots = [np.ascontiguousarray(roots[k::n_outputs]) for k in range(n_outputs)]
         missing = np.full(self.num_feature(), np.nan)
         out = self._start_scores(X.shape[0])
-        direct = not sp.issparse(X) and X.flags.c_contiguous
+        direct = not sp.issparse(X) and X.flags.c_contiguous and not category_bins
         with threads(self.params.get("num_threads", 0)):
             step = max(1, X.shape[0]) if direct else _PREDICT_CHUNK_ROWS
             for start in range(0, X.shape[0], step):
                 chunk = X if direct else dense_rows(X, start, start + step)
+                if category_bins:
+                    chunk = np.array(chunk, np.float64)
+                    for f, bins in category_bins.items():
+                        chunk[:, f] = bins[start:start + step]
                 for k in range(n_outputs):  # class k owns trees k, k + K, k + 2K, ...
                     predict_trees(chunk, packed.feature, packed.threshold, packed.missing_left, missing,
                                   packed.left, packed.right, packed.value, class_roots[k],
-                                  out[k, start:start + step], _tree_block_rows(chunk.shape[1], chunk.itemsize))
+                                  out[k, start:start + step], _tree_block_rows(chunk.shape[1], chunk.itemsize),
+                                  packed.categorical)
         if n_outputs == 1:
             out = out[0]
         if not raw_score:

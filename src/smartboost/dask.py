@@ -7,7 +7,9 @@ Design (``docs/concepts/distributed.md`` gives the reasoning and the costs):
   :class:`_Shard` (a Dask actor) that concatenates its partitions and keeps them.
 - Bin edges are global: each shard sends a random sample of its rows, in proportion to its
   size, and the driver fits the edges on the union (``bin_construct_sample_cnt`` rows in all),
-  then every shard bins its rows with them.
+  then every shard bins its rows with them. Categories are global too: each shard sends the
+  categories of its rows with their counts, and the driver bins the union (as one machine bins
+  every row's categories); shards map their own text categories to those bins by value.
 - The driver (the process calling :func:`train`) runs the boosting loop of
   :func:`smartboost.train` unchanged (``engine.Trainer``), with the training rows replaced by
   :class:`_DaskRows`, which forwards each step to every shard's ``TrainingRows`` and adds up what
@@ -56,17 +58,17 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from ._common import FIXED_DTYPE
 from ._config import set_verbosity, threads
-from ._data import to_matrix, to_query_starts, to_vector
+from ._data import concat_features, to_features, to_query_starts, to_vector
 from ._kernels.sampling import count_ties, radix_buckets
 from ._params import explicit_params, resolve_params
 from ._rows import TrainingRows
-from .binning import BinMapper, BinnedData
+from .binning import BinMapper, BinnedData, category_counts
 from .booster import Booster
 from .callback import Checkpoint, TrainingCallback
-from .dataset import Dataset
+from .dataset import Dataset, categorical_mask
 from .engine import Trainer, check_training_params, run_training, start_scores
 from .errors import DataError, DistributedError, ParameterError
-from .grower import GrownTree
+from .grower import GrownTree, SplitRequest
 from .objectives import make_objective
 from .sampling import make_sampler, resolve_sampling_params
 from .sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
@@ -74,6 +76,7 @@ from .sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_ra
 from .sampling.importance import ProportionalSampler
 from .sampling.trimming import TrimmingSampler
 from .selection import resolve_selection_params
+from .tree import bins_in_set
 from .sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _SmartBoostModel
 
 __all__ = ["train", "predict", "DaskSmartBoostClassifier", "DaskSmartBoostRegressor", "DaskSmartBoostRanker"]
@@ -152,23 +155,29 @@ class _Shard:
     # -- setup ------------------------------------------------------------------------------
 
     def op_describe(self) -> dict[str, Any]:
-        """Rows, features, and the first and last query id of each partition."""
+        """Rows, features, the columns categorical by their type, and the first and last query
+        id of each partition."""
         qids = []
         start = 0
         for n in self.part_rows:
             if self.qid is not None and n:
                 qids.append((self.qid[start], self.qid[start + n - 1]))
             start += n
-        return {"n_rows": self.X.shape[0], "n_features": self.X.shape[1], "part_rows": self.part_rows,
-                "part_qids": qids}
+        return {"n_rows": self.X.matrix.shape[0], "n_features": self.X.matrix.shape[1], "part_rows": self.part_rows,
+                "part_qids": qids, "from_dtype": self.X.from_dtype}
 
     def op_bin_sample(self, n_sample: int, seed: int) -> np.ndarray:
         """``n_sample`` of this worker's rows, drawn without replacement (all when fewer)."""
-        n = self.X.shape[0]
+        X = self.X.matrix
+        n = X.shape[0]
         if n_sample >= n:
-            return np.asarray(self.X, dtype=np.float64)
+            return np.asarray(X, dtype=np.float64)
         rng = np.random.default_rng([seed, _BINNING_STREAM])
-        return np.asarray(self.X[np.sort(rng.choice(n, n_sample, replace=False))], dtype=np.float64)
+        return np.asarray(X[np.sort(rng.choice(n, n_sample, replace=False))], dtype=np.float64)
+
+    def op_categories(self, features: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """The categories of these rows in each of the categorical ``features``, with their counts."""
+        return {f: category_counts(self.X, f) for f in features}
 
     def op_bin(self, mapper: BinMapper) -> np.ndarray:
         """Bin the rows with the global edges (the raw values are dropped); their missing counts."""
@@ -257,19 +266,24 @@ class _Shard:
         """Histogram of this worker's rows of the root."""
         return self._build(0)
 
-    def op_split(self, node: int, left: int, right: int, feature: int, bin_threshold: int, missing_left: bool,
-                 want_histogram: bool) -> tuple[int, int, np.ndarray | None]:
-        """Partition the node; with ``want_histogram``, the histogram of this worker's rows in
-        ``left`` (built for the smaller child here, the other one by subtraction)."""
+    def op_split(self, request: SplitRequest, want_histogram: bool) -> tuple[int, int, np.ndarray | None]:
+        """Partition the node of ``request`` (its ``out`` is not sent); with ``want_histogram``,
+        the histogram of this worker's rows in its left child (built for the smaller child here,
+        the other one by subtraction)."""
+        node, left, right, feature = request.node, request.left, request.right, request.feature
         parent = self._hists.pop(node)
         g, h = self._sums.pop(node)
         offset = int(self.binned.histogram_layout.offsets[feature])
-        left_cells = parent[offset:offset + bin_threshold + 1].sum(axis=0)
-        if missing_left:
-            left_cells = left_cells + parent[offset + int(self.binned.mapper.n_bins[feature])]
+        if request.left_set is not None:
+            left_cells = parent[offset + bins_in_set(request.left_set)].sum(axis=0)
+        else:
+            left_cells = parent[offset:offset + request.bin + 1].sum(axis=0)
+            if request.missing_left:
+                left_cells = left_cells + parent[offset + int(self.binned.mapper.n_bins[feature])]
         gl, hl = int(left_cells[0]), int(left_cells[1])
         self._sums[left], self._sums[right] = (gl, hl), (g - gl, h - hl)
-        n_left, n_right = self.node_rows.partition(node, left, right, feature, bin_threshold, missing_left)
+        n_left, n_right = self.node_rows.partition(node, left, right, feature, request.bin, request.missing_left,
+                                                   request.left_set)
         if not want_histogram:
             self._free.append(parent)
             return n_left, n_right, None
@@ -279,10 +293,11 @@ class _Shard:
         self._hists[large] = parent
         return n_left, n_right, self._hists[left]
 
-    def op_split_many(self, requests: list[tuple]) -> list[tuple[int, int, np.ndarray | None]]:
+    def op_split_many(self, requests: list[SplitRequest],
+                      wanted: list[bool]) -> list[tuple[int, int, np.ndarray | None]]:
         """:meth:`op_split` of every node of a depth-wise level, in order (none is a child of
         another, so no returned histogram is touched by a later split of the list)."""
-        return [self.op_split(*request) for request in requests]
+        return [self.op_split(request, want) for request, want in zip(requests, wanted)]
 
     def _build(self, node: int) -> np.ndarray:
         hist = self._free.pop() if self._free else np.empty((self.binned.histogram_layout.n_cells, 2), FIXED_DTYPE)
@@ -308,13 +323,15 @@ def _concat(parts: list[Any], part_index: list[int], name: str) -> np.ndarray | 
     for part, index in zip(parts, part_index):
         try:
             if name == "X":
-                arrays.append(to_matrix(part, name)[0])
+                arrays.append(to_features(part, name))
             elif name == "qid":
                 arrays.append(np.asarray(part).ravel())
             else:
                 arrays.append(to_vector(part, len(part), name))
         except DataError as exc:
             raise DataError(f"partition {index}: {exc}") from None
+    if name == "X":
+        return concat_features(arrays)
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
@@ -564,13 +581,13 @@ class _DaskRows:
         """See ``grower.RowSource``."""
         _add_up(self.workers.call("root_histogram"), out)
 
-    def split_many(self, requests: list[tuple]) -> list[tuple[int, int, int]]:
+    def split_many(self, requests: list[SplitRequest]) -> list[tuple[int, int, int]]:
         """See ``grower.RowSource``: one round trip; the histogram written is always the left child's."""
-        # a request: (node, left, right, feature, bin, missing_left, left sums, right sums, out)
-        answers = self.workers.call("split_many", [(*request[:6], request[8] is not None) for request in requests])
+        answers = self.workers.call("split_many", [request._replace(out=None) for request in requests],
+                                    [request.out is not None for request in requests])
         results = []
         for j, request in enumerate(requests):
-            left, out = request[1], request[8]
+            left, out = request.left, request.out
             if out is not None:
                 _add_up([answer[j][2] for answer in answers], out)
             results.append((sum(answer[j][0] for answer in answers), sum(answer[j][1] for answer in answers),
@@ -729,7 +746,8 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
                 part_qids[i] = q
         if qid is not None:
             _check_queries_in_partitions([q for q in part_qids if q is not None])
-        mapper = _bin_edges(workers, described, resolved, init if init is not None else reference, n_features)
+        names = feature_name or names_from_frame or [f"Column_{i}" for i in range(n_features)]
+        mapper = _bin_edges(workers, described, resolved, init if init is not None else reference, names)
         missing = sum(workers.call("bin", mapper))
         usable = (mapper.n_bins > 1) | (missing > 0)
         label_values, label_weights = _merge_labels(workers.call("labels", resolved))
@@ -739,7 +757,6 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
             base_score, trees = objective.init_score(label_values, label_weights), []
         else:
             base_score, trees = (0.0 if objective.num_outputs == 1 else np.zeros(objective.num_outputs)), []
-        names = feature_name or names_from_frame or [f"Column_{i}" for i in range(n_features)]
         booster = Booster._new(objective=objective, bin_mapper=mapper, base_score=base_score, feature_names=names,
                                params=resolved, trees=trees)
         part_offsets = np.concatenate([[0], np.cumsum(part_rows)[:-1]])
@@ -801,8 +818,10 @@ def _check_queries_in_partitions(part_qids: list[tuple[Any, Any]]) -> None:
 
 
 def _bin_edges(workers: _Workers, described: list[dict], params: dict[str, Any], reference: Any,
-               n_features: int) -> BinMapper:
-    """Bin edges learned from a sample of every shard's rows (or the reference's edges)."""
+               names: list[str]) -> BinMapper:
+    """Bin edges learned from a sample of every shard's rows, and the bins of the categorical
+    features from every shard's categories (or the reference's bins)."""
+    n_features = len(names)
     if reference is not None:
         mapper = getattr(reference, "bin_mapper", None)
         if not isinstance(mapper, BinMapper):
@@ -814,7 +833,29 @@ def _bin_edges(workers: _Workers, described: list[dict], params: dict[str, Any],
     wanted = params["bin_construct_sample_cnt"]
     quota = [d["n_rows"] if n_rows <= wanted else int(round(wanted * d["n_rows"] / n_rows)) for d in described]
     samples = workers.call_each("bin_sample", [(q, params["seed"]) for q in quota])
-    return BinMapper.from_params(params).fit(np.concatenate(samples))
+    mapper = BinMapper.from_params(params).fit(np.concatenate(samples), np.zeros(n_features, np.bool_))
+    declared = params["categorical_feature"]
+    categorical = (np.logical_or.reduce([d["from_dtype"] for d in described]) if declared == "auto"
+                   else categorical_mask(declared, names, "categorical_feature"))
+    if categorical.any():
+        mapper.set_categories(_merge_categories(workers.call("categories", np.flatnonzero(categorical).tolist()),
+                                                names))
+    return mapper
+
+
+def _merge_categories(answers: list[dict[int, tuple[np.ndarray, np.ndarray]]],
+                      names: list[str]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Every shard's categories of each categorical feature, with their summed counts."""
+    merged = {}
+    for f in answers[0]:
+        values = [answer[f][0] for answer in answers]
+        if len({v.dtype == object for v in values if v.size}) > 1:
+            raise DataError(f"column {names[f]!r} holds text on some workers and integer codes on others")
+        distinct, inverse = np.unique(np.concatenate(values), return_inverse=True)
+        counts = np.bincount(inverse, weights=np.concatenate([answer[f][1] for answer in answers]),
+                             minlength=distinct.size)
+        merged[f] = (distinct, counts.astype(np.int64))
+    return merged
 
 
 def _merge_labels(answers: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

@@ -176,8 +176,8 @@ class Trainer:
         self.booster = booster
         self.rows = rows
         self.train_set = train_set
-        self.grower = TreeGrower(booster.bin_mapper, usable, params)
-        self.selector = FeatureSelector(params, usable)
+        self.grower = TreeGrower(booster.bin_mapper, usable, params, feature_names=booster.feature_names)
+        self.selector = FeatureSelector(params, self.grower.usable)
         self.eval_sets = self._eval_sets(valid_sets, valid_names)
         metric_names = params["metric"]
         if metric_names is None:
@@ -295,6 +295,8 @@ class Trainer:
                 value[grown.leaf_nodes] = learning_rate * steps
             elif rule == "line":
                 rho = self.rows.line_step(k, grown)
+                if self.grower.monotone is not None:  # a negative step would reverse the monotone trees
+                    rho = max(rho, 0.0)
                 value *= learning_rate
                 value *= rho
             else:
@@ -336,6 +338,11 @@ def check_training_params(params: dict[str, Any], objective: Objective) -> None:
     if rule == "smooth" and objective.sigma_smooth is None:
         raise ParameterError(f"step_rule='smooth' needs a smooth loss; objective '{objective.name}' has no "
                              "smoothness constant")
+    monotone = params["monotone_constraints"]
+    if rule == "leaf_line" and monotone is not None and any(
+            monotone.values() if isinstance(monotone, dict) else monotone):
+        raise ParameterError("step_rule='leaf_line' sets every leaf's value on its own, which breaks "
+                             "monotone_constraints; use 'shrinkage' or 'line' (one factor for the whole tree)")
     if rule in ("line", "leaf_line") and (objective.num_outputs > 1 or objective.name == "custom"):
         raise ParameterError(f"step_rule='{rule}' needs a single-output built-in objective, not "
                              f"'{objective.name}'")

@@ -111,9 +111,12 @@ def plot_importance(booster: Booster, importance_type: str = "split", max_num_fe
     return ax
 
 
-def plot_tree(booster: Booster, tree_index: int = 0, precision: int = 3, ax: Any = None) -> Any:
-    """One tree: each split as ``feature <= threshold`` (missing values' side marked), each leaf
-    with its value; leaves spread left to right, depth downwards.
+def plot_tree(booster: Booster, tree_index: int = 0, precision: int = 3, ax: Any = None,
+              max_categories: int = 6) -> Any:
+    """One tree: each split as ``feature <= threshold`` (missing values' side marked) or, on a
+    categorical feature, ``feature in {categories}`` (the categories going left; missing and
+    unseen ones go right), each leaf with its value; leaves spread left to right, depth
+    downwards.
 
     Parameters
     ----------
@@ -123,6 +126,8 @@ def plot_tree(booster: Booster, tree_index: int = 0, precision: int = 3, ax: Any
     precision : int
         Significant digits of thresholds and values.
     ax : matplotlib Axes, optional
+    max_categories : int
+        Categories shown per categorical split (the others are counted).
 
     Returns
     -------
@@ -150,8 +155,15 @@ def plot_tree(booster: Booster, tree_index: int = 0, precision: int = 3, ax: Any
         if tree.left[node] >= 0:
             for child in (int(tree.left[node]), int(tree.right[node])):
                 ax.plot([x, position[child][0]], [-depth, -position[child][1]], color="0.6", zorder=1)
-            missing = "missing left" if tree.missing_left[node] else "missing right"
-            text = f"{names[tree.feature[node]]} <= {tree.threshold[node]:.{precision}g}\n{missing}"
+            feature = int(tree.feature[node])
+            if tree.categorical_nodes[node]:
+                left = booster.bin_mapper.categories_in(feature, tree.left_bins(node))
+                shown = ", ".join(map(str, left[:max_categories]))
+                more = f" +{left.size - max_categories}" if left.size > max_categories else ""
+                text = f"{names[feature]} in {{{shown}{more}}}\nothers right"
+            else:
+                missing = "missing left" if tree.missing_left[node] else "missing right"
+                text = f"{names[feature]} <= {tree.threshold[node]:.{precision}g}\n{missing}"
         else:
             text = f"{tree.value[node]:.{precision}g}"
         ax.text(x, -depth, text, ha="center", va="center", fontsize=7, zorder=2,
