@@ -17,6 +17,9 @@ written, with no published checksum), nothing is checked, ``datasets info`` says
 logs a warning: :attr:`PublicDataset.checksums` says for every set where its checksums come
 from.
 
+Sets with categorical columns (``PublicDataset.categorical``) are read as a pandas DataFrame by
+:func:`load_frame`, those columns as categories.
+
 The synthetic generators need no download; the README's demo and the benchmarks use them.
 """
 
@@ -33,7 +36,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
@@ -41,8 +44,8 @@ from ._config import logger
 from .datafile import DataFile, read_delimited, read_query_sizes, read_svmlight
 from .errors import DataError, DatasetNotFoundError
 
-__all__ = ["DatasetFile", "PublicDataset", "REGISTRY", "cache_dir", "fetch", "get", "load", "load_splits",
-           "make_higgs_like", "make_ranking_like", "make_high_dim"]
+__all__ = ["DatasetFile", "PublicDataset", "REGISTRY", "cache_dir", "fetch", "get", "load", "load_frame",
+           "load_splits", "make_higgs_like", "make_ranking_like", "make_high_dim"]
 
 _CHUNK = 1 << 20
 _LIGHTGBM_EXAMPLES = "https://raw.githubusercontent.com/microsoft/LightGBM/bae0b7ba953341a32b2a9c5c5c437a1b976f576f/examples"
@@ -52,6 +55,7 @@ _RANKEVAL = "https://raw.githubusercontent.com/hpclab/rankeval/c6e39e9c19db2a05a
 _LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 _MSLR_WEB10K = "https://api.onedrive.com/v1.0/shares/s!AtsMfWUz5l8nbOIoJ6Ks0bEMp78/root/content"
+_RDATASETS = "https://vincentarelbundock.github.io/Rdatasets/csv"
 
 _VERIFIED = "verified: sha256 of the project's copies (the shared data folder's SHA256SUMS, also checked by a test)"
 
@@ -125,6 +129,9 @@ class PublicDataset:
         CSV/TSV: the label column (negative counts from the end).
     first_class : int
         Multiclass: the smallest class label in the files, subtracted so that classes are 0..K-1.
+    categorical : tuple of str
+        CSV sets with a header and text columns: the categorical columns, read as categories by
+        :func:`load_frame` (such sets have no fixed label: their description gives the usual tasks).
     checksums : str
         Where the checksums come from, or that there are none.
     description : str
@@ -142,6 +149,7 @@ class PublicDataset:
     test_rows: int | None = None
     label_column: int = 0
     first_class: int = 0
+    categorical: tuple[str, ...] = ()
 
     @property
     def files(self) -> list[DatasetFile]:
@@ -306,6 +314,28 @@ REGISTRY: dict[str, PublicDataset] = {d.name: d for d in (
                   "dataset class; not verified here",
         valid=_mslr_web10k("vali", "e86fb3fe7e8a5f16479da7ce04f783ae85735f17f66016786c3ffc797dd9d4db"),
         test=_mslr_web10k("test", "33fe002374a4fce58c4e12863e4eee74745d5672a26f3e4ddacc20ccfe7d6ba0")),
+    PublicDataset(
+        "nycflights13", "binary", "csv", 18,
+        DatasetFile("nycflights13/flights.csv.gz", f"{_RDATASETS}/nycflights13/flights.csv",
+                    "58413a3ee5cc3eb2a8a8cc3fc32930952fab6bc5c47c29da94e0bf13ca3ead78",
+                    "c1f3d375e54c83bce60ae7be75e7c60a9a792ff9196d193f324bf5193d89b448"),
+        "nycflights13: the 336,776 flights that left New York City in 2013 (US Bureau of Transportation "
+        "Statistics, CC0), 19 columns with a header; categorical carrier (16), tailnum (about 4,000), origin (3), "
+        "dest (105); usual tasks: arr_delay > 15 (binary) or arr_delay from the schedule and the categories. Read "
+        "it with load_frame",
+        checksums=f"{_VERIFIED}. The address (Rdatasets) serves the table with a row-name column first, so a "
+                  "download fails the check: put the project's copy in the cache",
+        categorical=("carrier", "tailnum", "origin", "dest")),
+    PublicDataset(
+        "ggplot2_diamonds", "regression", "csv", 9,
+        DatasetFile("ggplot2_diamonds/diamonds.csv.gz", f"{_RDATASETS}/ggplot2/diamonds.csv",
+                    "9a5a3b732836bf283afb1e1e914be4358bcd67a60357f6ef444e13e64fb0989b",
+                    "0e7164799468299f8dc09b006cf396c43717c3dc71f947f0a32cc6e199895b46"),
+        "ggplot2's diamonds: 53,940 diamonds, 10 columns with a header; categorical cut (5), color (7), clarity "
+        "(8); usual task: price or log price. Read it with load_frame",
+        checksums=f"{_VERIFIED}. The address (Rdatasets) serves the table with a row-name column first, so a "
+                  "download fails the check: put the project's copy in the cache",
+        categorical=("cut", "color", "clarity")),
 )}
 
 
@@ -425,6 +455,9 @@ def fetch(name: str, download: bool = True) -> list[Path]:
 
 
 def _read(dataset: PublicDataset, file: DatasetFile, download: bool) -> DataFile:
+    if dataset.categorical:
+        raise DataError(f"{dataset.name} has categorical text columns and no fixed label: read it with "
+                        f"smartboost.datasets.load_frame({dataset.name!r})")
     path = _cached(file, download)
     with _open_content(path, file) as stream:
         try:
@@ -515,6 +548,41 @@ def load(name: str, download: bool = True) -> tuple[np.ndarray, np.ndarray, np.n
     test = splits.get("test")
     return (splits["train"].X, splits["train"].label, None if test is None else test.X,
             None if test is None else test.label)
+
+
+def load_frame(name: str, download: bool = True) -> Any:
+    """A set with categorical columns (``PublicDataset.categorical``) as a pandas DataFrame.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`REGISTRY` whose entry has categorical columns (``nycflights13``,
+        ``ggplot2_diamonds``).
+    download : bool
+        Download the file when it is missing from the cache.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Every column of the file; the categorical ones as pandas categories (their categories
+        sorted), the others as pandas reads them (missing values NaN).
+
+    Raises
+    ------
+    DatasetNotFoundError
+        Unknown name, a file neither in the cache nor downloadable, or a checksum mismatch.
+    DataError
+        The set has no categorical columns (read it with :func:`load_splits`).
+    """
+    import pandas as pd
+
+    dataset = get(name)
+    if not dataset.categorical:
+        raise DataError(f"{name} has no categorical columns: read it with smartboost.datasets.load_splits({name!r})")
+    path = _cached(dataset.train, download)
+    with _open_content(path, dataset.train) as stream:
+        frame = pd.read_csv(stream, dtype={column: "category" for column in dataset.categorical})
+    return frame
 
 
 def make_higgs_like(n_samples: int, n_features: int = 28, seed: int = 0,
