@@ -3,6 +3,13 @@
 import subprocess
 import sys
 
+import numpy as np
+import pytest
+
+import smartboost as sb
+from smartboost.datasets import make_high_dim, make_higgs_like
+from smartboost.objectives import make_objective
+
 
 def _run(*args):
     return subprocess.run([sys.executable, "-m", "smartboost.cli", *args], capture_output=True, text=True, timeout=600)
@@ -14,8 +21,16 @@ def test_demo_prints_a_table_of_metrics_and_times():
     header = next(line for line in out.stdout.splitlines() if line.startswith("| library"))
     assert "training s" in header and "test AUC" in header
     row = next(line for line in out.stdout.splitlines() if line.startswith("| smartboost"))
-    auc = float(row.split("|")[7])
-    assert 0.7 < auc < 1.0
+    auc, logloss, error = (float(cell) for cell in row.split("|")[7:10])
+    # recomputed with scikit-learn from the same model: make_higgs_like's first 4,000 rows (seed 0)
+    # for training and the next 1,000 for the test, the demo's defaults otherwise
+    from sklearn.metrics import log_loss, roc_auc_score
+
+    X, y = make_higgs_like(5000, seed=0)
+    params = {"objective": "binary", "num_leaves": 15, "learning_rate": 0.1, "verbosity": -1, "seed": 0}
+    p = sb.train(params, sb.Dataset(X[:4000], y[:4000], params=params), 10).predict(X[4000:])
+    expected = (roc_auc_score(y[4000:], p), log_loss(y[4000:], p), np.mean((p > 0.5) != y[4000:]))
+    assert (auc, logloss, error) == pytest.approx(expected, abs=5.1e-5)  # printed to 4 decimals
 
 
 def test_help_and_errors():
@@ -162,7 +177,17 @@ def test_experiment_sampling_tables_and_figures(tmp_path):
     assert none[2] != "-" and none[5] == "1"  # no sampling reaches its own target, speed-up 1
     assert abs(float(mvs[3]) - 0.3) < 0.05  # ASRI: the realised sample rate
     goss_point = next(line for line in out.stdout.splitlines() if line.startswith("| goss | 0.3 |"))
-    assert 0 < float(goss_point.split("|")[3]) < 0.5  # 1-AUC mean of the MVS figure
+    # The MVS figure's 1-AUC mean, recomputed here with scikit-learn's AUC: the synthetic set's
+    # 2,000 training and 500 test rows, seeds 0 and 1, the experiment's tree settings.
+    from sklearn.metrics import roc_auc_score
+
+    X, y = make_higgs_like(2500, seed=0)
+    params = {"objective": "binary", "learning_rate": 0.1, "num_leaves": 7, "min_data_in_leaf": 20,
+              "min_sum_hessian_in_leaf": 1e-3, "max_bin": 255, "num_threads": 1, "verbosity": -1,
+              "sampling": "goss", "sample_rate": 0.3}
+    errors = [1.0 - roc_auc_score(y[2000:], sb.train({**params, "seed": seed}, sb.Dataset(X[:2000], y[:2000]), 8)
+                                  .predict(X[2000:], raw_score=True)) for seed in (0, 1)]
+    assert float(goss_point.split("|")[3]) == pytest.approx(np.mean(errors), rel=1e-4)  # printed to 5 digits
     assert {p.name for p in tmp_path.iterdir()} == {
         "smart_table_synthetic_0.3.md", "smart_table_synthetic_0.3.png", "mvs_figure_synthetic.md",
         "mvs_figure_synthetic.png", "iteration_cost_synthetic.md"}
@@ -192,7 +217,15 @@ def test_experiment_rgbm_without_matplotlib_prints_tables_only(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "matplotlib is not installed: printing and saving tables only" in out.stderr
     assert "| 2000 (Type 0) |" in out.stdout  # t above F runs Type 0
-    assert float(_table(out.stdout, "16")[-1]) > 0  # final test loss
+    # The final test loss of t=16, recomputed from the model's predictions: the synthetic set's
+    # 200 training and 500 test rows, the experiment's stump settings, Type 3 with t=16.
+    X, y = make_high_dim(700, 2000, 10, 0)
+    settings = {"objective": "regularized_logistic", "logistic_mu": 0.001}
+    model = sb.train({**settings, "boosting": "gradient", "step_rule": "smooth", "learning_rate": 1.0, "max_depth": 1,
+                      "min_data_in_leaf": 1, "num_threads": 1, "verbosity": -1, "selection_type": 3,
+                      "selection_t": 16}, sb.Dataset(X[:200], y[:200]), 8)
+    loss = make_objective(settings["objective"], settings).loss(y[200:], model.predict(X[200:], raw_score=True))
+    assert float(_table(out.stdout, "16")[-1]) == pytest.approx(loss.mean(), rel=1e-4)  # printed to 5 digits
     assert [p.name for p in results.iterdir()] == ["rgbm_synthetic.md"]
 
 

@@ -19,13 +19,18 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
 
+from reference import solve_scale_sorted  # noqa: E402
+
 import smartboost as sb  # noqa: E402
 import smartboost.dask as sbd  # noqa: E402
-from smartboost._kernels.sampling import (count_top_for_sum, kth_largest, radix_buckets,  # noqa: E402
-                                          solve_scale_sorted)
+from smartboost._kernels.scale import radix_buckets  # noqa: E402
+from smartboost.dask._shard import _Shard  # noqa: E402
+from smartboost.dask._train import _driver_threads  # noqa: E402
+from smartboost.dask._transport import _link_ends, _Workers  # noqa: E402
 from smartboost.errors import DataError, DistributedError, ParameterError  # noqa: E402
 from smartboost.sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix,  # noqa: E402
                                              solve_scale_by_radix)
+from smartboost.sampling.topk import count_top_for_sum, kth_largest  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -138,8 +143,8 @@ def test_depthwise_levels_take_one_round_trip_each_and_equal_single_machine(clie
     params = {"objective": "binary", "grow_policy": "depthwise", "max_depth": 5, "num_leaves": num_leaves,
               "min_data_in_leaf": 5, "verbosity": -1, "sampling": "mvs", "sample_rate": 0.5}
     steps = []
-    run = sbd._Workers._run
-    monkeypatch.setattr(sbd._Workers, "_run", lambda self, step, messages: steps.append(step) or run(
+    run = _Workers._run
+    monkeypatch.setattr(_Workers, "_run", lambda self, step, messages: steps.append(step) or run(
         self, step, messages))
     model = sbd.train(client, params, da.from_array(X, chunks=1000), da.from_array(y, chunks=1000),
                       num_boost_round=4)
@@ -180,10 +185,10 @@ def test_categories_are_global_across_workers_and_equal_single_machine(client, g
 def test_driver_kernels_use_one_thread_when_a_shard_shares_its_host():
     from multiprocessing.connection import Client, Listener
     with Listener(("127.0.0.1", 0)) as listener, Client(listener.address) as conn:
-        assert sbd._link_ends(conn) == ("127.0.0.1", "127.0.0.1")
-    assert sbd._driver_threads([("127.0.0.1", "127.0.0.1")], 0) == 1
-    assert sbd._driver_threads([("192.0.2.1", "10.255.255.1"), ("192.0.2.1", "192.0.2.1")], 4) == 1
-    assert sbd._driver_threads([("192.0.2.1", "192.0.2.7"), ("192.0.2.1", "192.0.2.8")], 4) == 4  # other hosts
+        assert _link_ends(conn) == ("127.0.0.1", "127.0.0.1")
+    assert _driver_threads([("127.0.0.1", "127.0.0.1")], 0) == 1
+    assert _driver_threads([("192.0.2.1", "10.255.255.1"), ("192.0.2.1", "192.0.2.1")], 4) == 1
+    assert _driver_threads([("192.0.2.1", "192.0.2.7"), ("192.0.2.1", "192.0.2.8")], 4) == 4  # other hosts
 
 
 def test_dataframe_regression_and_multiclass_equal_single_machine(client):
@@ -236,7 +241,14 @@ def test_eval_set_early_stopping_and_predict(client):
     assert isinstance(out, da.Array)
     np.testing.assert_array_equal(out.compute(), model.predict(Xv))
     traffic = model.iteration_stats["bytes"]
-    assert len(traffic) == model.current_iteration() and min(traffic) > 0
+    splits = [int((tree.left >= 0).sum()) for tree in model.trees]
+    assert len(traffic) == model.current_iteration() == len(splits)
+    # Per iteration each shard (one or two: 3 partitions on 2 workers) sends the root's histogram
+    # and its left child's for every split but the tree's last, 16 bytes a cell; the other
+    # messages are small.
+    hist_bytes = 16 * sb.Dataset(X, y, reference=model).binned.histogram_layout.n_cells
+    for sent, n_splits in zip(traffic, splits):
+        assert hist_bytes * n_splits <= sent <= 2 * hist_bytes * (1 + n_splits) + 32_768
 
 
 # -- bad input and faults -------------------------------------------------------------------------
@@ -261,13 +273,13 @@ def test_unsupported_options_and_misaligned_data_are_refused(client):
 
 def test_a_step_slower_than_the_timeout_stops_training(client, monkeypatch):
     X, y = _data(n=400)
-    original = sbd._Shard.op_gradients
+    original = _Shard.op_gradients
 
     def slow(self):
         time.sleep(1.0)
         return original(self)
 
-    monkeypatch.setattr(sbd._Shard, "op_gradients", slow)
+    monkeypatch.setattr(_Shard, "op_gradients", slow)
     start = time.perf_counter()
     with pytest.raises(DistributedError, match="did not answer step 'gradients' within 0.2 s"):
         sbd.train(client, {"objective": "binary", "verbosity": -1}, da.from_array(X, chunks=200),

@@ -141,7 +141,8 @@ def test_runs_stepped_in_turn_over_one_dataset_grow_what_train_grows(binary_data
     """The benchmarks' lockstep runs (experiments.sampling.iteration_cost, bench_ranking) share
     one Dataset and interleave their iterations: training must not leave state behind in it."""
     from smartboost._config import threads
-    from smartboost.engine import Trainer, training_params
+    from smartboost._params import training_params
+    from smartboost.engine import Trainer
     from smartboost.experiments.timing import lockstep
 
     X, y = binary_data
@@ -150,7 +151,7 @@ def test_runs_stepped_in_turn_over_one_dataset_grow_what_train_grows(binary_data
     runs = [{}, {"sampling": "mvs", "sample_rate": 0.3}, {"sampling": "smart2", "sample_rate": 0.3},
             {"colsample_bytree": 0.5}]
     with threads(0) as n_threads:
-        trainers = [Trainer.local(training_params({**base, **run}, train, 8), train, None, None, None, n_threads)
+        trainers = [Trainer.local(training_params({**base, **run}, 8), train, None, None, None, n_threads)
                     for run in runs]
         lockstep([t.boost_one_iteration for t in trainers], [8] * len(trainers))
     for run, trainer in zip(runs, trainers):

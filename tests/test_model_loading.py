@@ -4,7 +4,6 @@ modes, symlinks and non-finite models of ``save_model``."""
 
 import json
 import os
-import warnings
 
 import numpy as np
 import pytest

@@ -1,7 +1,9 @@
 import importlib
 import os
 import pkgutil
+import sys
 
+from numba.core.dispatcher import Dispatcher
 from numba.core.registry import CPUDispatcher
 
 import smartboost
@@ -43,3 +45,41 @@ def test_stamp_changes_with_any_kernel_source(tmp_path):
     assert added not in (stamp, edited)
     (tmp_path / "engine.py").write_text("")  # outside the kernel folders
     assert sources_stamp(tmp_path) == added
+
+
+def _compiled_outside_kernel_folders(package):
+    """``module.name`` of every compiled function defined in a module of ``package`` outside
+    its kernel folders (modules whose optional dependencies are missing are passed over)."""
+    outside = []
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".", onerror=lambda name: None):
+        if info.name.split(".")[1] in KERNEL_DIRS:
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:
+            continue
+        outside += [f"{info.name}.{name}" for name, value in vars(module).items()
+                    if isinstance(value, Dispatcher) and value.__module__ == info.name]
+    return outside
+
+
+def test_compiled_functions_live_in_the_kernel_folders():
+    """The cache key covers the kernel folders only: a cached function compiled elsewhere would
+    load stale code after a kernel it calls changed."""
+    assert _compiled_outside_kernel_folders(smartboost) == []
+
+
+def test_a_compiled_function_outside_the_kernel_folders_is_found(tmp_path, monkeypatch):
+    package = tmp_path / "pkg"
+    for folder in ("", *KERNEL_DIRS):
+        (package / folder).mkdir(exist_ok=True)
+        (package / folder / "__init__.py").write_text("")
+    compiled = "from numba import njit\n\n\n@njit\ndef f(x):\n    return x\n"
+    (package / KERNEL_DIRS[0] / "inside.py").write_text(compiled)
+    (package / "outside.py").write_text(compiled)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert _compiled_outside_kernel_folders(importlib.import_module("pkg")) == ["pkg.outside.f"]
+    finally:
+        for name in [name for name in sys.modules if name == "pkg" or name.startswith("pkg.")]:
+            del sys.modules[name]

@@ -18,9 +18,19 @@ def _make(name):
     return make_objective(name, {"num_class": 3} if "num_class" in _REGISTRY[name].options else None)
 
 
+_LABELS = {  # objectives whose labels are not any real number
+    "poisson": lambda rng, n: rng.poisson(2.0, n).astype(float),
+    "gamma": lambda rng, n: rng.gamma(2.0, 1.5, n),
+    "tweedie": lambda rng, n: rng.poisson(1.0, n) * rng.gamma(2.0, 1.0, n),
+    "cross_entropy": lambda rng, n: rng.random(n),
+}
+
+
 def _labels(objective, n, rng):
     if objective.task == "multiclass":
         return rng.integers(0, objective.num_outputs, n).astype(float)
+    if objective.name in _LABELS:
+        return _LABELS[objective.name](rng, n)
     return (rng.random(n) < 0.4).astype(float) if objective.task == "binary" else rng.standard_normal(n) * 3
 
 

@@ -9,7 +9,7 @@ from conftest import make_binary
 
 import smartboost as sb
 from smartboost.errors import ParameterError
-from smartboost.plotting import plot_importance, plot_metric, plot_tree
+from smartboost.plotting import plot_importance, plot_metric, plot_shap_summary, plot_shap_waterfall, plot_tree
 
 matplotlib.use("Agg")
 
@@ -54,3 +54,41 @@ def test_tree_has_a_box_per_node(boosters):
     assert sum("<=" in t for t in texts) == int((tree.left >= 0).sum())
     with pytest.raises(ParameterError, match="tree_index"):
         plot_tree(booster, tree_index=12)
+
+
+def _labels_top_first(ax):
+    ticks = sorted(zip(ax.get_yticks(), (t.get_text() for t in ax.get_yticklabels())), reverse=True)
+    return [label for _, label in ticks]
+
+
+def test_shap_summary_bars_and_beeswarm(boosters):
+    booster = boosters[1.0]
+    X, _ = make_binary(n=300, seed=31)
+    contributions = booster.predict(X, pred_contrib=True)
+    mean_abs = np.abs(contributions[:, :-1]).mean(axis=0)
+    ax = plot_shap_summary(booster, X, kind="bar", max_num_features=4)
+    bars = sorted(ax.patches, key=lambda p: -p.get_y())  # top bar first
+    np.testing.assert_allclose([p.get_width() for p in bars], np.sort(mean_abs)[::-1][:4])
+    assert _labels_top_first(ax) == [f"f{i}" for i in np.argsort(-mean_abs)[:4]]
+    swarm = plot_shap_summary(contributions, X)  # contributions given: the names are X's (Column_i)
+    dots = swarm.collections
+    assert len(dots) == X.shape[1]
+    top = np.argsort(-mean_abs)[0]
+    np.testing.assert_allclose(np.sort(dots[0].get_offsets()[:, 0]), np.sort(contributions[:, top]))
+    assert _labels_top_first(swarm)[0] == f"Column_{top}"
+    with pytest.raises(ParameterError, match="kind"):
+        plot_shap_summary(booster, X, kind="violin")
+
+
+def test_shap_waterfall_goes_from_the_expected_value_to_the_raw_score(boosters):
+    booster = boosters[1.0]
+    X, _ = make_binary(n=5, seed=32)
+    ax = plot_shap_waterfall(booster, X[2], max_num_features=3)
+    bars = sorted(ax.patches, key=lambda p: p.get_y())  # bottom bar first
+    contributions = booster.predict(X[2:3], pred_contrib=True)[0]
+    assert len(bars) == 4  # three features and the rest
+    assert bars[0].get_x() == pytest.approx(contributions[-1])  # starts at E[f(x)]
+    end = bars[-1].get_x() + bars[-1].get_width()
+    assert end == pytest.approx(booster.predict(X[2:3], raw_score=True)[0], rel=1e-9)
+    widths = [abs(b.get_width()) for b in bars[1:]]
+    assert widths == sorted(widths)  # the largest on top

@@ -47,6 +47,6 @@ def test_lightgbm_lambdarank_example(shared_data):
                        train, 100, valid_sets=[test])
     # LightGBM 4.7 lambdarank, same trees/leaves/learning rate (measured): test NDCG@10 0.7358 (50 queries).
     # smartboost, on the same bins as LightGBM: 0.7292. The paired bootstrap interval of the
-    # difference on these 50 queries spans about +-0.02 (docs/ranking.md), so a narrower margin
+    # difference on these 50 queries spans about +-0.02 (docs/benchmarks.md, ranking), so a narrower margin
     # would test the noise; this one catches a broken ranker.
     assert booster.evals_result["valid_0"]["ndcg@10"][-1] > 0.7358 - 0.01

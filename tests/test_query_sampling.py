@@ -5,21 +5,18 @@ import pytest
 from test_ranking import make_ranking
 
 import smartboost as sb
-from smartboost._kernels.sampling import solve_scale
-from smartboost._params import explicit_params, resolve_params
+from smartboost._params import training_params
 from smartboost.errors import ParameterError
 from smartboost.objectives import make_objective
-from smartboost.sampling import SamplingContext, make_sampler, resolve_sampling_params
+from smartboost.sampling import SamplingContext, make_sampler
 from smartboost.sampling.queries import solve_scale_weighted
+from smartboost.sampling.scale import solve_scale
 
 QUERY_SAMPLERS = ("uniform", "bernoulli", "smart1", "smart2", "mvs")
 
 
 def _params(**user):
-    given = explicit_params({"objective": "lambdarank", "sampling_unit": "query", **user})
-    params = resolve_params(given)
-    resolve_sampling_params(params, given)
-    return params
+    return training_params({"objective": "lambdarank", "sampling_unit": "query", **user})
 
 
 def _context(n_queries=400, seed=0, iteration=0):
@@ -61,7 +58,16 @@ def test_queries_are_kept_whole_with_one_weight(sampling):
             n_kept += 1
             np.testing.assert_allclose(ratio[a:b], ratio[a], rtol=1e-15)  # the query's 1 / p
             assert ratio[a] >= 1.0
-    assert 0 < n_kept < starts.size - 1
+    n_queries, sizes = starts.size - 1, np.diff(starts)
+    if sampling == "uniform":  # exactly max(1, round(s Q)) queries
+        assert n_kept == round(0.3 * n_queries)
+    elif sampling == "bernoulli":  # Binomial(Q, 0.3) queries: within 5 standard deviations
+        assert abs(n_kept - 0.3 * n_queries) < 5 * np.sqrt(n_queries * 0.3 * 0.7)
+    else:
+        # The kept rows: expected s N (the scale solves for it), variance sum_q size_q^2 p_q (1 - p_q)
+        # at most max(size) * s N; within 5 standard deviations.
+        target = 0.3 * sizes.sum()
+        assert abs(picked.size - target) < 5 * np.sqrt(sizes.max() * target)
 
 
 @pytest.mark.parametrize("sampling", ["smart1", "smart2", "mvs"])

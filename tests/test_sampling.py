@@ -8,38 +8,26 @@ import pytest
 from conftest import make_binary
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import solve_scale_sorted
 
 import smartboost as sb
 from smartboost._config import threads
-from smartboost._kernels.sampling import (
-    _quickselect_kth,
-    bracket_counts,
-    collect_bracket,
-    correct_sampled,
-    count_top_for_sum,
-    kth_largest,
-    leaf_sums,
-    quickselect_scale,
-    rank_bracket,
-    scale_bracket,
-    solve_scale,
-    solve_scale_sorted,
-    sum_bracket,
-)
-from smartboost._params import explicit_params, resolve_params
+from smartboost._kernels.importance import correct_sampled, leaf_sums
+from smartboost._kernels.scale import bracket_counts, collect_bracket, quickselect_scale, scale_bracket
+from smartboost._kernels.topk import _quickselect_kth, rank_bracket, sum_bracket
+from smartboost._params import training_params
 from smartboost.errors import ParameterError
 from smartboost.objectives import make_objective
-from smartboost.sampling import SamplingContext, make_sampler, resolve_sampling_params
+from smartboost.sampling import SamplingContext, make_sampler
+from smartboost.sampling.scale import solve_scale
+from smartboost.sampling.topk import count_top_for_sum, kth_largest
 
 UNBIASED = ("uniform", "bernoulli", "goss", "smart1", "smart2", "mvs", "loss")
 ALL = ("none", "trimming", *UNBIASED)
 
 
 def _params(**user):
-    given = explicit_params(user)
-    params = resolve_params(given)
-    resolve_sampling_params(params, given)
-    return params
+    return training_params(user)
 
 
 def _context(n=100_000, seed=0, iteration=0):
@@ -439,7 +427,14 @@ def test_sampled_training_learns_and_records_sample_sizes(sampling):
     booster = sb.train({"objective": "binary", "sampling": sampling, "sample_rate": 0.3, "metric": "auc",
                         "verbosity": -1}, train, 30, valid_sets=[valid])
     sizes = booster.iteration_stats["sample_size"]
-    assert len(sizes) == 30 and 0.2 * 5000 < np.mean(sizes) < 0.4 * 5000
+    assert len(sizes) == 30
+    if sampling in ("uniform", "goss", "trimming"):  # exact counts: round(0.3 * 5000) rows every iteration
+        np.testing.assert_array_equal(sizes, 1500)
+    else:
+        # Independent draws of expected size 1,500 each (the scale solves for it): the variance of
+        # one, sum p_i (1 - p_i), is at most sum p_i = 1,500, so the mean of 30 has a standard
+        # deviation of at most sqrt(1500 / 30); 5 of them bound it.
+        assert abs(np.mean(sizes) - 1500) < 5 * np.sqrt(1500 / 30)
     np.testing.assert_array_equal(booster.iteration_stats["sample_rate"], np.array(sizes) / 5000)
     assert booster.evals_result["valid_0"]["auc"][-1] > 0.78
 
@@ -472,17 +467,17 @@ def test_sampling_freq_reuses_the_sample(binary_data):
 # -- parameters -----------------------------------------------------------------------------
 
 def test_sample_rate_alone_means_uniform_sampling():
-    assert _params(subsample=0.5)["sampling"] == "uniform"
-    assert _params()["sampling"] == "none"
-    assert _params(bagging_fraction=0.5, bagging_freq=0)["sampling"] == "none"  # LightGBM: bagging off
-    assert _params(sampling="gradient_based", sample_rate=0.2)["sampling"] == "mvs"
+    assert _params(subsample=0.5).sampling == "uniform"
+    assert _params().sampling == "none"
+    assert _params(bagging_fraction=0.5, bagging_freq=0).sampling == "none"  # LightGBM: bagging off
+    assert _params(sampling="gradient_based", sample_rate=0.2).sampling == "mvs"
 
 
 def test_goss_rates():
     p = _params(sampling="goss", sample_rate=0.3)
-    assert p["goss_top_rate"] == pytest.approx(0.2)
+    assert p.goss_top_rate == pytest.approx(0.2)
     p = _params(sampling="goss", top_rate=0.2, other_rate=0.1)
-    assert p["sample_rate"] == pytest.approx(0.3)
+    assert p.sample_rate == pytest.approx(0.3)
 
 
 @pytest.mark.parametrize("params, match", [
@@ -506,7 +501,8 @@ def test_bad_sampling_parameters(params, match):
 @pytest.mark.parametrize("n, k", [(1, 1), (10, 3), (63, 5), (65, 65), (100, 0), (100_000, 12_345)])
 def test_parallel_exact_draw_keeps_exactly_k_rows(n, k):
     """The chunked selection sampling of uniform: k rows, sorted, and the rest their complement."""
-    from smartboost._kernels.sampling import draw_exact_parallel, exact_chunk_counts
+    from smartboost._kernels.draws import draw_exact_parallel
+    from smartboost.sampling.chunks import exact_chunk_counts
     rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
     key = np.uint64(n * 7919 + k)
     assert draw_exact_parallel(key, exact_chunk_counts(key, n, k), rows, rest) == k
@@ -517,11 +513,8 @@ def test_parallel_exact_draw_keeps_exactly_k_rows(n, k):
 def test_parallel_exact_draw_is_uniform_over_rows():
     """Every group of 1,000 rows (across the 10 chunks of 4,100 rows) is drawn as often as the
     others, within 4 standard errors over 300 draws of 10% of 41,000 rows."""
-    from smartboost._kernels.sampling import (
-        draw_chunks,
-        draw_exact_parallel,
-        exact_chunk_counts,
-    )
+    from smartboost._kernels.draws import draw_exact_parallel
+    from smartboost.sampling.chunks import draw_chunks, exact_chunk_counts
     n, k, draws = 41_000, 4_100, 300
     assert draw_chunks(n) == (10, 4_100) and draw_chunks(4_000) == (1, 4_000)
     hits = np.zeros(n)
@@ -540,11 +533,9 @@ def test_goss_draw_over_chunks(n):
     """GOSS's chunked draw: exactly the top count (ties to the lowest row ids) and the rest
     count, sorted, the rest their complement; the rest drawn evenly over groups that cross the
     chunk boundaries."""
-    from smartboost._kernels.sampling import (
-        draw_top_and_rest,
-        top_and_rest_counts,
-        top_threshold,
-    )
+    from smartboost._kernels.draws import draw_top_and_rest
+    from smartboost.sampling.chunks import top_and_rest_counts
+    from smartboost.sampling.topk import top_threshold
     rng = np.random.default_rng(n)
     values = np.round(rng.exponential(size=n), 1)  # many ties at the threshold
     k_top, k_rest = n // 10, n // 20

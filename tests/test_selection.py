@@ -7,7 +7,7 @@ import pytest
 from conftest import make_binary
 
 import smartboost as sb
-from smartboost._params import resolve_params
+from smartboost._params import training_params
 from smartboost.errors import ParameterError
 from smartboost.grower import NodeRows, TreeGrower
 from smartboost.selection import FeatureSelector
@@ -25,7 +25,7 @@ def _split_features(tree):
 
 
 def _selector(params):
-    return FeatureSelector(resolve_params({"verbosity": -1, **params}), np.ones(N_FEATURES, np.bool_))
+    return FeatureSelector(training_params({"verbosity": -1, **params}), np.ones(N_FEATURES, np.bool_))
 
 
 def _drawn(selector, grower, k, node=-1):
@@ -44,7 +44,7 @@ def _grow(X, y, params, n_trees=6, n_threads=2):
     """Trees grown by the grower itself on every row (gradients y - 0.5 plus noise, new noise
     every tree), with the selector of ``params``; returns the grower, the selector, the trees."""
     binned = sb.Dataset(X, y).binned
-    resolved = resolve_params({"verbosity": -1, "num_leaves": 15, "min_data_in_leaf": 5, **params})
+    resolved = training_params({"verbosity": -1, "num_leaves": 15, "min_data_in_leaf": 5, **params})
     grower = TreeGrower.for_data(binned, resolved)
     selector = FeatureSelector(resolved, binned.usable_features)
     source = NodeRows(binned, n_threads)

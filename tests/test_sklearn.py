@@ -89,7 +89,12 @@ def test_eval_set_early_stopping_and_importances():
     split = model.feature_importances_
     model.set_params(importance_type="gain")
     gain = model.feature_importances_
-    assert split.sum() > 0 and gain.sum() > 0 and not np.array_equal(split, gain)
+    # recounted from the trees predict uses (one per iteration up to the best one)
+    nodes = [(t.feature[t.left >= 0], t.gain[t.left >= 0]) for t in model.booster_.trees[:model.best_iteration_]]
+    features, gains = (np.concatenate(column) for column in zip(*nodes))
+    np.testing.assert_array_equal(split, np.bincount(features, minlength=X.shape[1]))
+    np.testing.assert_allclose(gain, np.bincount(features, weights=gains, minlength=X.shape[1]), rtol=1e-12)
+    assert not np.array_equal(split, gain)
 
 
 def test_dataframe_feature_names_and_pipeline_grid_search():
@@ -137,3 +142,83 @@ def test_ranker_with_qid_in_group_aware_cross_validation():
     model = SmartBoostRanker(n_estimators=5, metric="ndcg@5").fit(
         X, y, group=sizes, eval_set=[(X, y)], eval_group=[sizes], eval_names=["train"])
     assert len(model.evals_result_["train"]["ndcg@5"]) == 5
+
+
+def test_estimators_explain_their_predictions():
+    from smartboost.sklearn import SmartBoostRanker
+
+    X, y = make_binary(n=1500, seed=8)
+    labels = np.array(["a", "b", "c"])[(X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5).astype(int)]
+    qid = np.repeat(np.arange(30), 50)
+    for model, target, kwargs in ((SmartBoostRegressor(n_estimators=8), X[:, 0] + y, {}),
+                                  (SmartBoostClassifier(n_estimators=8), y, {}),
+                                  (SmartBoostClassifier(n_estimators=8), labels, {}),
+                                  (SmartBoostRanker(n_estimators=8), np.round(y * 2), {"qid": qid})):
+        model.fit(X, target, **kwargs)
+        booster = model.booster_
+        contributions = model.predict(X, pred_contrib=True)
+        np.testing.assert_array_equal(contributions, booster.predict(X, pred_contrib=True))
+        assert contributions.shape == (1500, booster.num_model_per_iteration() * (X.shape[1] + 1))
+        np.testing.assert_array_equal(model.predict(X, pred_leaf=True), booster.predict(X, pred_leaf=True))
+    np.testing.assert_allclose(contributions.sum(axis=1), model.predict(X), rtol=1e-9)
+
+
+def _ranking_frame(n_queries=45, seed=9):
+    from test_ranking import make_ranking
+
+    X, y, sizes = make_ranking(n_queries, seed=seed)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    frame.insert(0, "qid", np.repeat(np.arange(n_queries), sizes))
+    return frame, y
+
+
+def test_ranker_scores_ndcg_and_grid_search_needs_no_scorer():
+    from sklearn.model_selection import GroupKFold
+
+    from smartboost.metrics import get_metric
+    from smartboost.sklearn import SmartBoostRanker
+
+    frame, y = _ranking_frame()
+    qid = frame["qid"].to_numpy()
+    X = frame.drop(columns="qid").to_numpy()
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True])
+    model = SmartBoostRanker(n_estimators=10, num_leaves=7).fit(frame, y)  # queries from the qid column
+    assert model.feature_names_in_.tolist() == [c for c in frame.columns if c != "qid"]
+    features = frame.drop(columns="qid")
+    np.testing.assert_array_equal(model.predict(frame), model.predict(features))
+    assert model.score(frame, y) == get_metric("ndcg@10")(y, model.predict(features), None, None, starts)
+    assert model.score(features, y, qid=qid) == model.score(frame, y)
+    five = SmartBoostRanker(n_estimators=10, num_leaves=7, metric="ndcg@5").fit(X, y, qid=qid)
+    assert five.score(X, y, qid=qid) == get_metric("ndcg@5")(y, five.predict(X), None, None, starts)
+    with pytest.raises(ValueError, match="needs the queries"):
+        model.score(features, y)
+    with pytest.raises(ValueError, match="given twice"):
+        model.score(frame, y, qid=qid)
+
+    # scikit-learn's default settings: the qid column carries the queries to fit and score
+    grid = {"num_leaves": [3, 7], "learning_rate": [0.1, 0.3]}
+    search = GridSearchCV(SmartBoostRanker(n_estimators=10), grid, cv=GroupKFold(3)).fit(frame, y,
+                                                                                         groups=frame["qid"])
+    assert search.best_score_ > 0.6 and set(search.best_params_) == set(grid)
+    # by hand: the same folds, fitted and scored with the qid column
+    best = search.best_params_
+    by_hand = [SmartBoostRanker(n_estimators=10, **best).fit(frame.iloc[tr], y[tr]).score(frame.iloc[te], y[te])
+               for tr, te in GroupKFold(3).split(frame, y, frame["qid"])]
+    assert search.best_score_ == pytest.approx(np.mean(by_hand), rel=1e-12)
+
+
+def test_ranker_grid_search_with_metadata_routing():
+    import sklearn
+    from sklearn.model_selection import GroupKFold
+
+    from smartboost.sklearn import SmartBoostRanker
+
+    frame, y = _ranking_frame(seed=10)
+    qid = frame["qid"].to_numpy()
+    X = frame.drop(columns="qid").to_numpy()
+    with sklearn.config_context(enable_metadata_routing=True):
+        ranker = SmartBoostRanker(n_estimators=10).set_fit_request(qid=True).set_score_request(qid=True)
+        search = GridSearchCV(ranker, {"num_leaves": [3, 7]}, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
+    default = GridSearchCV(SmartBoostRanker(n_estimators=10), {"num_leaves": [3, 7]}, cv=GroupKFold(3)).fit(
+        frame, y, groups=qid)
+    np.testing.assert_array_equal(search.cv_results_["mean_test_score"], default.cv_results_["mean_test_score"])

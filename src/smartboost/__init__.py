@@ -10,12 +10,13 @@ from ._warmup import compile_kernels
 from .booster import Booster
 from .callback import (Checkpoint, EarlyStopping, LogEvaluation, ProgressBar, RecordEvaluation, TrainingCallback,
                        checkpoint, early_stopping, log_evaluation, progress_bar, record_evaluation)
+from .crossval import CVBooster, cv
 from .dataset import Dataset
 from .engine import train
 from .errors import DataError, ModelFormatError, ParameterError, SmartBoostError, TrainingInterrupted
 
 __all__ = [
-    "Booster", "Dataset", "train", "callback",
+    "Booster", "CVBooster", "Dataset", "train", "cv", "callback",
     "TrainingCallback", "Checkpoint", "EarlyStopping", "LogEvaluation", "ProgressBar", "RecordEvaluation",
     "checkpoint", "early_stopping", "log_evaluation", "progress_bar", "record_evaluation",
     "SmartBoostError", "ParameterError", "DataError", "ModelFormatError", "TrainingInterrupted", "compile_kernels",

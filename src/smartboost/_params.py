@@ -1,15 +1,21 @@
-"""The parameter registry: one table of every training parameter.
+"""The parameter registry: one table of every training parameter, and the training boundary.
 
 Each :class:`Param` holds the canonical name (LightGBM's where LightGBM has one), its aliases
 (XGBoost's and scikit-learn's names among them), the default, the constraint and the doc line.
-:func:`resolve_params` is the single boundary where user parameters are validated: unknown
-names, values of the wrong type or out of range, and conflicting aliases are rejected there with
-an error naming the parameter, so no kernel ever sees a bad value. ``docs/reference/parameters.md``
-is generated from this table by :func:`parameters_markdown` (a test keeps it in sync).
+:func:`resolve_params` validates user parameters one by one: unknown names, values of the
+wrong type or out of range, and conflicting aliases are rejected there with an error naming the
+parameter. :func:`training_params` is the single boundary of training, on one machine or on
+Dask: it also checks the parameters together, fills in the derived ones, and returns them as a
+typed :class:`TrainingParams`, which the components read by attribute; every check across
+parameters lives in this module (:func:`check_objective_params` for those that need the
+objective, :func:`check_distributed_params` for what Dask training cannot do). So no kernel
+ever sees a bad value. ``docs/reference/parameters.md`` is generated from the table by
+:func:`parameters_markdown` (a test keeps it in sync).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import math
@@ -21,7 +27,8 @@ from typing import Any
 
 from .errors import ParameterError
 
-__all__ = ["Param", "PARAMS", "resolve_params", "parameters_markdown", "saved_params"]
+__all__ = ["Param", "PARAMS", "TrainingParams", "model_params", "param_default", "resolve_params", "training_params",
+           "check_objective_params", "check_distributed_params", "parameters_markdown"]
 
 
 @dataclass(frozen=True)
@@ -45,10 +52,13 @@ class Param:
         Section of the generated parameter reference.
     constraint : str
         Human-readable constraint, for the docs.
+    fallback : str or None
+        When this parameter is not given and the ``fallback`` parameter is, it takes that value
+        (``huber_delta`` takes ``alpha``, the parameter LightGBM shares between Huber and quantile).
     saved_at_default : bool
-        Whether a model file holds the parameter when it has its default value. Parameters added
-        after the first model format are written only when they differ from their default, so
-        that the files of models that do not use them stay byte for byte as they were.
+        Whether model files record the parameter at its default value. Parameters added after
+        models were first saved are recorded only when set otherwise, so that the files of
+        models that do not use them stay the same byte for byte (:func:`model_params`).
     """
 
     name: str
@@ -58,6 +68,7 @@ class Param:
     aliases: tuple[str, ...] = ()
     group: str = "core"
     constraint: str = ""
+    fallback: str | None = None
     saved_at_default: bool = True
     names: tuple[str, ...] = field(init=False)
 
@@ -74,6 +85,15 @@ def _is_int(value: Any) -> bool:
 
 
 _INT32_MAX = 2**31 - 1
+
+_MAX_CLASSES = 1 << 16
+"""The most classes a multiclass model may have: its scores and gradients take ``num_class``
+values per row (and each iteration grows a tree per class), so a larger count is a mistake that
+would exhaust memory before it failed."""
+
+_MIN_RATE = 1e-9
+"""The smallest row-sampling rate: sampled rows carry weights ``1 / rate``, which must stay far
+from overflowing in the fixed-point gradients."""
 
 
 def _int(low: int | None = None, high: int | None = None) -> Callable[[str, Any], int]:
@@ -302,19 +322,33 @@ def _interaction_constraints(name: str, value: Any) -> tuple[tuple[int | str, ..
 PARAMS: tuple[Param, ...] = (
     # core
     Param("objective", "regression", _objective,
-          "Loss to minimise: 'regression' (squared error), 'huber', 'binary' (logistic, labels 0/1 or "
-          "-1/+1), 'multiclass' (softmax, labels 0..num_class-1), the margin losses 'exponential', "
-          "'smart_logistic', 'logistic_log2', 'squared_margin', 'regularized_logistic' (docs: "
-          "objectives/margin.py), 'lambdarank' and 'rank_pairwise' (queries from the Dataset's group or qid), "
-          "or a function fn(label, raw) -> (grad, hess).",
+          "Loss to minimise: 'regression' (squared error), 'huber', 'regression_l1' (absolute error), "
+          "'quantile', 'mape', 'poisson', 'gamma', 'tweedie' (log link), 'binary' (logistic, labels 0/1 or "
+          "-1/+1), 'cross_entropy' (logistic, labels in [0, 1]), 'multiclass' (softmax, labels "
+          "0..num_class-1), the margin losses 'exponential', 'smart_logistic', 'logistic_log2', "
+          "'squared_margin', 'regularized_logistic' (docs: objectives/margin.py), 'lambdarank' and "
+          "'rank_pairwise' (queries from the Dataset's group or qid), or a function fn(label, raw) -> "
+          "(grad, hess).",
           ("objective_type", "app", "application", "loss"), "core", "a registered objective name"),
-    Param("num_class", 1, _int(1),
+    Param("num_class", 1, _int(1, _MAX_CLASSES),
           "Number of classes of a multiclass objective (>= 2 there, 1 otherwise); each iteration grows "
           "one tree per class.",
-          ("num_classes",), "core", ">= 1"),
+          ("num_classes",), "core", "[1, 65536]"),
     Param("huber_delta", 1.0, _float(0.0, low_open=True),
-          "huber: residual size where the loss turns from squared to linear.",
-          ("alpha",), "core", "> 0"),
+          "huber: residual size where the loss turns from squared to linear; when not given, `alpha` if that "
+          "is given (LightGBM's name for it).",
+          (), "core", "> 0", fallback="alpha"),
+    Param("alpha", 0.9, _float(0.0, low_open=True),
+          "quantile: the quantile level, in (0, 1) (the objective checks it); also the quantile metric's. "
+          "huber: the delta when huber_delta is not given (LightGBM shares alpha between both).",
+          ("quantile_alpha",), "core", "> 0", saved_at_default=False),
+    Param("tweedie_variance_power", 1.5, _float(1.0, 2.0, high_open=True),
+          "tweedie objective and metric: the power p of Var(y) = phi mu^p (1: Poisson, towards 2: gamma).",
+          (), "core", "[1, 2)", saved_at_default=False),
+    Param("poisson_max_delta_step", 0.7, _float(0.0, low_open=True),
+          "poisson: the hessian is e^(F + poisson_max_delta_step), which keeps Newton steps of leaves with "
+          "small means bounded (LightGBM's safeguard).",
+          (), "core", "> 0", saved_at_default=False),
     Param("logistic_mu", 0.0, _float(0.0),
           "regularized_logistic: the penalty mu F^2 / 2 on the score (RGBM's regularised logistic loss).",
           ("mu",), "core", ">= 0"),
@@ -433,9 +467,9 @@ PARAMS: tuple[Param, ...] = (
           "'smart2', 'mvs', 'loss' (docs/concepts/sampling.md). Default: 'uniform' when sample_rate < 1, else 'none'.",
           ("sampling_method", "data_sample_strategy", "sample_strategy"), "sampling",
           " \\| ".join(_SAMPLING_NAMES)),
-    Param("sample_rate", 1.0, _float(0.0, 1.0, low_open=True),
+    Param("sample_rate", 1.0, _float(_MIN_RATE, 1.0),
           "Target fraction of rows per tree; every sampler reaches it in expectation.",
-          ("subsample", "bagging_fraction", "sampling_rate", "sample_fraction"), "sampling", "(0, 1]"),
+          ("subsample", "bagging_fraction", "sampling_rate", "sample_fraction"), "sampling", "[1e-9, 1]"),
     Param("sampling_freq", 1, _int(0),
           "Draw a new sample every this many iterations (the others reuse it); 0 turns sampling off "
           "(LightGBM's bagging_freq=0).",
@@ -451,24 +485,24 @@ PARAMS: tuple[Param, ...] = (
           (), "sampling", "> 0"),
     Param("smart_eta", 0.5, _float(0.0),
           "smart2: strength of the improved diagonal approximation; 0 switches it off, 1 is the paper's "
-          "formula (0.5: measured best across datasets, docs/papers.md).",
+          "formula (0.5: the best across the datasets of docs/papers.md).",
           (), "sampling", ">= 0"),
     Param("mvs_lambda", "adaptive", _mvs_lambda,
           "mvs: lambda in sqrt(g^2 + lambda h^2), or 'adaptive' (squared mean absolute leaf value of the "
           "previous tree).",
           ("mvs_reg",), "sampling", ">= 0 or 'adaptive'"),
-    Param("goss_top_rate", None, _optional(_float(0.0, 1.0, low_open=True, high_open=True)),
+    Param("goss_top_rate", None, _optional(_float(_MIN_RATE, 1.0, high_open=True)),
           "goss: fraction of rows kept for their large gradients (default: 2/3 of sample_rate).",
-          ("top_rate",), "sampling", "(0, 1)"),
-    Param("goss_other_rate", None, _optional(_float(0.0, 1.0, low_open=True, high_open=True)),
+          ("top_rate",), "sampling", "[1e-9, 1)"),
+    Param("goss_other_rate", None, _optional(_float(_MIN_RATE, 1.0, high_open=True)),
           "goss: fraction of rows drawn from the rest (LightGBM's other_rate); sample_rate becomes "
           "top + other.",
-          ("other_rate",), "sampling", "(0, 1)"),
+          ("other_rate",), "sampling", "[1e-9, 1)"),
     Param("trimming_alpha", None, _optional(_float(0.0, 1.0, high_open=True)),
           "trimming: keep the largest-hessian rows until they hold 1 - alpha of the total (instead of "
           "sample_rate).",
           (), "sampling", "[0, 1)"),
-    # candidate selection (RGBM, ALGORITHMS.md 4)
+    # candidate selection (RGBM, docs/concepts/rgbm.md)
     Param("selection_type", 0, _int(0, 3),
           "Random-then-greedy candidate splits: 0 every split, 1 selection_t random (feature, threshold) pairs, "
           "2 one random feature, 3 selection_t random features, drawn per tree or per node (selection_scope); "
@@ -486,7 +520,7 @@ PARAMS: tuple[Param, ...] = (
     Param("colsample_bynode", 1.0, _float(0.0, 1.0, low_open=True),
           "Fraction of the features drawn per node (Type 3, per-node scope).",
           ("feature_fraction_bynode",), "selection", "(0, 1]"),
-    # boosting: the direction of a step and its size (ALGORITHMS.md 1)
+    # boosting: the direction of a step and its size (docs/concepts/boosting.md, "The boosting loop")
     Param("boosting", "newton", _choice("newton", "gradient", aliases={"gbdt": "newton", "gbm": "gradient"}),
           "'newton': trees fit Newton steps, leaf values -G/(H + lambda_l2) (XGBoost, LightGBM). 'gradient': "
           "the classic first-order GBM, trees fit the negative gradients by least squares (every hessian "
@@ -562,7 +596,22 @@ def resolve_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
     given = explicit_params(params)
     out = {p.name: p.default for p in PARAMS}
     out.update(given)
+    for p in PARAMS:
+        if p.fallback is not None and p.name not in given and p.fallback in given:
+            out[p.name] = p.check(p.fallback, given[p.fallback])
     return out
+
+
+def param_default(name: str) -> Any:
+    """The default value of a parameter (canonical name or alias)."""
+    return _BY_NAME[canonical_param_name(name)].default
+
+
+def model_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Resolved parameters as model files record them: without the parameters that are at their
+    default and not ``saved_at_default`` (loading fills them in again)."""
+    return {name: value for name, value in params.items()
+            if name not in _BY_NAME or _BY_NAME[name].saved_at_default or value != _BY_NAME[name].default}
 
 
 def explicit_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -587,16 +636,198 @@ def explicit_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def saved_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The resolved ``params`` as a model file holds them: without the parameters that are not
-    saved at their default value (:attr:`Param.saved_at_default`) when they have it."""
-    return {name: value for name, value in params.items()
-            if name not in _BY_NAME or _BY_NAME[name].saved_at_default or value != _BY_NAME[name].default}
-
-
 def _cell(text: str) -> str:
     """``text`` for a markdown table cell: a bare ``|`` would end the cell."""
     return re.sub(r"(?<!\\)\|", r"\\|", text)
+
+
+def _as_dict(self: Any) -> dict[str, Any]:
+    """The parameters as a dict of canonical names (what a model file stores)."""
+    return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+TrainingParams = dataclasses.make_dataclass("TrainingParams", [(p.name, Any) for p in PARAMS], frozen=True,
+                                            slots=True, namespace={"as_dict": _as_dict})
+TrainingParams.__module__ = __name__
+TrainingParams.__doc__ = """The parameters of one training run: every registry entry under its
+canonical name, as an attribute, checked one by one and together (:func:`training_params`);
+``dataclasses.asdict`` gives them as a dict (a model file's ``params``)."""
+
+
+def training_params(params: Mapping[str, Any] | None, num_boost_round: int | None = None) -> TrainingParams:
+    """The parameters of a training run, checked one by one and together, with the derived ones
+    (the sampler, GOSS's top rate) filled in.
+
+    Parameters
+    ----------
+    params : mapping or None
+        User parameters, under canonical names or aliases.
+    num_boost_round : int, optional
+        Iterations, unless ``params`` sets ``num_iterations`` (or an alias).
+
+    Returns
+    -------
+    TrainingParams
+
+    Raises
+    ------
+    ParameterError
+        A bad value, or a combination that makes no sense.
+    """
+    given = explicit_params(params)
+    resolved = resolve_params(given)
+    if num_boost_round is not None and "num_iterations" not in given:
+        resolved["num_iterations"] = _BY_NAME["num_iterations"].check("num_boost_round", num_boost_round)
+    if resolved["num_leaves"] == 0 and resolved["max_depth"] <= 0:
+        raise ParameterError("num_leaves=0 (no leaf limit) needs a depth limit: set max_depth > 0")
+    _resolve_sampling(resolved, given)
+    _check_selection(resolved, given)
+    return TrainingParams(**resolved)
+
+
+_SAMPLER_OWN_PARAMS = {
+    "smart_rho": ("smart1", "smart2"),
+    "smart_eta": ("smart2",),
+    "mvs_lambda": ("mvs",),
+    "goss_top_rate": ("goss",),
+    "goss_other_rate": ("goss",),
+    "trimming_alpha": ("trimming",),
+}
+
+GOSS_DEFAULT_TOP_SHARE = 2.0 / 3.0
+"""Without ``goss_top_rate``, GOSS keeps this share of ``sample_rate`` as top rows (LightGBM's
+defaults, top 0.2 and other 0.1, have the same 2:1 ratio)."""
+
+GOSS_DEFAULT_TOP_RATE = 0.2
+"""LightGBM's ``top_rate`` default, used when only ``goss_other_rate`` is given."""
+
+
+def _resolve_sampling(params: dict[str, Any], given: dict[str, Any]) -> None:
+    """Check the sampling parameters together and fill in the derived ones, in place."""
+    from .sampling import SAMPLERS  # the samplers' capabilities; sampling imports this module
+
+    sampling = params["sampling"]
+    if params["sampling_freq"] == 0:  # LightGBM's bagging_freq=0: no sampling
+        if sampling not in (None, "none"):
+            raise ParameterError(f"sampling='{sampling}' with sampling_freq=0 (which turns sampling off); "
+                                 "use sampling_freq >= 1")
+        sampling = "none"
+    if sampling is None:
+        sampling = "uniform" if params["sample_rate"] < 1.0 else "none"
+    params["sampling"] = sampling
+    for name, samplers in _SAMPLER_OWN_PARAMS.items():
+        if name in given and sampling not in samplers:
+            raise ParameterError(f"parameter '{name}' applies to sampling={' or '.join(samplers)}, not '{sampling}'")
+    if sampling == "none":
+        if given.get("sample_rate", 1.0) < 1.0 and params["sampling_freq"] != 0:
+            raise ParameterError("sample_rate < 1 with sampling='none'; choose a sampler (e.g. sampling='mvs')")
+        params["sample_rate"] = 1.0
+    if params["smart_rho"] is not None and "sample_rate" in given:
+        raise ParameterError("give either smart_rho (p = min(1, rho * importance)) or sample_rate, not both")
+    if sampling == "trimming" and params["trimming_alpha"] is not None and "sample_rate" in given:
+        raise ParameterError("give either trimming_alpha or sample_rate for trimming, not both")
+    if sampling == "goss":
+        _resolve_goss(params, given)
+    if params["sampling_unit"] == "query" and not SAMPLERS[sampling].supports_queries:
+        able = ", ".join(name for name, cls in SAMPLERS.items() if cls.supports_queries)
+        raise ParameterError(f"sampling_unit='query' draws whole queries with a sampler's rule; sampling="
+                             f"'{sampling}' has none (use sample_rate < 1 with one of: {able})")
+
+
+def _resolve_goss(params: dict[str, Any], given: dict[str, Any]) -> None:
+    top = params["goss_top_rate"]
+    other = params["goss_other_rate"]
+    if other is not None:
+        top = GOSS_DEFAULT_TOP_RATE if top is None else top
+        if "sample_rate" in given and abs(given["sample_rate"] - (top + other)) > 1e-12:
+            raise ParameterError(f"sample_rate={given['sample_rate']} differs from goss_top_rate + goss_other_rate "
+                                 f"= {top + other}; give two of the three")
+        params["sample_rate"] = top + other
+    elif top is None:
+        top = GOSS_DEFAULT_TOP_SHARE * params["sample_rate"]
+    if not top < params["sample_rate"] <= 1.0:
+        raise ParameterError(f"goss needs goss_top_rate ({top:g}) < sample_rate ({params['sample_rate']:g}) <= 1: the "
+                             "rest of the sample is drawn from the other rows")
+    params["goss_top_rate"] = top
+
+
+def _check_selection(params: dict[str, Any], given: dict[str, Any]) -> None:
+    """Check the candidate-selection parameters together."""
+    by_tree, by_node = params["colsample_bytree"], params["colsample_bynode"]
+    if by_tree < 1.0 and by_node < 1.0:
+        raise ParameterError("give colsample_bytree or colsample_bynode, not both")
+    if min(by_tree, by_node) < 1.0 and ("selection_type" in given or "selection_t" in given):
+        raise ParameterError("colsample_bytree/colsample_bynode set the selection; drop selection_type and "
+                             "selection_t, or the colsample parameter")
+    if params["selection_type"] == 1 and params["selection_t"] is None:
+        raise ParameterError("selection_type=1 needs selection_t (the number of (feature, threshold) pairs per draw)")
+    if params["selection_type"] == 3 and params["selection_t"] is None:
+        raise ParameterError("selection_type=3 needs selection_t (the number of features per draw)")
+
+
+def check_objective_params(params: TrainingParams, objective: Any) -> None:
+    """Checks of the parameters that need the objective (``boosting``, ``step_rule``, sampling).
+
+    Parameters
+    ----------
+    params : TrainingParams
+    objective : Objective
+    """
+    from .sampling import SAMPLERS
+
+    rule = params.step_rule
+    if objective.first_order_only and params.boosting == "newton":
+        raise ParameterError(f"objective '{objective.name}' has no usable second derivative; train it with "
+                             "boosting='gradient'")
+    if rule == "smooth" and params.boosting != "gradient":
+        raise ParameterError("step_rule='smooth' (1/sigma) is the step of first-order boosting; use it with "
+                             "boosting='gradient' (Newton steps are already scaled by the hessian)")
+    if rule == "smooth" and objective.sigma_smooth is None:
+        raise ParameterError(f"step_rule='smooth' needs a smooth loss; objective '{objective.name}' has no "
+                             "smoothness constant")
+    monotone = params.monotone_constraints
+    if monotone is not None and any(monotone.values() if isinstance(monotone, Mapping) else monotone):
+        if rule == "leaf_line":
+            raise ParameterError("step_rule='leaf_line' sets every leaf's value on its own, which breaks "
+                                 "monotone_constraints; use 'shrinkage' or 'line' (one factor for the whole tree)")
+        if objective.renews_leaves:
+            raise ParameterError(f"objective '{objective.name}' refits every leaf to a quantile of its rows, which "
+                                 "breaks monotone_constraints; use a smooth objective (e.g. 'huber' instead of "
+                                 "'regression_l1')")
+    if rule in ("line", "leaf_line") and (objective.num_outputs > 1 or objective.name == "custom"):
+        raise ParameterError(f"step_rule='{rule}' needs a single-output built-in objective, not "
+                             f"'{objective.name}'")
+    if objective.num_outputs > 1 and not SAMPLERS[params.sampling].supports_multiclass:
+        raise ParameterError(f"sampling='{params.sampling}' does not support multiclass objectives")
+
+
+_NOT_DISTRIBUTED = {
+    "uniform": "its exact sample size is one draw over all rows; use sampling='bernoulli'",
+    "goss": "its uniform draw of an exact count among the other rows spans every worker; use sampling='mvs' "
+            "(importance sampling by |g| and h)",
+}
+
+
+def check_distributed_params(params: TrainingParams, objective: Any) -> None:
+    """Refuse what training on Dask does not do (yet).
+
+    Parameters
+    ----------
+    params : TrainingParams
+    objective : Objective
+    """
+    if objective.renews_leaves:
+        raise ParameterError(f"objective '{objective.name}' refits each leaf on all of its rows, which "
+                             "smartboost.dask does not support yet")
+    if params.sampling in _NOT_DISTRIBUTED:
+        raise ParameterError(f"sampling='{params.sampling}' is not supported by smartboost.dask: "
+                             f"{_NOT_DISTRIBUTED[params.sampling]}")
+    if params.sampling_unit == "query":
+        raise ParameterError("sampling_unit='query' is not supported by smartboost.dask yet; sample rows "
+                             "(sampling_unit='row')")
+    if params.step_rule in ("line", "leaf_line"):
+        raise ParameterError(f"step_rule='{params.step_rule}' is not supported by smartboost.dask yet; use "
+                             "'shrinkage' or 'smooth'")
 
 
 def parameters_markdown() -> str:

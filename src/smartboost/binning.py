@@ -13,7 +13,8 @@ up to ``max_bin``; its missing-value bin also takes the categories the training 
 have.
 
 :class:`BinnedData` holds a binned matrix twice, row-major for histograms and column-major for
-partitioning (PERFORMANCE.md 1: each layout is 2.4x-3.4x faster for its own kernel).
+partitioning (docs/internals.md, "Bin layouts"): each kernel reads its rows in its own layout's
+order.
 """
 
 from __future__ import annotations

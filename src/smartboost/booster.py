@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
@@ -13,23 +14,25 @@ from . import io
 from ._config import threads
 from ._data import dense_rows, to_features
 from ._kernels.predict import predict_trees
+from ._params import model_params
 from .binning import BinMapper, BinnedData
 from .errors import DataError, ParameterError
+from .explain import explain_contributions, explain_interactions, explain_leaves
 from .objectives import Objective
 from .tree import PackedTrees, Tree
 
 __all__ = ["Booster"]
 
 _PREDICT_CHUNK_ROWS = 65536
-"""Sparse or non-C-ordered input is converted and predicted this many rows at a time."""
+"""Sparse or non-C-ordered input, or input with categorical features, is converted and predicted
+this many rows at a time."""
 
 
 def _tree_block_rows(n_features: int, itemsize: int) -> int:
     """Rows the prediction kernel walks through one tree at a time: about 256 KB of features.
 
     Blocks keep one tree's nodes in L1 cache and the block's rows in L2 while the tree is
-    walked for every row; measured on 250,000 x 28 float32 rows and 100 trees of 255 leaves:
-    1.59 s row by row, 1.23 s with 128-row blocks, 1.01 s with 4,096-row blocks (2 threads).
+    walked for every row of the block, instead of fetching every tree again for every row.
     """
     return max(64, min(4096, (1 << 18) // max(1, n_features * itemsize)))
 
@@ -148,8 +151,9 @@ class Booster:
 
     # -- prediction --------------------------------------------------------------------------
 
-    def predict(self, data: Any, raw_score: bool = False, num_iteration: int | None = None) -> np.ndarray:
-        """Predict.
+    def predict(self, data: Any, raw_score: bool = False, num_iteration: int | None = None, pred_leaf: bool = False,
+                pred_contrib: bool = False, pred_interactions: bool = False) -> np.ndarray:
+        """Predict, or explain the predictions.
 
         Parameters
         ----------
@@ -161,12 +165,60 @@ class Booster:
             Return raw scores (log-odds for ``binary``) instead of predictions.
         num_iteration : int, optional
             Use the first ``num_iteration`` iterations; None uses ``best_iteration``, <= 0 all.
+        pred_leaf : bool
+            Return the leaf each row reaches in each tree (LightGBM's leaf indices, see
+            :func:`smartboost.explain.leaf_numbers`).
+        pred_contrib : bool
+            Return each feature's SHAP value and the expected value, in raw-score space
+            (path-dependent TreeSHAP, see :mod:`smartboost.explain`); ``raw_score`` is ignored.
+        pred_interactions : bool
+            Return the SHAP interaction values (XGBoost's ``pred_interactions``), in raw-score space.
 
         Returns
         -------
-        ndarray of float64, shape (n_rows,), or (n_rows, num_class) for a multiclass model
-            Predictions (multiclass: class probabilities) or raw scores.
+        ndarray
+            Predictions (multiclass: class probabilities) or raw scores, float64 of shape
+            (n_rows,), or (n_rows, num_class) for a multiclass model. With ``pred_leaf``: int32
+            of shape (n_rows, n_trees). With ``pred_contrib``: float64 of shape
+            (n_rows, n_features + 1), the expected value last; for a multiclass model
+            (n_rows, num_class * (n_features + 1)), one such block per class (LightGBM's
+            layout). Each row's contributions sum to its raw score. With ``pred_interactions``:
+            float64 of shape (n_rows, n_features + 1, n_features + 1), the expected value last on
+            the diagonal; (n_rows, num_class, n_features + 1, n_features + 1) for a multiclass
+            model.
         """
+        explained = {"pred_leaf": explain_leaves, "pred_contrib": explain_contributions,
+                     "pred_interactions": explain_interactions}
+        asked = [name for name, flag in zip(explained, (pred_leaf, pred_contrib, pred_interactions)) if flag]
+        if len(asked) > 1:
+            raise ParameterError(f"give at most one of pred_leaf, pred_contrib and pred_interactions, not {asked}")
+        X, chunks = self._prediction_rows(data)
+        n_trees = self._n_trees(num_iteration)
+        if asked:
+            with threads(self.params.get("num_threads", 0)):
+                return explained[asked[0]](self, X, n_trees, chunks)
+        packed = self._packed
+        n_outputs = self.objective.num_outputs
+        roots = packed.roots[:n_trees]
+        class_roots = [np.ascontiguousarray(roots[k::n_outputs]) for k in range(n_outputs)]
+        missing = np.full(self.num_feature(), np.nan)
+        out = self._start_scores(X.shape[0])
+        with threads(self.params.get("num_threads", 0)):
+            for start, chunk in chunks:
+                for k in range(n_outputs):  # class k owns trees k, k + K, k + 2K, ...
+                    predict_trees(chunk, packed.feature, packed.threshold, packed.missing_left, missing,
+                                  packed.left, packed.right, packed.value, class_roots[k],
+                                  out[k, start:start + chunk.shape[0]],
+                                  _tree_block_rows(chunk.shape[1], chunk.itemsize), packed.categorical)
+        if n_outputs == 1:
+            out = out[0]
+        if not raw_score:
+            out = self.objective.transform(out)
+        return out.T.copy() if n_outputs > 1 else out
+
+    def _prediction_rows(self, data: Any) -> tuple[Any, Iterator[tuple[int, np.ndarray]]]:
+        """``data`` converted for prediction, its features checked against the model's, and its
+        blocks of rows as the tree walks read them (:func:`_row_chunks`)."""
         features = to_features(data, "data", allow_empty=True)
         X, names = features.matrix, features.names
         if X.shape[1] != self.num_feature():
@@ -175,33 +227,8 @@ class Booster:
             raise DataError(f"data column names {names[:5]}... differ from the model's feature names "
                             f"{self.feature_names[:5]}...")
         self.bin_mapper.check_text_columns(features)
-        # a categorical feature's column is read as its bins, in a copy of each chunk of rows
         category_bins = {f: self.bin_mapper.category_bins(features, f) for f in self.bin_mapper.categories}
-        packed = self._packed
-        n_outputs = self.objective.num_outputs
-        roots = packed.roots[:self._n_trees(num_iteration)]
-        class_roots = [np.ascontiguousarray(roots[k::n_outputs]) for k in range(n_outputs)]
-        missing = np.full(self.num_feature(), np.nan)
-        out = self._start_scores(X.shape[0])
-        direct = not sp.issparse(X) and X.flags.c_contiguous and not category_bins
-        with threads(self.params.get("num_threads", 0)):
-            step = max(1, X.shape[0]) if direct else _PREDICT_CHUNK_ROWS
-            for start in range(0, X.shape[0], step):
-                chunk = X if direct else dense_rows(X, start, start + step)
-                if category_bins:
-                    chunk = np.array(chunk, np.float64)
-                    for f, bins in category_bins.items():
-                        chunk[:, f] = bins[start:start + step]
-                for k in range(n_outputs):  # class k owns trees k, k + K, k + 2K, ...
-                    predict_trees(chunk, packed.feature, packed.threshold, packed.missing_left, missing,
-                                  packed.left, packed.right, packed.value, class_roots[k],
-                                  out[k, start:start + step], _tree_block_rows(chunk.shape[1], chunk.itemsize),
-                                  packed.categorical)
-        if n_outputs == 1:
-            out = out[0]
-        if not raw_score:
-            out = self.objective.transform(out)
-        return out.T.copy() if n_outputs > 1 else out
+        return X, _row_chunks(X, category_bins)
 
     def predict_binned(self, data: BinnedData, out: np.ndarray, first_tree: int = 0,
                        last_tree: int | None = None, step: int = 1) -> None:
@@ -210,9 +237,9 @@ class Booster:
         The training loop's path (evaluation sets, continued training): ``data`` must be binned
         with this model's edges. A multiclass model's class ``k`` owns trees
         ``k::num_model_per_iteration()``. Each tree is walked on every row in turn by the
-        training loop's walk (:meth:`Tree.add_to_binned_rows`, 8 rows at once per thread): 2.3 ms
-        per 255-leaf tree for 250,000 rows against 10.2 ms for :func:`predict_trees`, with the
-        same scores bit for bit.
+        training loop's walk (:meth:`Tree.add_to_binned_rows`, several rows at once per thread,
+        on one-byte bins instead of float features), with the scores of :func:`predict_trees`
+        bit for bit.
         """
         rows = np.arange(data.n_rows, dtype=np.uint32)
         for tree in self.trees[first_tree:last_tree:step]:
@@ -253,7 +280,7 @@ class Booster:
         n = self._n_trees(0 if num_iteration is None else num_iteration)
         return io.model_to_string(io.ModelContent(
             objective=self.objective, bin_mapper=self.bin_mapper, base_score=self.base_score,
-            feature_names=self.feature_names, params=self.params, trees=self.trees[:n],
+            feature_names=self.feature_names, params=model_params(self.params), trees=self.trees[:n],
             best_iteration=min(self.best_iteration, n // self.objective.num_outputs), best_score=self.best_score,
             data_format=self.data_format))
 
@@ -275,6 +302,23 @@ class Booster:
         return (f"<smartboost.Booster objective={self.objective.name!r} iterations={self.current_iteration()} "
                 f"trees={self.num_trees()} "
                 f"features={self.num_feature()}>")
+
+
+def _row_chunks(X: Any, category_bins: dict[int, np.ndarray]) -> Iterator[tuple[int, np.ndarray]]:
+    """``(start, rows)``: a converted matrix as C-ordered dense blocks of rows (the whole matrix
+    when it is one already and has no categorical feature; else ``_PREDICT_CHUNK_ROWS`` rows at a
+    time). A categorical feature's column holds the rows' bins (``category_bins[f]``), which the
+    tree walks test against the nodes' left sets, in a float64 copy of each block."""
+    if not category_bins and not sp.issparse(X) and X.flags.c_contiguous:
+        yield 0, X
+        return
+    for start in range(0, X.shape[0], _PREDICT_CHUNK_ROWS):
+        rows = dense_rows(X, start, start + _PREDICT_CHUNK_ROWS)
+        if category_bins:
+            rows = np.array(rows, np.float64)
+            for f, bins in category_bins.items():
+                rows[:, f] = bins[start:start + rows.shape[0]]
+        yield start, rows
 
 
 def _default_names(names: list[str]) -> bool:

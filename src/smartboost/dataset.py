@@ -82,14 +82,7 @@ class Dataset:
         self.weight = None if weight is None else to_vector(weight, n_rows, "weight", nonnegative=True)
         self.init_score = None if init_score is None else to_vector(init_score, n_rows, "init_score")
         self.query_starts = to_query_starts(group, qid, n_rows)
-        if self.weight is not None:
-            with np.errstate(over="ignore"):
-                total = self.weight.sum()
-            if not total > 0:
-                raise DataError("weight sums to zero: no row carries any weight")
-            if not np.isfinite(total):
-                raise DataError(f"weight sums to more than the largest float (largest weight {self.weight.max():g} "
-                                f"at row {int(self.weight.argmax())}); rescale the weights")
+        _check_weight_total(self.weight)
         self.feature_name = names
 
     @property
@@ -112,6 +105,47 @@ class Dataset:
     def get_label(self) -> np.ndarray | None:
         """The labels."""
         return self.label
+
+    def subset(self, used_indices: Any) -> Dataset:
+        """The Dataset of some of these rows, with their bins, labels, weights, init scores and
+        queries: nothing is binned again (LightGBM's ``Dataset.subset``).
+
+        Parameters
+        ----------
+        used_indices : array-like of int, or of bool with one entry per row
+            The rows, in the order the subset holds them. With queries, each query's rows must
+            stay together and queries keep their order (whole queries, or parts of them).
+
+        Returns
+        -------
+        Dataset
+            Binned with this Dataset's edges (a valid set of it, or training data of a model
+            whose evaluation sets were binned with them); equal to ``Dataset(X[used_indices],
+            ..., reference=self)``.
+        """
+        rows = np.asarray(used_indices)
+        if rows.dtype == np.bool_:
+            if rows.shape != (self.num_data(),):
+                raise DataError(f"a boolean used_indices needs one entry per row ({self.num_data()}), got shape "
+                                f"{rows.shape}")
+            rows = np.flatnonzero(rows)
+        if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+            raise DataError("used_indices must be a 1-dimensional array of row indices (or a boolean mask)")
+        if rows.size == 0:
+            raise DataError("used_indices selects no row")
+        bad = (rows < 0) | (rows >= self.num_data())
+        if bad.any():
+            raise DataError(f"used_indices holds {rows[np.argmax(bad)]}, outside [0, {self.num_data()})")
+        out = Dataset.__new__(Dataset)
+        row_major = np.ascontiguousarray(self.binned.row_major[rows])
+        missing = (row_major == self.bin_mapper.n_bins.astype(row_major.dtype)).sum(axis=0, dtype=np.int64)
+        out.binned = BinnedData(self.bin_mapper, row_major, missing)
+        out.label, out.weight, out.init_score = (None if v is None else v[rows]
+                                                 for v in (self.label, self.weight, self.init_score))
+        out.query_starts = None if self.query_starts is None else _subset_queries(self.query_starts, rows)
+        _check_weight_total(out.weight)
+        out.feature_name = list(self.feature_name)
+        return out
 
     def check_binning_params(self, given: dict[str, Any]) -> None:
         """Raise when training parameters ask for other bins than this Dataset was built with."""
@@ -178,6 +212,29 @@ def _feature_names(names: list[str] | None, n_features: int) -> list[str]:
     if len(set(names)) != len(names):
         raise DataError("feature names must be unique")
     return names
+
+
+def _check_weight_total(weight: np.ndarray | None) -> None:
+    """Raise when row weights sum to zero or overflow."""
+    if weight is None:
+        return
+    with np.errstate(over="ignore"):
+        total = weight.sum()
+    if not total > 0:
+        raise DataError("weight sums to zero: no row carries any weight")
+    if not np.isfinite(total):
+        raise DataError(f"weight sums to more than the largest float (largest weight {weight.max():g} "
+                        f"at row {int(weight.argmax())}); rescale the weights")
+
+
+def _subset_queries(query_starts: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Query starts of the subset ``rows`` (each query's rows together, queries in order)."""
+    query = np.repeat(np.arange(query_starts.size - 1), np.diff(query_starts))[rows]
+    if (np.diff(query) < 0).any():
+        row = int(np.argmax(np.diff(query) < 0)) + 1
+        raise DataError(f"used_indices must keep each query's rows together and the queries in order; entry {row} "
+                        f"(row {rows[row]}) is in query {query[row]}, after query {query[row - 1]}")
+    return to_query_starts(None, query, rows.size)
 
 
 def _reference_mapper(reference: Any) -> BinMapper:

@@ -1,6 +1,6 @@
 """The boosting loop: :func:`train`.
 
-Each iteration (ALGORITHMS.md 1): gradients and hessians of every row at the current scores,
+Each iteration (docs/concepts/boosting.md, "The boosting loop"): gradients and hessians of every row at the current scores,
 one tree grown on them, the tree's leaf values (shrinkage included) added to the training
 scores through the leaf segments and to every evaluation set's scores, then evaluation and the
 callbacks. A multiclass objective grows one tree per class on the same row sample; raw scores,
@@ -19,8 +19,9 @@ import numpy as np
 
 from ._config import set_verbosity, threads
 from ._interrupt import deferred_interrupts, interrupt_of, interruptible
-from ._params import explicit_params, resolve_params
+from ._params import TrainingParams, check_objective_params, explicit_params, training_params
 from ._rows import TrainingRows
+from .binning import BinMapper
 from .booster import Booster
 from .callback import CallbackEnv, EarlyStopping, EvalResult, ProgressBar, RecordEvaluation, TrainingCallback
 from .dataset import Dataset
@@ -28,8 +29,7 @@ from .errors import DataError, ParameterError
 from .grower import TreeGrower
 from .metrics import get_metric
 from .objectives import Objective, make_objective
-from .sampling import SAMPLERS, resolve_sampling_params
-from .selection import FeatureSelector, resolve_selection_params
+from .selection import FeatureSelector
 
 __all__ = ["train"]
 
@@ -72,41 +72,29 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
         ``after_training`` see the model of the finished iterations (a :class:`Checkpoint` saves
         it), then this ``KeyboardInterrupt`` goes on. A second Ctrl-C stops the iteration at once.
     """
-    resolved = training_params(params, train_set, num_boost_round)
-    set_verbosity(resolved["verbosity"])
-    with threads(resolved["num_threads"]) as n_threads:
+    resolved = training_params(params, num_boost_round)
+    if not isinstance(train_set, Dataset):
+        raise ParameterError(f"train_set must be a smartboost.Dataset, got {type(train_set).__name__}")
+    train_set.check_binning_params(explicit_params(params))
+    set_verbosity(resolved.verbosity)
+    with threads(resolved.num_threads) as n_threads:
         trainer = Trainer.local(resolved, train_set, valid_sets, valid_names, init_model, n_threads)
         return run_training(trainer, callbacks)
 
 
-def training_params(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int) -> dict[str, Any]:
-    """:func:`train`'s parameters checked and resolved (with the sampler's and the split
-    selection's), as :meth:`Trainer.local` takes them."""
-    given = explicit_params(params)
-    resolved = resolve_params(given)
-    if not isinstance(train_set, Dataset):
-        raise ParameterError(f"train_set must be a smartboost.Dataset, got {type(train_set).__name__}")
-    train_set.check_binning_params(given)
-    if "num_iterations" not in given:
-        resolved["num_iterations"] = resolve_params({"num_iterations": num_boost_round})["num_iterations"]
-    resolve_sampling_params(resolved, given)
-    resolve_selection_params(resolved, given)
-    return resolved
-
-
 def run_training(trainer: Trainer, callbacks: list[TrainingCallback] | None) -> Booster:
     """The boosting loop around a prepared trainer: iterations, evaluation, callbacks."""
-    resolved = trainer.params
+    params = trainer.params
     booster = trainer.booster
     callbacks = list(callbacks or [])
-    if resolved["early_stopping_round"] > 0:
-        callbacks.append(EarlyStopping(resolved["early_stopping_round"], resolved["first_metric_only"],
-                                       resolved["early_stopping_min_delta"]))
+    if params.early_stopping_round > 0:
+        callbacks.append(EarlyStopping(params.early_stopping_round, params.first_metric_only,
+                                       params.early_stopping_min_delta))
     callbacks.append(RecordEvaluation(booster.evals_result))
-    if _show_progress(resolved) and not any(isinstance(c, ProgressBar) for c in callbacks):
+    if _show_progress(params) and not any(isinstance(c, ProgressBar) for c in callbacks):
         callbacks.append(ProgressBar())
     begin = booster.current_iteration()
-    env = CallbackEnv(booster, resolved, begin - 1, begin, begin + resolved["num_iterations"])
+    env = CallbackEnv(booster, params.as_dict(), begin - 1, begin, begin + params.num_iterations)
     for callback in callbacks:
         callback.before_training(env)
     with deferred_interrupts() as interrupts:
@@ -136,9 +124,9 @@ def run_training(trainer: Trainer, callbacks: list[TrainingCallback] | None) -> 
     return booster
 
 
-def _show_progress(params: dict[str, Any]) -> bool:
+def _show_progress(params: TrainingParams) -> bool:
     """A progress bar by default only where someone watches: a terminal, with tqdm installed."""
-    return (params["progress_bar"] and params["verbosity"] >= 1 and sys.stderr.isatty()
+    return (params.progress_bar and params.verbosity >= 1 and sys.stderr.isatty()
             and importlib.util.find_spec("tqdm") is not None)
 
 
@@ -167,7 +155,7 @@ class Trainer:
     and the training rows (:class:`~smartboost._rows.TrainingRows`, or in
     :mod:`smartboost.dask` a proxy driving every worker's rows through the same calls)."""
 
-    def __init__(self, params: dict[str, Any], objective: Objective, booster: Booster, rows: Any,
+    def __init__(self, params: TrainingParams, objective: Objective, booster: Booster, rows: Any,
                  usable: np.ndarray, valid_sets: list[Dataset] | None, valid_names: list[str] | None,
                  train_set: Dataset | None = None) -> None:
         self.params = params
@@ -179,10 +167,11 @@ class Trainer:
         self.grower = TreeGrower(booster.bin_mapper, usable, params, feature_names=booster.feature_names)
         self.selector = FeatureSelector(params, self.grower.usable)
         self.eval_sets = self._eval_sets(valid_sets, valid_names)
-        metric_names = params["metric"]
+        metric_names = params.metric
         if metric_names is None:
             metric_names = (objective.default_metric,) if objective.default_metric else ()
-        self.metrics = [get_metric(m, params["label_gain"]) for m in metric_names]
+        self.metrics = [get_metric(m, params.label_gain, alpha=params.alpha,
+                                   tweedie_variance_power=params.tweedie_variance_power) for m in metric_names]
         for metric in self.metrics:
             if metric.multiclass != (self.n_outputs > 1):
                 kind = "a multiclass" if metric.multiclass else "a single-output"
@@ -197,26 +186,21 @@ class Trainer:
         booster.iteration_stats.update(seconds=[], sample_size=[], sample_rate=[])
 
     @classmethod
-    def local(cls, params: dict[str, Any], train_set: Dataset, valid_sets: list[Dataset] | None,
+    def local(cls, params: TrainingParams, train_set: Dataset, valid_sets: list[Dataset] | None,
               valid_names: list[str] | None, init_model: Booster | str | os.PathLike | None,
               n_threads: int) -> Trainer:
         """The trainer of a run on one machine, over the rows of ``train_set``."""
-        objective = make_objective(params["objective"], params)
-        check_training_params(params, objective)
+        objective = training_objective(params)
         if train_set.label is None:
             raise DataError("train_set has no label")
         label = objective.check_label(train_set.label, "label")
         objective.bind_queries(label, train_set.query_starts)
-        init = _load_init_model(init_model, train_set, objective)
-        if init is not None:
-            base_score, trees = init.base_score, list(init.trees)
-        elif params["boost_from_average"] and train_set.init_score is None:
-            with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by check_start
-                base_score, trees = objective.init_score(label, train_set.weight), []
-        else:
-            base_score, trees = (0.0 if objective.num_outputs == 1 else np.zeros(objective.num_outputs)), []
-        booster = Booster._new(objective=objective, bin_mapper=train_set.bin_mapper, base_score=base_score,
-                               feature_names=train_set.feature_name, params=params, trees=trees)
+        init = load_init_model(init_model, objective)
+        if init is not None and not init.bin_mapper.same_edges(train_set.bin_mapper):
+            raise DataError("train_set is binned differently from init_model; build it with "
+                            "Dataset(X, y, reference=init_model)")
+        booster = start_model(params, objective, label, train_set.weight, init, train_set.init_score is not None,
+                              train_set.bin_mapper, train_set.feature_name)
         scores = start_scores(booster, train_set.binned, train_set.init_score)
         check_start(objective, label, train_set.weight, scores)
         rows = TrainingRows(train_set.binned, label, train_set.weight, scores, objective, params, n_threads)
@@ -229,7 +213,7 @@ class Trainer:
         if not self.booster.num_trees():
             return None
         last = self.booster.trees[-self.n_outputs:]
-        return np.concatenate([tree.value[tree.left < 0] for tree in last]) / self.params["learning_rate"]
+        return np.concatenate([tree.value[tree.left < 0] for tree in last]) / self.params.learning_rate
 
     def _eval_sets(self, valid_sets: list[Dataset] | None, valid_names: list[str] | None) -> list[_EvalSet]:
         valid_sets = list(valid_sets or [])
@@ -270,7 +254,7 @@ class Trainer:
         # the samplers read the last trees' Newton values as a saved model gives them back (its
         # values over the learning rate), so that a run resumed from a checkpoint draws the
         # samples of the uninterrupted run
-        self.previous_leaf_values = np.concatenate(leaf_values) / self.params["learning_rate"]
+        self.previous_leaf_values = np.concatenate(leaf_values) / self.params.learning_rate
         self.iteration += 1
         stats = self.booster.iteration_stats
         stats["seconds"].append(time.perf_counter() - start)
@@ -284,10 +268,13 @@ class Trainer:
 
     def _take_step(self, grown, k: int) -> None:
         """Scale the new tree of output ``k`` from its Newton values into the model's step: the
-        step rule (:mod:`smartboost.steps`), times ``learning_rate``."""
-        rule = self.params["step_rule"]
-        learning_rate = self.params["learning_rate"]
+        objective's refit of its leaves when it has one (the quantile losses), the step rule
+        (:mod:`smartboost.steps`), times ``learning_rate``."""
+        rule = self.params.step_rule
+        learning_rate = self.params.learning_rate
         value = grown.tree.value
+        if self.objective.renews_leaves:
+            value[grown.leaf_nodes] = self.rows.renewed_leaf_values(k, grown)
         with np.errstate(over="ignore"):  # an overflow stops training below, with its reason
             if rule == "leaf_line":
                 steps = self.rows.leaf_line_steps(k, grown)
@@ -303,7 +290,7 @@ class Trainer:
                 value *= learning_rate
                 if rule == "smooth":
                     value *= 1.0 / self.objective.sigma_smooth
-        bound = self._score_bound[k] + np.abs(value).max()
+            bound = self._score_bound[k] + np.abs(value).max()
         if not np.isfinite(bound):
             raise DataError(f"training diverged at iteration {self.iteration}: the new tree's values or the raw "
                             f"scores overflow; lower learning_rate ({learning_rate:g}) or check the labels, weights "
@@ -324,30 +311,43 @@ class Trainer:
         return results
 
 
-def check_training_params(params: dict[str, Any], objective: Objective) -> None:
-    """Checks of the parameters that need the objective (``boosting``, ``step_rule``, sampling)."""
-    rule = params["step_rule"]
-    if params["num_leaves"] == 0 and params["max_depth"] <= 0:
-        raise ParameterError("num_leaves=0 (no leaf limit) needs a depth limit: set max_depth > 0")
-    if objective.first_order_only and params["boosting"] == "newton":
-        raise ParameterError(f"objective '{objective.name}' has no usable second derivative; train it with "
-                             "boosting='gradient'")
-    if rule == "smooth" and params["boosting"] != "gradient":
-        raise ParameterError("step_rule='smooth' (1/sigma) is the step of first-order boosting; use it with "
-                             "boosting='gradient' (Newton steps are already scaled by the hessian)")
-    if rule == "smooth" and objective.sigma_smooth is None:
-        raise ParameterError(f"step_rule='smooth' needs a smooth loss; objective '{objective.name}' has no "
-                             "smoothness constant")
-    monotone = params["monotone_constraints"]
-    if rule == "leaf_line" and monotone is not None and any(
-            monotone.values() if isinstance(monotone, dict) else monotone):
-        raise ParameterError("step_rule='leaf_line' sets every leaf's value on its own, which breaks "
-                             "monotone_constraints; use 'shrinkage' or 'line' (one factor for the whole tree)")
-    if rule in ("line", "leaf_line") and (objective.num_outputs > 1 or objective.name == "custom"):
-        raise ParameterError(f"step_rule='{rule}' needs a single-output built-in objective, not "
-                             f"'{objective.name}'")
-    if objective.num_outputs > 1 and not SAMPLERS[params["sampling"]].supports_multiclass:
-        raise ParameterError(f"sampling='{params['sampling']}' does not support multiclass objectives")
+def training_objective(params: TrainingParams) -> Objective:
+    """The objective of a run, its parameters checked against it."""
+    objective = make_objective(params.objective, params.as_dict())
+    check_objective_params(params, objective)
+    return objective
+
+
+def load_init_model(init_model: Booster | str | os.PathLike | None, objective: Objective) -> Booster | None:
+    """The model a run continues (None: a new one), which must have the run's objective."""
+    if init_model is None:
+        return None
+    booster = init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
+    if booster.objective.name != objective.name or any(
+            getattr(booster.objective, key) != getattr(objective, key) for key in objective.options):
+        raise ParameterError(f"init_model was trained with objective {booster.objective.to_dict()}, not "
+                             f"{objective.to_dict()}")
+    return booster
+
+
+def start_model(params: TrainingParams, objective: Objective, label: np.ndarray, weight: np.ndarray | None,
+                init: Booster | None, has_init_score: bool, bin_mapper: BinMapper, feature_names: list[str]) -> Booster:
+    """The model a run starts from: the trees and base score of ``init``, or, with
+    ``boost_from_average`` and no initial scores, the constant that minimises the loss of the
+    (weighted) labels, else 0.
+
+    ``label`` and ``weight`` may be every row's, or (Dask) the distinct labels with their summed
+    weights: the constant is a weighted statistic of the labels either way.
+    """
+    if init is not None:
+        base_score, trees = init.base_score, list(init.trees)
+    elif params.boost_from_average and not has_init_score:
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by check_start
+            base_score, trees = objective.init_score(label, weight), []
+    else:
+        base_score, trees = (0.0 if objective.num_outputs == 1 else np.zeros(objective.num_outputs)), []
+    return Booster._new(objective=objective, bin_mapper=bin_mapper, base_score=base_score,
+                        feature_names=feature_names, params=params.as_dict(), trees=trees)
 
 
 def check_start(objective: Objective, label: np.ndarray, weight: np.ndarray | None, scores: np.ndarray) -> None:
@@ -384,18 +384,3 @@ def start_scores(booster: Booster, binned, init_score: np.ndarray | None) -> np.
         for k in range(n_outputs):
             booster.predict_binned(binned, scores[k], k, None, n_outputs)
     return scores
-
-
-def _load_init_model(init_model: Booster | str | os.PathLike | None, train_set: Dataset,
-                     objective: Objective) -> Booster | None:
-    if init_model is None:
-        return None
-    booster = init_model if isinstance(init_model, Booster) else Booster(model_file=init_model)
-    if booster.objective.name != objective.name or any(
-            getattr(booster.objective, key) != getattr(objective, key) for key in objective.options):
-        raise ParameterError(f"init_model was trained with objective {booster.objective.to_dict()}, not "
-                             f"{objective.to_dict()}")
-    if not booster.bin_mapper.same_edges(train_set.bin_mapper):
-        raise DataError("train_set is binned differently from init_model; build it with "
-                        "Dataset(X, y, reference=init_model)")
-    return booster

@@ -27,11 +27,12 @@ from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.grow import DONE, NEED_ROOT, NEED_SPACE, grow_tree, start_tree
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
 from ._kernels.partition import partition_node
+from ._kernels.random import fill_row_ids
 from ._kernels.records import (COUNTS, NODE, Candidates, Cells, GrowthLimits, GrowthState,
-                               HistogramArrays, Interactions, LocalRows, PartitionColumns, SplitChoices, SplitParams,
-                               ThresholdRule, Units)
-from ._kernels.sampling import fill_row_ids
+                               Interactions, LocalRows, PartitionColumns, SplitChoices, SplitParams, ThresholdRule,
+                               Units)
 from ._kernels.split import leaf_values, split_scratch
+from ._params import TrainingParams
 from .binning import BinMapper, BinnedData, histogram_cells
 from .constraints import interaction_groups, monotone_directions
 from .errors import DataError
@@ -116,8 +117,8 @@ class NodeRows:
     A tree grown on a sample of the rows (at most ``COMPACT_ROWS_FRACTION`` of them) first
     copies its rows' bins, in order, into a compact row-major array, and its row list then holds
     positions in that array instead of row ids: histograms and partitions read a few megabytes
-    that stay in cache instead of gathering from all over the data (1M x 28 rows sampled at
-    0.1: see docs/internals.md). Trees on more rows read the data's own bins; when they need a
+    that stay in cache instead of gathering from all over the data (docs/internals.md). Trees
+    on more rows read the data's own bins; when they need a
     few features only (:meth:`use_features`), those features' bins are first copied for the
     tree's rows (indexed by row id) into a compact row-major array, which the histograms then
     read (see ``_kernels.histogram``).
@@ -332,8 +333,8 @@ class TreeGrower:
         The training data's bin edges.
     usable : ndarray of bool, shape (n_features,)
         Features a split may use at all.
-    params : dict
-        Resolved parameters (``num_leaves``, ``max_depth``, ``grow_policy``, ``min_data_in_leaf``,
+    params : TrainingParams
+        The run's parameters (``num_leaves``, ``max_depth``, ``grow_policy``, ``min_data_in_leaf``,
         ``min_sum_hessian_in_leaf``, ``lambda_l1``, ``lambda_l2``, ``min_gain_to_split``, the
         categorical split parameters and the constraints).
     missing : ndarray of bool, shape (n_features,), optional
@@ -349,13 +350,13 @@ class TreeGrower:
         A constraint naming an unknown feature, or a monotone constraint on a categorical one.
     """
 
-    def __init__(self, mapper: BinMapper, usable: np.ndarray, params: dict, missing: np.ndarray | None = None,
-                 feature_names: list[str] | None = None) -> None:
+    def __init__(self, mapper: BinMapper, usable: np.ndarray, params: TrainingParams,
+                 missing: np.ndarray | None = None, feature_names: list[str] | None = None) -> None:
         self.n_bins = mapper.n_bins
         offsets, self.n_cells = histogram_cells(self.n_bins)
         names = feature_names or [f"Column_{i}" for i in range(self.n_bins.size)]
         self.categorical = categorical = mapper.categorical
-        groups = interaction_groups(params["interaction_constraints"], names)
+        groups = interaction_groups(params.interaction_constraints, names)
         # features in no interaction group are never candidates: their histograms are not built
         self.usable = usable if groups is None else usable & groups.any(axis=1)
         self.interactions = None if groups is None else Interactions(groups, np.empty((2, self.n_bins.size), np.bool_))
@@ -364,19 +365,19 @@ class TreeGrower:
         # a categorical feature is one (feature, threshold) pair of RGBM's Type 1
         self.n_thresholds = np.where(self.usable, np.where(categorical, 1, self.n_bins - 1 + extra), 0)
         self.thresholds, self.threshold_offsets = mapper.threshold_table
-        self.monotone = monotone_directions(params["monotone_constraints"], names, categorical)
+        self.monotone = monotone_directions(params.monotone_constraints, names, categorical)
         self.cells = Cells(offsets, self.n_bins, categorical if categorical.any() else None, self.monotone)
-        self.split_params = SplitParams(*(float(params[name]) for name in SplitParams._fields))
+        self.split_params = SplitParams(*(float(getattr(params, name)) for name in SplitParams._fields))
         self.scan_scratch = split_scratch(self.n_bins)
-        depth, leaves = params["max_depth"], params["num_leaves"]
+        depth, leaves = params.max_depth, params.num_leaves
         self.limits = GrowthLimits(leaves if leaves > 0 else np.iinfo(np.int64).max,
                                    depth if depth > 0 else np.iinfo(np.int64).max,
-                                   max(2, 2 * params["min_data_in_leaf"]), 2.0 * params["min_sum_hessian_in_leaf"],
-                                   params["grow_policy"] == "depthwise")
+                                   max(2, 2 * params.min_data_in_leaf), 2.0 * params.min_sum_hessian_in_leaf,
+                                   params.grow_policy == "depthwise")
         self._state: GrowthState | None = None  # kept from tree to tree
 
     @classmethod
-    def for_data(cls, data: BinnedData, params: dict, feature_names: list[str] | None = None) -> TreeGrower:
+    def for_data(cls, data: BinnedData, params: TrainingParams, feature_names: list[str] | None = None) -> TreeGrower:
         """The grower of a binned training set."""
         return cls(data.mapper, data.usable_features, params, data.missing_count > 0, feature_names)
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import __version__
 from . import _schema as schema
-from ._params import explicit_params, resolve_params, saved_params
+from ._params import explicit_params, resolve_params
 from .binning import BinMapper
 from .errors import ModelFormatError, SmartBoostError
 from .objectives import Objective, make_objective
@@ -75,10 +75,8 @@ class ModelContent:
 
 
 def _json_params(params: dict[str, Any]) -> dict[str, Any]:
-    """The parameters a model file holds (:func:`~smartboost._params.saved_params`): tuples as
-    lists; a custom objective function as its name, "custom"."""
-    return {k: "custom" if callable(v) else list(v) if isinstance(v, tuple) else v
-            for k, v in saved_params(params).items()}
+    """Tuples as lists; a custom objective function as its name, "custom"."""
+    return {k: "custom" if callable(v) else list(v) if isinstance(v, tuple) else v for k, v in params.items()}
 
 
 def model_to_string(content: ModelContent) -> str:

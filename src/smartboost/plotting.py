@@ -6,7 +6,9 @@ notebooks show them; nothing is saved or shown here.
 - :func:`plot_metric`: a metric against iterations or training seconds, for one run or several
   (the papers' loss-vs-iteration and loss-vs-time figures);
 - :func:`plot_importance`: split counts or gains per feature;
-- :func:`plot_tree`: one tree, its splits and leaf values.
+- :func:`plot_tree`: one tree, its splits and leaf values;
+- :func:`plot_shap_summary`: SHAP values of many rows, per feature (a beeswarm, or mean |SHAP| bars);
+- :func:`plot_shap_waterfall`: one row's prediction built up from the expected value, feature by feature.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from ._data import dense_rows, to_features
 from .booster import Booster
-from .errors import ParameterError
+from .errors import DataError, ParameterError
 
-__all__ = ["plot_metric", "plot_importance", "plot_tree"]
+__all__ = ["plot_metric", "plot_importance", "plot_tree", "plot_shap_summary", "plot_shap_waterfall"]
 
 
 def pyplot(headless: bool = False) -> Any:
@@ -169,4 +172,147 @@ def plot_tree(booster: Booster, tree_index: int = 0, precision: int = 3, ax: Any
         ax.text(x, -depth, text, ha="center", va="center", fontsize=7, zorder=2,
                 bbox={"boxstyle": "round", "facecolor": "white" if tree.left[node] >= 0 else "0.9"})
     ax.set_axis_off()
+    return ax
+
+
+def _class_block(contributions: np.ndarray, n_features: int, class_index: int | None) -> np.ndarray:
+    """Output ``class_index``'s block, shape (n_rows, n_features + 1), of ``pred_contrib``'s layout."""
+    n_outputs, remainder = divmod(contributions.shape[1], n_features + 1)
+    if contributions.ndim != 2 or remainder or n_outputs == 0:
+        raise DataError(f"contributions must have shape (n_rows, K * (n_features + 1)) = (n_rows, K * "
+                        f"{n_features + 1}) as predict(pred_contrib=True) returns them, got {contributions.shape}")
+    if n_outputs == 1 and class_index in (None, 0):
+        return contributions
+    if class_index is None or not 0 <= class_index < n_outputs:
+        raise ParameterError(f"the contributions are of {n_outputs} classes: give class_index in [0, {n_outputs})")
+    return contributions[:, class_index * (n_features + 1):(class_index + 1) * (n_features + 1)]
+
+
+def _explained(explained: Booster | np.ndarray, X: Any,
+               class_index: int | None) -> tuple[np.ndarray, np.ndarray, list[str], dict[int, np.ndarray]]:
+    """``(contributions of one output with the expected value last, dense X, feature names, the
+    texts of X's text columns)``: a text column of the dense X holds indexes into its texts."""
+    features = to_features(X, "X")
+    matrix, columns = features.matrix, features.names
+    values = dense_rows(matrix, 0, matrix.shape[0]).astype(np.float64)
+    if isinstance(explained, Booster):
+        contributions = explained.predict(X, pred_contrib=True)
+        names = explained.feature_name()
+    else:
+        contributions = np.asarray(explained, np.float64)
+        if contributions.shape[0] != values.shape[0]:
+            raise DataError(f"contributions have {contributions.shape[0]} rows but X has {values.shape[0]}")
+        names = columns or [f"Column_{i}" for i in range(values.shape[1])]
+    return _class_block(contributions, values.shape[1], class_index), values, names, features.vocabularies
+
+
+def plot_shap_summary(explained: Booster | np.ndarray, X: Any, kind: str = "beeswarm",
+                      max_num_features: int | None = 20, class_index: int | None = None, ax: Any = None) -> Any:
+    """SHAP values of many rows, the features by decreasing mean |SHAP value|, top first.
+
+    Parameters
+    ----------
+    explained : Booster or ndarray
+        A model (its ``predict(X, pred_contrib=True)`` is plotted), or such contributions,
+        shape (n_rows, K * (n_features + 1)).
+    X : array-like, DataFrame or scipy sparse matrix, shape (n_rows, n_features)
+        The rows explained (their values color the beeswarm).
+    kind : {'beeswarm', 'bar'}
+        ``'beeswarm'``: one dot per row and feature at its SHAP value, colored from the
+        feature's low values (blue) to its high ones (red), missing ones grey, spread vertically
+        where dots crowd; ``'bar'``: the mean |SHAP value| of each feature.
+    max_num_features : int, optional
+        Show at most this many features.
+    class_index : int, optional
+        The class whose contributions to show (multiclass models).
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    if kind not in ("beeswarm", "bar"):
+        raise ParameterError(f"kind must be 'beeswarm' or 'bar', got {kind!r}")
+    contributions, values, names, _ = _explained(explained, X, class_index)
+    shap_values = contributions[:, :-1]
+    importance = np.abs(shap_values).mean(axis=0)
+    order = np.argsort(-importance, kind="stable")[:max_num_features]
+    ax = _axes(ax)
+    positions = np.arange(len(order))[::-1]  # the most important feature on top
+    if kind == "bar":
+        ax.barh(positions, importance[order], tick_label=[names[i] for i in order])
+        ax.set_xlabel("mean |SHAP value|")
+        return ax
+    plt = pyplot()
+    jitter = np.random.default_rng(0)
+    for position, feature in zip(positions, order):
+        x = shap_values[:, feature]
+        column = values[:, feature]
+        known = ~np.isnan(column)
+        low, high = (np.nanpercentile(column, 5), np.nanpercentile(column, 95)) if known.any() else (0.0, 1.0)
+        scaled = np.clip((column - low) / (high - low), 0.0, 1.0) if high > low else np.full_like(column, 0.5)
+        # spread crowded dots: the vertical offset grows with the number of dots near the same value
+        bins = np.digitize(x, np.linspace(x.min(), x.max(), 51)) if x.max() > x.min() else np.zeros(x.size, int)
+        crowd = np.bincount(bins)[bins] / max(1, x.size)
+        offset = (jitter.random(x.size) - 0.5) * np.minimum(0.8, 8.0 * crowd)
+        colors = plt.get_cmap("coolwarm")(np.where(known, scaled, 0.5))
+        colors[~known] = (0.6, 0.6, 0.6, 1.0)
+        ax.scatter(x, position + offset, c=colors, s=6, linewidths=0)
+    ax.set_yticks(positions, [names[i] for i in order])
+    ax.axvline(0.0, color="0.5", linewidth=0.8, zorder=0)
+    ax.set_xlabel("SHAP value (raw score)")
+    mappable = plt.cm.ScalarMappable(cmap="coolwarm")
+    colorbar = ax.figure.colorbar(mappable, ax=ax, ticks=[0.0, 1.0])
+    colorbar.ax.set_yticklabels(["low", "high"])
+    colorbar.set_label("feature value")
+    return ax
+
+
+def plot_shap_waterfall(booster: Booster, x_row: Any, max_num_features: int = 10, class_index: int | None = None,
+                        precision: int = 3, ax: Any = None) -> Any:
+    """One row's raw score built up from the expected value: a bar per feature from the running
+    total, largest |SHAP value| on top (positive red, negative blue), the smaller ones together.
+
+    Parameters
+    ----------
+    booster : Booster
+    x_row : array-like, shape (n_features,) or (1, n_features)
+        The row (a DataFrame or Series row too).
+    max_num_features : int
+        Features shown on their own; the others form one bar.
+    class_index : int, optional
+        The class to explain (multiclass models).
+    precision : int
+        Significant digits of the values written.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    row = x_row.to_frame().T.infer_objects() if hasattr(x_row, "to_frame") else x_row
+    row = row if hasattr(row, "columns") else np.asarray(row, np.float64).reshape(1, -1)
+    contributions, values, names, texts = _explained(booster, row, class_index)
+    shap_values, expected = contributions[0, :-1], contributions[0, -1]
+    order = np.argsort(-np.abs(shap_values), kind="stable")
+    shown, rest = order[:max_num_features], order[max_num_features:]
+    labels = [f"{names[i]} = {texts[i][int(values[0, i])]}" if i in texts and values[0, i] == values[0, i]
+              else f"{names[i]} = {values[0, i]:.{precision}g}" for i in shown]
+    steps = list(shap_values[shown])
+    if rest.size:
+        labels.append(f"{rest.size} other features")
+        steps.append(float(shap_values[rest].sum()))
+    ax = _axes(ax)
+    # each bar starts where the one below it ends, the bottom one at the expected value
+    start = expected + np.concatenate([[0.0], np.cumsum(steps[::-1])])[:-1][::-1]
+    positions = np.arange(len(steps))[::-1]
+    ax.barh(positions, steps, left=start, color=["tab:red" if s > 0 else "tab:blue" for s in steps],
+            tick_label=labels)
+    for position, left, step in zip(positions, start, steps):
+        ax.text(left + step, position, f" {step:+.{precision}g} ", va="center", ha="left" if step > 0 else "right",
+                fontsize=7)
+    total = expected + float(np.sum(steps))
+    ax.axvline(expected, color="0.5", linestyle=":", linewidth=0.8)
+    ax.axvline(total, color="0.2", linestyle="--", linewidth=0.8)
+    ax.set_xlabel(f"raw score: E[f(x)] = {expected:.{precision}g}, f(x) = {total:.{precision}g}")
     return ax

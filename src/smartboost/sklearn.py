@@ -29,11 +29,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError(f"smartboost.sklearn needs scikit-learn >= 1.6 ({exc}): pip install 'smartboost[sklearn]'",
                       name=exc.name) from exc
 
+from ._data import to_query_starts
 from ._params import canonical_param_name
 from .booster import Booster
 from .callback import TrainingCallback
 from .dataset import Dataset
 from .engine import train
+from .metrics import get_metric
 
 __all__ = ["SmartBoostRegressor", "SmartBoostClassifier", "SmartBoostRanker"]
 
@@ -257,9 +259,10 @@ class _SmartBoostModel(BaseEstimator):
         """Split counts or total gains per feature (``importance_type``)."""
         return self.booster_.feature_importance(self.importance_type)
 
-    def _raw_predict(self, X: Any, raw_score: bool) -> np.ndarray:
+    def _raw_predict(self, X: Any, raw_score: bool, pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
         check_is_fitted(self)
-        return self._Booster.predict(self._check_X(X), raw_score=raw_score)
+        return self._Booster.predict(self._check_X(X), raw_score=raw_score, pred_leaf=pred_leaf,
+                                     pred_contrib=pred_contrib)
 
 
 class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
@@ -323,9 +326,10 @@ class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
         Only when ``X`` had string column names.
     """
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Predicted values, shape (n_samples,)."""
-        return self._raw_predict(X, raw_score=False)
+    def predict(self, X: Any, pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
+        """Predicted values, shape (n_samples,); or, as :meth:`Booster.predict`, each tree's leaf
+        (``pred_leaf``) or the SHAP values and expected value (``pred_contrib``)."""
+        return self._raw_predict(X, raw_score=False, pred_leaf=pred_leaf, pred_contrib=pred_contrib)
 
 
 class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
@@ -379,8 +383,11 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
         per class, shape (n_samples, ``n_classes_``), for more."""
         return self._raw_predict(X, raw_score=True)
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Predicted class labels."""
+    def predict(self, X: Any, pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
+        """Predicted class labels; or, as :meth:`Booster.predict`, each tree's leaf (``pred_leaf``)
+        or the SHAP values and expected value of the raw scores (``pred_contrib``)."""
+        if pred_leaf or pred_contrib:
+            return self._raw_predict(X, raw_score=True, pred_leaf=pred_leaf, pred_contrib=pred_contrib)
         raw = self.decision_function(X)
         index = (raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)
         return self.classes_[index]
@@ -392,7 +399,20 @@ class SmartBoostRanker(_SmartBoostModel):
     Takes the parameters of :class:`SmartBoostRegressor`; ``objective`` defaults to
     ``"lambdarank"`` (LambdaMART; ``"rank_pairwise"`` is RankNet). Queries are given to
     :meth:`fit` as ``group`` (rows per query) or ``qid`` (a query id per row: it survives
-    slicing, so ``GroupKFold(...).split(X, y, qid)`` splits keep queries whole).
+    slicing, so ``GroupKFold(...).split(X, y, qid)`` splits keep queries whole), or, as
+    XGBoost's ``XGBRanker`` takes them, as a ``qid`` column of a DataFrame ``X`` (not a feature).
+
+    :meth:`score` is the mean NDCG, so scikit-learn's model selection needs no scorer. With its
+    default settings scikit-learn passes ``score`` nothing but ``X`` and ``y``: give the queries
+    as the ``qid`` column of a DataFrame ``X``, as for ``XGBRanker``::
+
+        GridSearchCV(SmartBoostRanker(), grid, cv=GroupKFold(3)).fit(frame, y, groups=frame["qid"])
+
+    With metadata routing (``sklearn.set_config(enable_metadata_routing=True)``), ask for
+    ``qid`` in both ``fit`` and ``score`` instead::
+
+        ranker = SmartBoostRanker().set_fit_request(qid=True).set_score_request(qid=True)
+        GridSearchCV(ranker, grid, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
     """
 
     def _objective_params(self) -> dict[str, Any]:
@@ -407,8 +427,10 @@ class SmartBoostRanker(_SmartBoostModel):
         ``eval_set`` pairs take their queries from ``eval_group`` or ``eval_qid`` (one entry
         per pair); the other arguments are those of :meth:`SmartBoostRegressor.fit`.
         """
+        X, qid = _qid_column(X, qid, group)
         if group is None and qid is None:
-            raise ValueError("SmartBoostRanker.fit needs the queries: group= (rows per query) or qid= (per row)")
+            raise ValueError("SmartBoostRanker.fit needs the queries: group= (rows per query), qid= (per row) or a "
+                             "qid column of a DataFrame X")
         eval_queries = None
         if eval_set:
             if (eval_group is None) == (eval_qid is None):
@@ -421,9 +443,53 @@ class SmartBoostRanker(_SmartBoostModel):
         return self._fit(X, y, sample_weight, eval_set, eval_names, None, init_model, {"group": group, "qid": qid},
                          eval_queries)
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Relevance scores (higher ranks first), shape (n_samples,)."""
-        return self._raw_predict(X, raw_score=True)
+    def predict(self, X: Any, pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
+        """Relevance scores (higher ranks first), shape (n_samples,); or, as
+        :meth:`Booster.predict`, each tree's leaf (``pred_leaf``) or the SHAP values and expected
+        value (``pred_contrib``). A ``qid`` column of a DataFrame ``X`` is left out."""
+        X, _ = _qid_column(X, None, None)
+        return self._raw_predict(X, raw_score=True, pred_leaf=pred_leaf, pred_contrib=pred_contrib)
+
+    def score(self, X: Any, y: Any, qid: Any = None, group: Any = None) -> float:
+        """Mean NDCG of the ranking of each query by :meth:`predict`.
+
+        The NDCG cut-off is that of the model's first ranking metric (``metric="ndcg@5"``, ...;
+        ``map@k`` gives mean average precision), else the objective's metric, ``ndcg@10``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_features)
+            A DataFrame may hold the queries as a ``qid`` column (XGBoost's convention; the way
+            scikit-learn's model selection can pass them without metadata routing).
+        y : array-like, shape (n_samples,)
+            Relevance grades.
+        qid, group : array-like, optional
+            The queries, as in :meth:`fit`.
+
+        Returns
+        -------
+        float
+        """
+        X, qid = _qid_column(X, qid, group)
+        raw = self.predict(X)
+        starts = to_query_starts(group, qid, raw.shape[0])
+        if starts is None:
+            raise ValueError("SmartBoostRanker.score needs the queries: a qid column of a DataFrame X, or qid= or "
+                             "group= (scikit-learn passes them with metadata routing and set_score_request(qid=True))")
+        params = self.booster_.params
+        ranking = [m for m in params["metric"] or () if m.startswith(("ndcg", "map"))]
+        metric = get_metric(ranking[0] if ranking else self.booster_.objective.default_metric, params["label_gain"])
+        return metric(np.asarray(y, np.float64), raw, None, None, starts)
+
+
+def _qid_column(X: Any, qid: Any, group: Any) -> tuple[Any, Any]:
+    """``(X without its qid column, the column)`` for a DataFrame with a ``qid`` column and no
+    other queries given; ``(X, qid)`` otherwise."""
+    if not (hasattr(X, "columns") and "qid" in X.columns):
+        return X, qid
+    if qid is not None or group is not None:
+        raise ValueError("the queries are given twice: as the qid column of X and as qid= or group=")
+    return X.drop(columns="qid"), X["qid"].to_numpy()
 
 
 def _has_categories(X: Any) -> bool:

@@ -1,4 +1,4 @@
-"""Step sizes: how far each tree moves the scores (ALGORITHMS.md 1; RGBM's and TreeBoost's rules).
+"""Step sizes: how far each tree moves the scores (docs/concepts/boosting.md, "The boosting loop"; RGBM's and TreeBoost's rules).
 
 A grown tree proposes leaf values ``v_j`` (Newton steps, or least-squares fits of the negative
 gradient in first-order boosting). The ``step_rule`` parameter scales them, always on top of

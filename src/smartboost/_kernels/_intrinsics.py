@@ -4,7 +4,7 @@
 
 Gathered loops (a node's rows are scattered over the data) stall on cache misses; prefetching
 the row 8 positions ahead makes the histogram kernel 2.4x faster on a 10% row subset
-(PERFORMANCE.md, alternative 2: 118 -> 64.5 ms per tree; re-measured here: 8.4 -> 3.5 ms).
+(docs/internals.md, "Histograms": 118 -> 64.5 ms per tree; re-measured here: 8.4 -> 3.5 ms).
 """
 
 from __future__ import annotations

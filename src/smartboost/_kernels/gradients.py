@@ -48,7 +48,7 @@ def fixed_point_units(rows, grad, hess, weight, grad_by_position):
 
     ``grad`` is indexed by row id, or with ``grad_by_position`` by position in ``rows`` (the
     sampled rows' corrected gradients of smart2, written in sample order: see
-    ``_kernels.sampling.correct_sampled``); ``hess`` always by row id. A unit is inf when a
+    ``_kernels.importance.correct_sampled``); ``hess`` always by row id. A unit is inf when a
     weighted value is not finite (``0 * value`` is NaN exactly for inf and NaN)."""
     n = rows.shape[0]
     n_chunks = 64

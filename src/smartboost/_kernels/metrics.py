@@ -95,7 +95,7 @@ def inverse_ideal_dcg(label, query_starts, k, gain_table):
 
 @njit(cache=True, nogil=True, parallel=True)
 def mean_ndcg(label, score, query_starts, k, gain_table):
-    """Mean NDCG@k over queries (ALGORITHMS.md 5; docs in ``smartboost.metrics``).
+    """Mean NDCG@k over queries (docs/concepts/ranking.md; docs in ``smartboost.metrics``).
 
     Documents are ranked by decreasing score, ties in row order (a stable sort); gain
     ``gain_table[label]``, discount ``1 / log2(2 + position)``; a query whose ideal DCG@k is 0

@@ -2,9 +2,9 @@
 
 The partition is stable (rows keep their order on each side), so a node's rows stay sorted by
 row id and the result is the same for any thread count. Decisions read the column-major bins
-(one feature's bins contiguous: PERFORMANCE.md 1, 3.4x faster than row-major here), or a
+(one feature's bins contiguous: docs/internals.md, "Bin layouts", 3.4x faster than row-major here), or a
 column of a sampled tree's compact row-major bins (a strided view, which numba compiles
-separately; see ``grower.NodeRows``), and the writes are branchless (PERFORMANCE.md 4, 1.65x
+separately; see ``grower.NodeRows``), and the writes are branchless (docs/internals.md, "Partitions and score updates", 1.65x
 faster than branches). Passing the bins as (flat array, base, stride) instead, one kernel for
 both, made full-data partitions 13% slower (22.7 vs 20.0 ms per tree).
 

@@ -32,7 +32,7 @@ def in_set(sets, node, b):
 
 
 @njit(cache=True, nogil=True)
-def _goes_left_raw(categorical, node, x, split_value, missing_left, missing):
+def goes_left_raw(categorical, node, x, split_value, missing_left, missing):
     """The raw-data decision at ``node`` for the value ``x`` (``missing``: whether it is a
     missing value of a numeric feature)."""
     if categorical is not None:
@@ -50,7 +50,7 @@ def find_leaf(X, i, node, feature, split_value, missing_left, missing_value, lef
     while left[node] >= 0:
         f = feature[node]
         x = X[i, f]
-        go_left = _goes_left_raw(categorical, node, x, split_value, missing_left, x != x or x == missing_value[f])
+        go_left = goes_left_raw(categorical, node, x, split_value, missing_left, x != x or x == missing_value[f])
         node = left[node] if go_left else right[node]
     return node
 
@@ -107,7 +107,7 @@ def add_leaf_values(raw, rows, ids, leaf_start, leaf_end, leaf_value, leaves_out
     ``ids`` (a compact tree's row list: no gathered copy of the ids, 0.4 ms per tree of 100,000
     sampled rows).
 
-    The training-score update with no tree traversal (PERFORMANCE.md 5: 20-26x faster than
+    The training-score update with no tree traversal (docs/internals.md, "Partitions and score updates": 20-26x faster than
     traversing the tree per row). Each row is in exactly one segment, so leaves run in parallel.
     A leaf's rows are spread over the whole score array, one cache line each, so the score
     ``_LEAF_ROWS_PREFETCH`` rows ahead is prefetched: per full-data tree at 1M x 28 and 255

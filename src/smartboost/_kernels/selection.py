@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from .sampling import draw_exact, hash_pair, uniform
+from .draws import draw_exact
+from .random import hash_pair, uniform
 
 
 @njit(cache=True, nogil=True)

@@ -1,7 +1,7 @@
 """Split finding: the best (feature, bin, missing direction) of a node from its histogram.
 
 For a candidate split with left sums (GL, HL) and right sums (GR, HR) of the node's
-(G, H) (ALGORITHMS.md 2):
+(G, H) (docs/concepts/boosting.md, "Histogram trees"):
 
     gain = 1/2 [T(GL)^2/(HL+l2) + T(GR)^2/(HR+l2) - T(G)^2/(H+l2)],  T(g) = sign(g) max(|g|-l1, 0)
 
@@ -65,7 +65,7 @@ def leaf_score(g, h, l1, l2):
 
 @njit(cache=True, nogil=True)
 def leaf_values(g_sums, h_sums, units, l1, l2, out):
-    """Newton leaf values ``-T(G)/(H + l2)`` from fixed-point sums (ALGORITHMS.md 2)."""
+    """Newton leaf values ``-T(G)/(H + l2)`` from fixed-point sums (docs/concepts/boosting.md, "Histogram trees")."""
     for i in range(g_sums.shape[0]):
         h = h_sums[i] * units.h + l2
         out[i] = -_threshold_l1(g_sums[i] * units.g, l1) / h if h > 0.0 else 0.0
@@ -684,7 +684,7 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
                              large_sums, scan_large, units, params, scratch):
     """Derive the larger child by subtraction and find both children's best splits.
 
-    One parallel loop does the subtraction and both scans (PERFORMANCE.md 3: 9.5 ms per tree,
+    One parallel loop does the subtraction and both scans (docs/internals.md: 9.5 ms per tree,
     against 15.8 ms serial and 10.9 ms one child per thread), over (feature, child) pairs of the
     built features, so that a tree on a few features keeps both threads busy: with 3 of 28 features
     built, all in the first half (a static schedule over features gave them to one thread), 21.7-24.7

@@ -24,7 +24,8 @@ import numpy as np
 from .. import Dataset, train
 from .._config import threads as thread_count
 from ..datasets import make_higgs_like
-from ..engine import Trainer, training_params
+from .._params import training_params
+from ..engine import Trainer
 from ..metrics import get_metric
 from .data import SYNTHETIC, ExperimentData, load_public
 from .report import Line, Panel, Result
@@ -286,7 +287,7 @@ def _interleaved_seconds(params: dict[str, Any], runs: list[dict[str, Any]], tra
                          num_boost_round: int) -> list[list[float]]:
     """Seconds of each iteration of one training run per entry of ``runs`` (parameters on top of
     ``params``), the runs trained in :func:`~smartboost.experiments.timing.lockstep`."""
-    resolved = [training_params({**params, **run}, train_set, num_boost_round) for run in runs]
+    resolved = [training_params({**params, **run}, num_boost_round) for run in runs]
     with thread_count(params["num_threads"]) as n_threads:
         trainers = [Trainer.local(r, train_set, None, None, None, n_threads) for r in resolved]
         lockstep([t.boost_one_iteration for t in trainers], [num_boost_round] * len(trainers))

@@ -34,15 +34,12 @@ class Objective:
         Metric evaluated when the user sets none (None: no metric).
     task : {'regression', 'binary', 'multiclass', 'ranking'}
         What the labels are: real numbers, 0/1 classes, class indices, or relevance grades.
-    needs_queries : bool
-        The objective reads the training set's queries (:meth:`bind_queries`) before
-        :meth:`grad_hess`.
     row_wise : bool
         Each row's gradient and hessian depend on its own label and raw scores only, so
         :meth:`grad_hess` may be given any subset of the rows (the trainer then computes them
         for the sampled rows alone when the sampler does not read them).
     sigma_smooth : float or None
-        Smoothness constant of ALGORITHMS.md 5 (for RGBM's constant step 1/sigma).
+        Smoothness constant of docs/concepts/boosting.md, "Losses and links" (for RGBM's constant step 1/sigma).
     options : tuple of str
         Training parameters the objective takes (e.g. ``("huber_delta",)``); the constructor
         receives them as keywords, and :meth:`to_dict` stores them in model files.
@@ -58,6 +55,9 @@ class Objective:
     num_outputs : int
         Raw scores per row: 1, or the number of classes. With K > 1 outputs, raw scores,
         gradients and hessians are arrays of shape (K, n_rows) and each iteration grows K trees.
+    renews_leaves : bool
+        After a tree is grown, its leaf values are replaced by :meth:`renew_leaf_values` (the
+        quantile losses, whose Newton step with a unit hessian is not the leaf's minimiser).
     """
 
     name: ClassVar[str]
@@ -68,9 +68,9 @@ class Objective:
     options: ClassVar[tuple[str, ...]] = ()
     hessian_exact: ClassVar[bool] = True
     first_order_only: ClassVar[bool] = False
-    needs_queries: ClassVar[bool] = False
     row_wise: ClassVar[bool] = True
     has_row_loss: ClassVar[bool] = True
+    renews_leaves: ClassVar[bool] = False
     num_outputs: int = 1
 
     def check_label(self, label: np.ndarray, name: str = "label", training: bool = True) -> np.ndarray:
@@ -98,6 +98,26 @@ class Objective:
 
     def bind_queries(self, label: np.ndarray, query_starts: np.ndarray | None) -> None:
         """Ranking objectives: remember the training queries (others ignore them)."""
+
+    def renew_leaf_values(self, label: np.ndarray, raw: np.ndarray, weight: np.ndarray, rows: np.ndarray,
+                          leaf_start: np.ndarray, leaf_end: np.ndarray) -> np.ndarray:
+        """The values (before shrinkage) that replace a new tree's leaf values, for objectives
+        with ``renews_leaves`` (LightGBM's ``RenewTreeOutput``).
+
+        Parameters
+        ----------
+        label, raw, weight : ndarray of float64, shape (n_rows,)
+            Labels, raw scores before the tree, and the weights the tree was grown with (the
+            rows' own weights times their sampling weights).
+        rows : ndarray of int
+            Ids of the rows the tree was grown on; leaf ``j`` holds ``rows[leaf_start[j]:leaf_end[j]]``.
+        leaf_start, leaf_end : ndarray of int64, shape (n_leaves,)
+
+        Returns
+        -------
+        ndarray of float64, shape (n_leaves,)
+        """
+        raise NotImplementedError(f"objective '{self.name}' keeps its Newton leaf values")
 
     def metric_score(self, raw: np.ndarray) -> np.ndarray:
         """The score binary metrics read: the log-odds of ``y = 1`` (the raw score by default)."""
@@ -147,6 +167,23 @@ def make_objective(name: str | Callable, params: Mapping[str, Any] | None = None
     if "num_class" not in cls.options and params.get("num_class", 1) != 1:
         raise ParameterError(f"num_class={params['num_class']} is only for multiclass objectives, not '{cls.name}'")
     return cls(**{key: params[key] for key in cls.options if key in params})
+
+
+def check_label_range(label: np.ndarray, name: str, objective: str, low: float, high: float = np.inf,
+                      low_open: bool = False) -> np.ndarray:
+    """Check that every label lies in ``[low, high]`` (``(low, high]`` with ``low_open``); return them.
+
+    Raises
+    ------
+    DataError
+        Naming the objective, the allowed range and the first row outside it.
+    """
+    bad = ((label <= low) if low_open else (label < low)) | (label > high)
+    if bad.any():
+        row = int(np.argmax(bad))
+        rule = (f"> {low:g}" if low_open else f">= {low:g}") if high == np.inf else f"in [{low:g}, {high:g}]"
+        raise DataError(f"{name} must be {rule} for objective '{objective}'; row {row} has {label[row]:g}")
+    return label
 
 
 def weighted_mean(values: np.ndarray, weight: np.ndarray | None) -> float:

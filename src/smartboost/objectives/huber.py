@@ -1,4 +1,4 @@
-"""Huber loss (ALGORITHMS.md 5): squared within ``delta`` of the label, linear beyond.
+"""Huber loss (docs/concepts/boosting.md, "Losses and links"): squared within ``delta`` of the label, linear beyond.
 
 With r = F - y: l = r^2 / 2 for |r| <= delta, delta (|r| - delta / 2) beyond; g = clip(r, -delta,
 delta). The second derivative is 1 inside and 0 outside; a Newton leaf of outside rows only

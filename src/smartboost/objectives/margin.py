@@ -1,4 +1,4 @@
-"""Binary margin losses l = phi(M), M = s F with s = 2y - 1 in {-1, +1} (ALGORITHMS.md 5).
+"""Binary margin losses l = phi(M), M = s F with s = 2y - 1 in {-1, +1} (docs/concepts/boosting.md, "Losses and links").
 
 The seminar's and the papers' binary losses other than LightGBM's logistic one. Labels are 0/1
 (or -1/+1, read as 0/1); gradients and hessians follow from phi: g = s phi'(M), h = phi''(M).

@@ -1,4 +1,4 @@
-"""Multiclass softmax (cross-entropy) loss, labels in {0, ..., K-1} (ALGORITHMS.md 5).
+"""Multiclass softmax (cross-entropy) loss, labels in {0, ..., K-1} (docs/concepts/boosting.md, "Losses and links").
 
 The raw score is a vector F_i of K class scores; p_i = softmax(F_i) and
 l = -log p_{i, y_i}. Per class k: g_k = p_k - [y = k] and, as LightGBM and XGBoost do, the
@@ -49,7 +49,8 @@ def _softmax_grad_hess(label, raw, out_grad, out_hess):
 
 def _log_softmax(raw: np.ndarray) -> np.ndarray:
     top = raw.max(axis=0)
-    return raw - (top + np.log(np.exp(raw - top).sum(axis=0)))
+    with np.errstate(over="ignore"):  # scores far below the top overflow to -inf: their exp is 0, as it should be
+        return raw - (top + np.log(np.exp(raw - top).sum(axis=0)))
 
 
 def check_class_label(label: np.ndarray, num_class: int, name: str) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Learning to rank: LambdaMART (``lambdarank``) and RankNet (``rank_pairwise``) (ALGORITHMS.md 5).
+"""Learning to rank: LambdaMART (``lambdarank``) and RankNet (``rank_pairwise``) (docs/concepts/ranking.md).
 
 Within each query, for every pair (i, j) with rel_i > rel_j of which at least one document is
 ranked above the truncation level under the current scores:
@@ -46,9 +46,9 @@ def rank_by_score(score, order):
     ``score``, ties by increasing index (the stable sort of ``-score``).
 
     Insertion sort from ``order`` as given, which is last iteration's ranking: one tree moves
-    few documents, so this costs about O(n) (10.2 against 25.9 ms for a merge sort of every
-    query, 1.1M rows in 10,000 queries, 2 threads). Past 16 moves per document it falls back
-    to the merge sort, so a reshuffled query costs at most that much more.
+    few documents, so this costs about O(n), well below a merge sort of every query. Past 16
+    moves per document it falls back to the merge sort, so a reshuffled query costs at most that
+    much more.
     """
     n = order.shape[0]
     budget = _SORT_SHIFTS_PER_DOCUMENT * n
@@ -84,11 +84,8 @@ def _ratio_form_pairs(pi, stop, s, rel, gain, e, discounts, lam, hess, sigma, in
     An unsigned index (numba wraps negative indices, and with ``range(pi + 1, ...)`` LLVM cannot
     tell the index is not negative) and reassociation allowed in this function only (``fastmath``:
     the three sums, and LLVM may regroup a pair's products; the order is fixed by the compiled
-    code, not by the thread count) let LLVM vectorise the loop, 4 pairs at a time. On 1.1M rows
-    in 10,000 queries, 2 threads, calls at a 20-tree model's scores from the last ranking,
-    alternating in one process: 43.9-45.3 -> 36.2-37.1 ms per call against a vectorised loop
-    writing each pair's terms to three arrays and a second reassociated loop summing them
-    (lambdas within 4e-12 relative).
+    code, not by the thread count) let LLVM vectorise the loop, 4 pairs at a time, with no
+    arrays of per-pair terms to write and sum again.
     """
     e_i, r_i, g_i, d_i, s_i = e[pi], rel[pi], gain[pi], discounts[pi], s[pi]
     lam_i = 0.0
@@ -207,7 +204,6 @@ class _PairwiseRanking(Objective):
 
     has_row_loss = False
     task = "ranking"
-    needs_queries = True
     row_wise = False
     ndcg_weighted: bool
     options = ("sigmoid", "lambdarank_truncation_level", "lambdarank_norm", "label_gain")

@@ -1,4 +1,4 @@
-"""Squared error: l = (y - F)^2 / 2, g = F - y, h = 1 (ALGORITHMS.md 5)."""
+"""Squared error: l = (y - F)^2 / 2, g = F - y, h = 1 (docs/concepts/boosting.md, "Losses and links")."""
 
 from __future__ import annotations
 

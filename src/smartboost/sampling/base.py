@@ -3,7 +3,7 @@
 A sampler returns the ids of the rows the next tree is grown on, in increasing order, and a
 per-row weight for each of them (indexed by row id): the row's own weight times its
 inverse-probability weight ``1 / p_i``, so weighted sums over the sample are unbiased for sums
-over all rows (ALGORITHMS.md 3; trimming is biased by design). The tree learner never needs to
+over all rows (docs/concepts/sampling.md; trimming is biased by design). The tree learner never needs to
 know which sampler ran.
 
 Randomness: each sampler draws from its own stream, derived from the ``seed`` parameter and a
@@ -14,11 +14,12 @@ changes no other random choice, and a row's draw does not depend on the thread c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from .._kernels.sampling import fill_row_ids, hash_pair
+from .._kernels.random import fill_row_ids, hash_pair
+from .._params import TrainingParams
 from ..objectives import Objective
 
 _SAMPLING_STREAM = 0x53414D504C45  # "SAMPLE"
@@ -166,13 +167,13 @@ class Sampler:
     reads_gradients: ClassVar[bool] = True
     gradient_history: int = 0
 
-    def __init__(self, params: dict[str, Any], n_rows: int) -> None:
+    def __init__(self, params: TrainingParams, n_rows: int) -> None:
         self.params = params
         self.n_rows = n_rows
-        self.sample_rate = params["sample_rate"]
+        self.sample_rate = params.sample_rate
         self.sample_weight = np.zeros(n_rows)
         self.keep = np.zeros(n_rows, np.uint8)  # scratch of the parallel draws
-        self._stream = _hash(params["seed"], _SAMPLING_STREAM)
+        self._stream = _hash(params.seed, _SAMPLING_STREAM)
         self.row_ids: np.ndarray | None = None
 
     def key(self, iteration: int, purpose: int = 0) -> np.uint64:

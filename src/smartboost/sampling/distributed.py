@@ -2,8 +2,8 @@
 largest values (trimming).
 
 A proportional sampler keeps row ``i`` with ``p_i = min(1, c a_i)``, where ``c`` solves
-``sum_i min(1, c a_i) = s N`` over *every* row (ALGORITHMS.md 3). On one machine
-:func:`~smartboost._kernels.sampling.solve_scale` finds ``c`` by quickselect. Over several
+``sum_i min(1, c a_i) = s N`` over *every* row (docs/concepts/sampling.md). On one machine
+:func:`~smartboost.sampling.scale.solve_scale` finds ``c`` by quickselect. Over several
 machines, :func:`solve_scale_by_radix` finds the same ``c`` from sums that each machine computes
 on its own rows, in three rounds of O(N) work and small messages:
 
@@ -32,7 +32,8 @@ from typing import Callable
 
 import numpy as np
 
-from .._kernels.sampling import count_top_for_sum, kth_largest, quickselect_scale
+from .._kernels.scale import quickselect_scale
+from .topk import count_top_for_sum, kth_largest
 
 __all__ = ["RADIX_LEVELS", "count_top_for_sum_by_radix", "kth_largest_by_radix", "solve_scale_by_radix",
            "total_by_radix"]
@@ -52,7 +53,7 @@ def solve_scale_by_radix(bucket_sums: BucketSums, members: Members, target: floa
     ----------
     bucket_sums : callable
         ``bucket_sums(prefix, prefix_shift, shift, n_buckets)`` returns ``(counts, sums)`` over
-        every machine: :func:`~smartboost._kernels.sampling.radix_buckets` of each machine's
+        every machine: :func:`~smartboost._kernels.scale.radix_buckets` of each machine's
         importances, added up.
     members : callable
         ``members(prefix, prefix_shift)`` returns every machine's positive importances whose bit
@@ -66,7 +67,7 @@ def solve_scale_by_radix(bucket_sums: BucketSums, members: Members, target: floa
     -------
     float
         ``c``; ``inf`` when ``target`` reaches the number of positive importances, 0 when there
-        are none (as :func:`~smartboost._kernels.sampling.solve_scale`).
+        are none (as :func:`~smartboost.sampling.scale.solve_scale`).
     """
     sure, below = 0, 0.0
     prefix, prefix_shift = 0, 64
@@ -126,7 +127,7 @@ def _descend(bucket_sums: BucketSums, wanted: float, by_sum: bool) -> tuple[tupl
 
 def kth_largest_by_radix(bucket_sums: BucketSums, members: Members, k: int, key: np.uint64) -> tuple[float, int]:
     """The ``k``-th largest of every machine's non-negative values, and how many exceed it (as
-    :func:`~smartboost._kernels.sampling.kth_largest`); ``k >= 1``."""
+    :func:`~smartboost.sampling.topk.kth_largest`); ``k >= 1``."""
     bucket, count_above, _ = _descend(bucket_sums, k, by_sum=False)
     if bucket is None:  # the k-th largest is a zero
         return 0.0, count_above
@@ -138,7 +139,7 @@ def kth_largest_by_radix(bucket_sums: BucketSums, members: Members, k: int, key:
 def count_top_for_sum_by_radix(bucket_sums: BucketSums, members: Members, target_sum: float,
                                key: np.uint64) -> int:
     """Fewest of the largest values of every machine whose sum reaches ``target_sum`` (as
-    :func:`~smartboost._kernels.sampling.count_top_for_sum`)."""
+    :func:`~smartboost.sampling.topk.count_top_for_sum`)."""
     bucket, count_above, sum_above = _descend(bucket_sums, target_sum, by_sum=True)
     if bucket is None:
         return count_above

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import (
-    draw_top_and_rest,
-    top_and_rest_counts,
-    top_threshold,
-    weighted_abs,
-)
+from .._kernels.draws import draw_top_and_rest
+from .._kernels.importance import weighted_abs
 from .base import Sampler
+from .chunks import top_and_rest_counts
+from .topk import top_threshold
 
 
 class GOSSSampler(Sampler):
@@ -25,7 +23,7 @@ class GOSSSampler(Sampler):
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
-        self.top_rate = params["goss_top_rate"]
+        self.top_rate = params.goss_top_rate
         self.rest_rate = self.sample_rate - self.top_rate
         self._abs_grad = np.empty(n_rows)
 

@@ -1,4 +1,4 @@
-"""Importance samplers: row ``i`` is kept with ``p_i = min(1, c a_i)`` (ALGORITHMS.md 3).
+"""Importance samplers: row ``i`` is kept with ``p_i = min(1, c a_i)`` (docs/concepts/sampling.md).
 
 The importance ``a_i`` (always including the row's own weight) is
 
@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import (correct_sampled, draw_proportional, leaf_sums, mvs_importance, solve_scale,
-                                 weighted_abs)
+from .._kernels.draws import draw_proportional
+from .._kernels.importance import correct_sampled, leaf_sums, mvs_importance, weighted_abs
 from .base import QueryDraw, Sampler, SamplingContext
 from .queries import solve_scale_weighted
+from .scale import solve_scale
 
 
 class ProportionalSampler(Sampler):
@@ -78,7 +79,7 @@ class Smart1Sampler(ProportionalSampler):
     name = "smart1"
 
     def _scale(self, importance, iteration, sizes=None):
-        rho = self.params["smart_rho"]
+        rho = self.params.smart_rho
         return rho if rho is not None else super()._scale(importance, iteration, sizes)
 
     def importance(self, ctx):
@@ -102,7 +103,7 @@ class Smart2Sampler(Smart1Sampler):
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
-        self.eta = params["smart_eta"]
+        self.eta = params.smart_eta
         # l'(y~) is the gradient this run computed two iterations ago, at those scores: kept by
         # the trainer (ctx.past_grad), not recomputed (for lambdarank, one lambda-kernel call
         # less per iteration)
@@ -150,8 +151,8 @@ class MVSSampler(ProportionalSampler):
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
-        self.adaptive = params["mvs_lambda"] == "adaptive"
-        self.lam = np.nan if self.adaptive else float(params["mvs_lambda"])
+        self.adaptive = params.mvs_lambda == "adaptive"
+        self.lam = np.nan if self.adaptive else float(params.mvs_lambda)
 
     def importance(self, ctx):
         """``w sqrt(g^2 + lambda h^2)``."""

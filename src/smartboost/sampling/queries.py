@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import compact
+from .._kernels.draws import compact
 from ..errors import ParameterError
 from .base import QueryDraw, Sampler, SamplingContext
 

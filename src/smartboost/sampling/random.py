@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import (
-    draw_bernoulli,
-    draw_exact,
-    draw_exact_parallel,
-    exact_chunk_counts,
-)
+from .._kernels.draws import draw_bernoulli, draw_exact, draw_exact_parallel
 from .base import QueryDraw, Sampler
+from .chunks import exact_chunk_counts
 
 
 class _ConstantRateSampler(Sampler):

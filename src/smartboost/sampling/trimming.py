@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.sampling import count_top_for_sum, select_above, top_threshold, weighted_abs
+from .._kernels.draws import select_above
+from .._kernels.importance import weighted_abs
 from .base import Sampler
+from .topk import count_top_for_sum, top_threshold
 
 
 class TrimmingSampler(Sampler):
@@ -20,7 +22,7 @@ class TrimmingSampler(Sampler):
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
-        self.alpha = params["trimming_alpha"]
+        self.alpha = params.trimming_alpha
         self._weighted_hess = np.empty(n_rows)
 
     def importance(self, ctx):

@@ -1,0 +1,210 @@
+"""Row draws: which rows an iteration's sample keeps.
+
+Every draw writes the sampled row ids in increasing order into ``rows`` and the others into
+``rest`` (both branch-free, in the same pass) and returns the number sampled, ``n``: the tree
+grows on ``rows[:n]`` and the new tree is then added to ``rest[:n_rows - n]`` by traversal.
+
+Each row's draw is :func:`~smartboost._kernels.random.uniform` of its id. The exact-count
+draws run over fixed chunks of rows in parallel; how many rows each chunk draws is decided
+first, in Python (:mod:`smartboost.sampling.chunks`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .random import uniform
+
+_COMPACT_CHUNKS = 64
+"""Fixed row chunks of the parallel passes (compaction, bracket counts, the exact-count draws
+of :mod:`smartboost.sampling.chunks`): their results do not depend on the thread count."""
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _place(rows, rest, k, i, kept, last_chunk):
+    """Put row ``i`` into ``rows[k]`` (``kept``) or ``rest[i - k]``; returns the new ``k``.
+
+    :func:`draw_top_and_rest` writes its chunks in parallel. In the last chunk (on small data
+    the only one) the row is written to both lists and only the matching end advances: no
+    branch to mispredict when about half the rows are kept (7,000 rows at 0.5: 92 -> 70 us for
+    the draw in training). Elsewhere a branch: the write past a chunk's last kept row would
+    land on the next chunk's first slot while that chunk fills it. ``last_chunk`` does not
+    change within a chunk's loop, which LLVM then compiles twice."""
+    if last_chunk:
+        rows[k] = i
+        rest[i - k] = i
+        return k + kept
+    if kept:
+        rows[k] = i
+        return k + 1
+    rest[i - k] = i
+    return k
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def compact(keep, rows, rest):
+    """Split ``range(n)`` by the 0/1 array ``keep`` into ``rows`` (kept) and ``rest``, in order.
+
+    Parallel over fixed chunks (a count pass, then a write pass at the chunks' offsets): the
+    result does not depend on the thread count. Returns the number kept.
+    """
+    n = keep.shape[0]
+    size = (n + _COMPACT_CHUNKS - 1) // _COMPACT_CHUNKS
+    counts = np.zeros(_COMPACT_CHUNKS + 1, np.int64)
+    for c in prange(_COMPACT_CHUNKS):
+        total = 0
+        for i in range(c * size, min(n, (c + 1) * size)):
+            total += keep[i]
+        counts[c + 1] = total
+    for c in range(_COMPACT_CHUNKS):
+        counts[c + 1] += counts[c]
+    for c in prange(_COMPACT_CHUNKS):
+        k = counts[c]
+        for i in range(c * size, min(n, (c + 1) * size)):
+            # A branch, not the branch-free double write: a chunk's write past its last kept
+            # row would land on the next chunk's first slot while that chunk fills it.
+            if keep[i]:
+                rows[k] = i
+                k += 1
+            else:
+                rest[i - k] = i
+    return counts[_COMPACT_CHUNKS]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def draw_bernoulli(key, rate, rows, rest, keep, row_ids):
+    """Keep each row independently with probability ``rate``; returns the count kept.
+
+    ``keep`` (uint8, one per row) is scratch. Row ``i`` draws the number ``row_ids[i]`` of the
+    stream (its id among every machine's rows), or ``i`` when ``row_ids`` is None.
+    """
+    for i in prange(keep.shape[0]):
+        keep[i] = uniform(key, i if row_ids is None else row_ids[i]) < rate
+    return compact(keep, rows, rest)
+
+
+@njit(cache=True, nogil=True)
+def draw_exact(key, k, rows, rest):
+    """Knuth's selection sampling: exactly ``k`` rows without replacement, in one ordered pass.
+
+    Each row is kept with probability (still needed) / (still left), which draws exactly ``k``
+    rows with every subset equally likely. Returns ``k``.
+    """
+    n_rows = rows.shape[0]
+    needed = k
+    n = 0
+    for i in range(n_rows):
+        keep = uniform(key, i) * (n_rows - i) < needed
+        rows[n] = i
+        rest[i - n] = i
+        n += keep
+        needed -= keep
+    return n
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def draw_exact_parallel(key, counts, rows, rest):
+    """:func:`draw_exact` of ``counts.sum()`` rows over every row, in parallel: selection sampling
+    of ``counts[c]`` rows inside each fixed chunk ``c``
+    (:func:`~smartboost.sampling.chunks.exact_chunk_counts`), the chunks at their offsets. 1M
+    rows at rate 0.1: 4.2 ms for the serial pass. Returns the count drawn."""
+    n = rows.shape[0]
+    chunks = counts.shape[0]
+    size = (n + chunks - 1) // chunks
+    offsets = np.zeros(chunks + 1, np.int64)
+    for c in range(chunks):
+        offsets[c + 1] = offsets[c] + counts[c]
+    for c in prange(chunks):
+        stop = min(n, (c + 1) * size)
+        needed = counts[c]
+        k = offsets[c]
+        for i in range(c * size, stop):
+            # branches, not draw_exact's double writes: those would spill into the next chunk
+            # (and the branch takes the count still needed out of the next row's comparison:
+            # branch-free, 1M rows at 0.1 took 3.1 against 2.0 ms)
+            if uniform(key, i) * (stop - i) < needed:
+                rows[k] = i
+                k += 1
+                needed -= 1
+            else:
+                rest[i - k] = i
+    return offsets[chunks]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def draw_proportional(key, importance, scale, weight, rows, rest, sample_weight, keep, row_ids):
+    """Keep row ``i`` with probability ``p_i = min(1, scale * importance[i])``.
+
+    Writes ``sample_weight[i] = weight[i] / p_i`` (inverse-probability weights; read only for
+    kept rows; ``weight`` None: ones, not read). Rows of zero importance are never kept.
+    ``keep`` (uint8) is scratch; row ``i`` draws the number ``row_ids[i]`` of the stream (``i``
+    when None). Returns the count kept.
+    """
+    for i in prange(importance.shape[0]):
+        p = min(1.0, scale * importance[i]) if importance[i] > 0.0 else 0.0
+        keep[i] = uniform(key, i if row_ids is None else row_ids[i]) < p
+        sample_weight[i] = (1.0 if weight is None else weight[i]) / p
+    return compact(keep, rows, rest)
+
+
+@njit(cache=True, nogil=True)
+def select_above(values, threshold, segment_ends, segment_ties, rows, rest):
+    """Ids of the ``values`` above ``threshold`` and, in each row segment, its first
+    ``segment_ties[s]`` rows equal to it (segment ``s`` ends before row ``segment_ends[s]``),
+    in increasing order. Returns their count; ``rows[:count]`` holds them.
+    """
+    n = 0
+    start = 0
+    for s in range(segment_ends.shape[0]):
+        ties = segment_ties[s]
+        for i in range(start, segment_ends[s]):
+            tie = values[i] == threshold
+            take = (values[i] > threshold) | (tie & (ties > 0))
+            ties -= take & tie
+            rows[n] = i
+            rest[i - n] = i
+            n += take
+        start = segment_ends[s]
+    return n
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def draw_top_and_rest(values, threshold, chunk_ties, chunk_top, chunk_rest, key, weight, rest_weight, rows, rest,
+                      sample_weight):
+    """GOSS's draw: the largest ``values`` surely, a uniform draw of the others, in parallel.
+
+    The top rows are those above ``threshold`` and the first rows equal to it (ties go to the
+    lowest row ids); in each fixed chunk ``c`` of
+    :func:`~smartboost.sampling.chunks.draw_chunks`, ``chunk_ties[c]`` of its equal rows are
+    top, ``chunk_top[c]`` rows in all, and ``chunk_rest[c]`` of its other rows are drawn by
+    selection sampling (:func:`~smartboost.sampling.chunks.top_and_rest_counts`).
+    ``sample_weight[i]`` receives ``weight[i]`` (top) or ``weight[i] * rest_weight`` (the
+    others; ``weight`` None: ones, not read). 1M rows at 0.1, in training: 6.2 ms serially, 3.3
+    ms in 64 chunks on 2 threads. Returns the sample size.
+    """
+    n = values.shape[0]
+    chunks = chunk_top.shape[0]
+    size = (n + chunks - 1) // chunks
+    offsets = np.zeros(chunks + 1, np.int64)
+    for c in range(chunks):
+        offsets[c + 1] = offsets[c] + chunk_top[c] + chunk_rest[c]
+    for c in prange(chunks):
+        start = c * size
+        stop = min(n, start + size)
+        ties = chunk_ties[c]
+        needed = chunk_rest[c]
+        left = stop - start - chunk_top[c]
+        k = offsets[c]
+        last = c == chunks - 1
+        for i in range(start, stop):
+            tie = values[i] == threshold
+            top = (values[i] > threshold) | (tie & (ties > 0))
+            ties -= top & tie
+            drawn = (not top) & (uniform(key + np.uint64(1), i) * left < needed)
+            needed -= drawn
+            left -= not top
+            w = 1.0 if weight is None else weight[i]
+            sample_weight[i] = w if top else w * rest_weight
+            k = _place(rows, rest, k, i, top | drawn, last)
+    return offsets[chunks]

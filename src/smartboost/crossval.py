@@ -1,0 +1,224 @@
+"""Cross-validation: :func:`cv`, LightGBM's ``cv`` contract.
+
+The folds are subsets of the training :class:`Dataset` (:meth:`Dataset.subset`: its bins, not
+binned again), one model per fold, all boosted together by the training loop of
+:func:`smartboost.train`: after every iteration each fold's model is evaluated on its held-out
+rows (and, with ``eval_train_metric``, its own training rows), and the callbacks see the mean
+over the folds. A fold's model is exactly the model ``train`` makes on the fold's subset with
+the held-out subset as its validation set.
+
+Folds, unless given (``folds``): whole queries when the objective ranks (the queries, in an
+order shuffled with ``seed`` when ``shuffle``, then largest first, each to the fold with the
+fewest rows so far, as scikit-learn's ``GroupKFold`` balances them: a query is never split);
+otherwise, for a binary or multiclass objective with ``stratified``, each class's rows (shuffled
+when ``shuffle``) dealt to the folds in turn, so each fold holds each class in proportion; else
+``nfold`` contiguous blocks of the rows (of a permutation when ``shuffle``). The same ``seed``
+gives the same folds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ._config import set_verbosity, threads
+from ._interrupt import interruptible
+from ._params import canonical_param_name, explicit_params, training_params
+from .booster import Booster
+from .callback import EarlyStopping, EvalResult, TrainingCallback
+from .dataset import Dataset
+from .engine import Trainer, run_training, training_objective
+from .errors import ParameterError
+
+__all__ = ["CVBooster", "cv"]
+
+
+class CVBooster:
+    """The models of a cross-validation, one per fold (``cv(..., return_cvbooster=True)``).
+
+    Attributes
+    ----------
+    boosters : list of Booster
+        Fold ``i``'s model, trained on every row outside fold ``i``.
+    best_iteration : int
+        The iteration of the best mean validation score under early stopping, else the last.
+    best_score : dict
+        ``{"valid": {metric: mean}}`` at ``best_iteration`` (under early stopping).
+    evals_result : dict
+        ``{data_name: {metric: [mean per iteration]}}``.
+    """
+
+    def __init__(self, boosters: list[Booster]) -> None:
+        self.boosters = boosters
+        self.best_iteration = 0
+        self.best_score: dict[str, dict[str, float]] = {}
+        self.evals_result: dict[str, dict[str, list[float]]] = {}
+
+    def current_iteration(self) -> int:
+        """Boosting iterations of every fold's model."""
+        return self.boosters[0].current_iteration()
+
+    def _drop_unfinished_iteration(self) -> None:
+        """Keep the iterations every fold finished (training interrupted midway)."""
+        finished = min(b.current_iteration() for b in self.boosters)
+        for booster in self.boosters:
+            del booster.trees[finished * booster.num_model_per_iteration():]
+            booster.__dict__.pop("_packed", None)
+
+    def predict(self, data: Any, **kwargs: Any) -> list[np.ndarray]:
+        """Every fold model's :meth:`Booster.predict` of ``data``, in fold order."""
+        return [booster.predict(data, **kwargs) for booster in self.boosters]
+
+
+class _FoldTrainers:
+    """The fold models' trainers, driven by :func:`~smartboost.engine.run_training` as one:
+    every fold boosts an iteration, then the evaluations are averaged over the folds."""
+
+    def __init__(self, trainers: list[Trainer]) -> None:
+        self.trainers = trainers
+        self.params = trainers[0].params
+        self.booster = CVBooster([t.booster for t in trainers])
+        self.results: dict[str, list[float]] = defaultdict(list)
+
+    def boost_one_iteration(self) -> None:
+        """One iteration of every fold's model."""
+        for trainer in self.trainers:
+            trainer.boost_one_iteration()
+
+    def evaluate(self) -> list[EvalResult]:
+        """Each (data, metric) pair's mean over the folds; records means and standard deviations."""
+        per_fold = [trainer.evaluate() for trainer in self.trainers]
+        out = []
+        for j, first in enumerate(per_fold[0]):
+            values = np.array([evaluations[j].value for evaluations in per_fold])
+            mean = float(np.mean(values))
+            self.results[f"{first.data_name} {first.metric}-mean"].append(mean)
+            self.results[f"{first.data_name} {first.metric}-stdv"].append(float(np.std(values)))
+            out.append(EvalResult(first.data_name, first.metric, mean, first.higher_is_better, first.is_training))
+        return out
+
+
+@interruptible
+def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int = 100, *, nfold: int = 5,
+       stratified: bool = True, shuffle: bool = True, folds: Any = None, metrics: str | list[str] | None = None,
+       callbacks: list[TrainingCallback] | None = None, seed: int = 0, return_cvbooster: bool = False,
+       eval_train_metric: bool = False, init_model: Booster | str | os.PathLike | None = None) -> dict[str, Any]:
+    """Cross-validate: train one model per fold and record the mean and standard deviation of
+    every metric over the folds after every iteration (LightGBM's ``cv``).
+
+    Parameters
+    ----------
+    params : dict
+        Training parameters, as for :func:`smartboost.train` (``early_stopping_round`` watches
+        the mean validation metric).
+    train_set : Dataset
+        Every row; the folds are its subsets (its bins are kept).
+    num_boost_round : int
+        Iterations, unless ``params`` sets ``num_iterations``.
+    nfold : int
+        Number of folds (without ``folds``).
+    stratified : bool
+        Deal each class's rows over the folds (binary and multiclass objectives; ignored
+        otherwise).
+    shuffle : bool
+        Shuffle the rows (or queries) with ``seed`` before making the folds.
+    folds : scikit-learn splitter or iterable of (train_idx, test_idx), optional
+        The folds themselves: a splitter's ``split(X, y, groups)`` is called with the labels
+        and, with queries, each row's query number as groups (``GroupKFold`` then keeps
+        queries whole).
+    metrics : str or list of str, optional
+        Metrics to evaluate, instead of ``params``'s.
+    callbacks : list of TrainingCallback, optional
+        They see the means over the folds (e.g. :func:`smartboost.early_stopping`).
+    seed : int
+        Seed of the folds (the models' own randomness follows the ``seed`` parameter).
+    return_cvbooster : bool
+        Also return the fold models, as ``result["cvbooster"]`` (a :class:`CVBooster`).
+    eval_train_metric : bool
+        Also evaluate each fold's model on its own training rows (``"train <metric>-mean"``).
+    init_model : Booster or path, optional
+        Every fold continues this model (``train_set`` binned with its edges).
+
+    Returns
+    -------
+    dict
+        ``{"valid <metric>-mean": [...], "valid <metric>-stdv": [...], ...}``, one entry per
+        iteration; under early stopping (a callback or ``early_stopping_round``) cut at the best
+        iteration, as LightGBM does.
+    """
+    params = dict(params or {})
+    if metrics is not None:
+        params = {key: value for key, value in params.items() if canonical_param_name(key) != "metric"}
+        params["metric"] = metrics
+    resolved = training_params(params, num_boost_round)
+    if not isinstance(train_set, Dataset):
+        raise ParameterError(f"train_set must be a smartboost.Dataset, got {type(train_set).__name__}")
+    train_set.check_binning_params(explicit_params(params))
+    if not (isinstance(nfold, int) and nfold >= 2) and folds is None:
+        raise ParameterError(f"nfold must be an integer >= 2, got {nfold!r}")
+    set_verbosity(resolved.verbosity)
+    objective = training_objective(resolved)
+    with threads(resolved.num_threads) as n_threads:
+        trainers = []
+        for train_rows, test_rows in _folds(train_set, objective, nfold, stratified, shuffle, folds, seed):
+            fold_train, fold_valid = train_set.subset(np.sort(train_rows)), train_set.subset(np.sort(test_rows))
+            valid_sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
+            valid_names = ["train", "valid"] if eval_train_metric else ["valid"]
+            trainers.append(Trainer.local(resolved, fold_train, valid_sets, valid_names, init_model,
+                                          n_threads))
+        if not trainers:
+            raise ParameterError("folds gave no fold")
+        folded = _FoldTrainers(trainers)
+        callbacks = list(callbacks or [])
+        cvbooster = run_training(folded, callbacks)
+    results = dict(folded.results)
+    if resolved.early_stopping_round > 0 or any(isinstance(c, EarlyStopping) for c in callbacks):
+        results = {key: values[:cvbooster.best_iteration] for key, values in results.items()}
+        for booster in cvbooster.boosters:
+            booster.best_iteration = cvbooster.best_iteration
+    if return_cvbooster:
+        results["cvbooster"] = cvbooster
+    return results
+
+
+def _folds(train_set: Dataset, objective: Any, nfold: int, stratified: bool, shuffle: bool, folds: Any,
+           seed: int) -> Iterable[tuple[np.ndarray, np.ndarray]]:
+    """``(train rows, test rows)`` of every fold (see the module docstring)."""
+    n = train_set.num_data()
+    starts = train_set.query_starts
+    query_of_row = None if starts is None else np.repeat(np.arange(starts.size - 1), np.diff(starts))
+    if folds is not None:
+        if hasattr(folds, "split"):
+            return list(folds.split(np.zeros((n, 1)), train_set.label, query_of_row))
+        return [(np.asarray(train), np.asarray(test)) for train, test in folds]
+    rng = np.random.default_rng(seed)
+    if objective.task == "ranking":
+        if starts is None or starts.size - 1 < nfold:
+            raise ParameterError(f"cv of a ranking objective needs at least nfold={nfold} queries in train_set")
+        sizes = np.diff(starts)
+        order = rng.permutation(sizes.size) if shuffle else np.arange(sizes.size)
+        order = order[np.argsort(-sizes[order], kind="stable")]
+        fold_of_query = np.empty(sizes.size, np.int64)
+        load = np.zeros(nfold, np.int64)
+        for q in order:
+            fold_of_query[q] = np.argmin(load)
+            load[fold_of_query[q]] += sizes[q]
+        fold_of_row = fold_of_query[query_of_row]
+    elif stratified and objective.task in ("binary", "multiclass"):
+        fold_of_row = np.empty(n, np.int64)
+        position = 0
+        for cls in np.unique(train_set.label):
+            rows = np.flatnonzero(train_set.label == cls)
+            rows = rng.permutation(rows) if shuffle else rows
+            fold_of_row[rows] = (position + np.arange(rows.size)) % nfold
+            position += rows.size
+    else:
+        order = rng.permutation(n) if shuffle else np.arange(n)
+        fold_of_row = np.empty(n, np.int64)
+        for k, block in enumerate(np.array_split(order, nfold)):
+            fold_of_row[block] = k
+    return [(np.flatnonzero(fold_of_row != k), np.flatnonzero(fold_of_row == k)) for k in range(nfold)]

@@ -1,0 +1,75 @@
+"""Data placement: the partitions of the dask collections, which worker holds each, and one
+shard started on every worker that holds any.
+
+Dask places the data: the partitions are computed where Dask puts them and stay there; a
+partition held by several workers belongs to the first of them by address. Ranking needs every
+query inside one partition, which is checked here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dask.array as da
+import dask.dataframe as dd
+import distributed
+
+from ..errors import DataError
+from ._shard import _Shard
+
+
+def _partitions(collection: Any, name: str, n_parts: int | None) -> list[Any] | None:
+    """The delayed row blocks of a dask collection (None stays None)."""
+    if collection is None:
+        return None
+    if isinstance(collection, da.Array):
+        if collection.ndim == 2 and len(collection.chunks[1]) > 1:
+            collection = collection.rechunk({1: collection.shape[1]})
+        blocks = list(collection.to_delayed().ravel())
+    elif isinstance(collection, (dd.DataFrame, dd.Series)):
+        blocks = list(collection.to_delayed())
+    else:
+        raise DataError(f"{name} must be a dask array or a dask DataFrame/Series, got {type(collection).__name__}")
+    if n_parts is not None and len(blocks) != n_parts:
+        raise DataError(f"{name} has {len(blocks)} partitions but X has {n_parts}; partition them alike")
+    return blocks
+
+
+def _check_aligned(X: Any, others: dict[str, Any]) -> None:
+    """Arrays must have X's row chunks (dask checks DataFrames' divisions itself)."""
+    if not isinstance(X, da.Array):
+        return
+    for name, array in others.items():
+        if isinstance(array, da.Array) and array.chunks[0] != X.chunks[0]:
+            raise DataError(f"{name} has row chunks {array.chunks[0]} but X has {X.chunks[0]}; rechunk it like X")
+
+
+def _check_queries_in_partitions(part_qids: list[tuple[Any, Any]]) -> None:
+    """Each partition's (first, last) query id; a query spanning two partitions is an error."""
+    for i in range(1, len(part_qids)):
+        if part_qids[i][0] == part_qids[i - 1][1]:
+            raise DataError(f"query {part_qids[i][0]!r} spans two partitions; repartition so that every query lies "
+                            "in one partition (e.g. set the index of a DataFrame to the query id)")
+
+
+def _start_shards(client: distributed.Client, parts: list[Any],
+                  authkey: bytes) -> tuple[list, list[str], list[list[int]], list]:
+    """Compute the partitions where Dask puts them and start one shard per worker that holds any.
+
+    Returns the actors, their workers' addresses, the indices of the partitions each holds (in
+    order), and the actor futures (kept alive by the caller).
+    """
+    futures = client.compute(parts)
+    distributed.wait(futures)
+    for future in futures:
+        if future.status == "error":
+            future.result()  # raises the partition's error
+    owner = {key: sorted(workers)[0] for key, workers in client.who_has(futures).items() if workers}
+    by_worker: dict[str, list[int]] = {}
+    for i, future in enumerate(futures):
+        by_worker.setdefault(owner[future.key], []).append(i)
+    names = list(by_worker)
+    actor_futures = [client.submit(_Shard, [futures[i] for i in by_worker[w]], by_worker[w], authkey, workers=[w],
+                                   allow_other_workers=False, actor=True, pure=False) for w in names]
+    actors = [f.result() for f in actor_futures]
+    return actors, names, [by_worker[w] for w in names], actor_futures

@@ -1,0 +1,204 @@
+"""The driver: :func:`train` resolves the parameters, places the data, starts the shards, learns
+the bin edges and the start score from them, and runs the boosting loop of
+:func:`smartboost.train` (``engine.Trainer``) on :class:`~smartboost.dask._rows._DaskRows`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from typing import Any
+
+import dask
+import dask.dataframe as dd
+import distributed
+import numpy as np
+
+from .._config import set_verbosity, threads
+from .._params import TrainingParams, check_distributed_params, training_params
+from ..binning import BinMapper
+from ..booster import Booster
+from ..callback import Checkpoint, TrainingCallback
+from ..dataset import Dataset, categorical_mask
+from ..engine import Trainer, check_start, load_init_model, run_training, start_model, training_objective
+from ..errors import DataError, DistributedError, ParameterError
+from ._placement import _check_aligned, _check_queries_in_partitions, _partitions, _start_shards
+from ._rows import _DaskRows
+from ._transport import _AllAtOnceAfterFirstIteration, _Workers
+
+
+def train(client: distributed.Client | None, params: dict[str, Any] | None, X: Any, y: Any, *,
+          sample_weight: Any = None, qid: Any = None, init_score: Any = None, num_boost_round: int = 100,
+          eval_set: list[tuple[Any, Any]] | None = None, eval_names: list[str] | None = None,
+          eval_sample_weight: list[Any] | None = None, eval_qid: list[Any] | None = None,
+          feature_name: list[str] | None = None, callbacks: list[TrainingCallback] | None = None,
+          init_model: Booster | str | None = None, reference: Any = None, timeout: float = 300.0) -> Booster:
+    """Train on data spread over a Dask cluster; the same model as :func:`smartboost.train`.
+
+    Parameters
+    ----------
+    client : distributed.Client or None
+        The cluster (None: Dask's default client).
+    params : dict
+        Training parameters, as for :func:`smartboost.train`.
+    X : dask array or dask DataFrame, shape (n_rows, n_features)
+        Features, partitioned by rows.
+    y : dask array or dask Series
+        Labels, partitioned like ``X``.
+    sample_weight, init_score : dask array or Series, optional
+        Row weights and initial raw scores, partitioned like ``X``.
+    qid : dask array or Series, optional
+        Ranking: the query id of every row; a query must lie inside one partition, ids sorted.
+    num_boost_round : int
+        Iterations, unless ``params`` sets ``num_iterations``.
+    eval_set : list of (X, y), optional
+        Evaluation sets (numpy or dask); they are gathered and evaluated on the driver.
+    eval_names, eval_sample_weight, eval_qid : list, optional
+        Their names, weights and query ids.
+    feature_name : list of str, optional
+        Feature names (default: the DataFrame's columns).
+    callbacks : list of TrainingCallback, optional
+        Run on the driver, as in :func:`smartboost.train`.
+    init_model : Booster or path, optional
+        Continue training this model (its bin edges are used).
+    reference : Dataset or Booster, optional
+        Use its bin edges instead of learning them from the data.
+    timeout : float
+        Seconds every distributed step may take before training stops with an error.
+
+    Returns
+    -------
+    Booster
+    """
+    if client is None:
+        client = distributed.default_client()
+    resolved = training_params(params, num_boost_round)
+    set_verbosity(resolved.verbosity)
+    objective = training_objective(resolved)
+    check_distributed_params(resolved, objective)
+    if not timeout > 0:
+        raise ParameterError(f"timeout must be positive, got {timeout}")
+    init = load_init_model(init_model, objective)
+
+    _check_aligned(X, {"y": y, "sample_weight": sample_weight, "qid": qid, "init_score": init_score})
+    x_parts = _partitions(X, "X", None)
+    columns = [_partitions(c, name, len(x_parts)) for name, c in
+               (("y", y), ("sample_weight", sample_weight), ("qid", qid), ("init_score", init_score))]
+    if columns[0] is None:
+        raise DataError("y is None")
+    parts = [dask.delayed(tuple)([x_parts[i]] + [None if c is None else c[i] for c in columns])
+             for i in range(len(x_parts))]
+    names_from_frame = [str(c) for c in X.columns] if isinstance(X, dd.DataFrame) else None
+
+    authkey = secrets.token_bytes(32)
+    actors, worker_names, part_index, actor_futures = _start_shards(client, parts, authkey)
+    workers = _Workers([a.address().result() for a in actors], worker_names, authkey, timeout)
+    try:
+        described = workers.call("describe")
+        n_rows = sum(d["n_rows"] for d in described)
+        n_features = described[0]["n_features"]
+        if n_rows == 0:
+            raise DataError("X has no rows")
+        part_rows = np.zeros(len(parts), np.int64)
+        part_qids: list[Any] = [None] * len(parts)
+        for d, indices in zip(described, part_index):
+            part_rows[indices] = d["part_rows"]
+            for i, q in zip(indices, d["part_qids"]):
+                part_qids[i] = q
+        if qid is not None:
+            _check_queries_in_partitions([q for q in part_qids if q is not None])
+        names = feature_name or names_from_frame or [f"Column_{i}" for i in range(n_features)]
+        mapper = _bin_edges(workers, described, resolved, init if init is not None else reference, names)
+        missing = sum(workers.call("bin", mapper))
+        usable = (mapper.n_bins > 1) | (missing > 0)
+        label_values, label_weights = _merge_labels(workers.call("labels", resolved))
+        booster = start_model(resolved, objective, label_values, label_weights, init, init_score is not None, mapper,
+                              names)
+        # the labels' part of the start check (initial scores stay on the workers)
+        check_start(objective, label_values, label_weights, booster._start_scores(label_values.size))
+        part_offsets = np.concatenate([[0], np.cumsum(part_rows)[:-1]])
+        workers.call_each("start", [(resolved, booster, part_offsets[indices].tolist()) for indices in part_index])
+        valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
+        rows = _DaskRows(workers, n_rows, resolved, part_index, [d["part_rows"] for d in described])
+        trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names)
+        try:
+            with threads(_driver_threads(workers.link_ends, resolved.num_threads)):
+                booster = run_training(trainer, [*(callbacks or []), _AllAtOnceAfterFirstIteration(workers)])
+        except DistributedError as exc:
+            for callback in callbacks or []:
+                if isinstance(callback, Checkpoint) and os.path.exists(callback.path):
+                    exc.add_note(f"the last checkpoint is {callback.path}: continue from it with "
+                                 f"init_model='{callback.path}'")
+            raise
+        rows._record_traffic()
+        booster.iteration_stats["bytes"] = rows.traffic
+        return booster
+    finally:
+        workers.close()
+        del actors
+        client.cancel(actor_futures)
+
+
+def _driver_threads(link_ends: list[tuple[str, str]], num_threads: int) -> int:
+    """Threads of the driver's own kernels (split scans, evaluation): one when a shard runs on the
+    driver's host (a link whose two ends have the same address), so that the driver does not take
+    the cores the shard is working on; ``num_threads`` otherwise."""
+    return 1 if any(local == peer for local, peer in link_ends) else num_threads
+
+
+def _bin_edges(workers: _Workers, described: list[dict], params: TrainingParams, reference: Any,
+               names: list[str]) -> BinMapper:
+    """Bin edges learned from a sample of every shard's rows, and the bins of the categorical
+    features from every shard's categories (or the reference's bins)."""
+    n_features = len(names)
+    if reference is not None:
+        mapper = getattr(reference, "bin_mapper", None)
+        if not isinstance(mapper, BinMapper):
+            raise DataError(f"reference must be a Dataset or a Booster, got {type(reference).__name__}")
+        if mapper.n_features != n_features:
+            raise DataError(f"X has {n_features} features but the reference has {mapper.n_features}")
+        return mapper
+    n_rows = sum(d["n_rows"] for d in described)
+    wanted = params.bin_construct_sample_cnt
+    quota = [d["n_rows"] if n_rows <= wanted else int(round(wanted * d["n_rows"] / n_rows)) for d in described]
+    samples = workers.call_each("bin_sample", [(q, params.seed) for q in quota])
+    mapper = BinMapper.from_params(params.as_dict()).fit(np.concatenate(samples), np.zeros(n_features, np.bool_))
+    declared = params.categorical_feature
+    categorical = (np.logical_or.reduce([d["from_dtype"] for d in described]) if declared == "auto"
+                   else categorical_mask(declared, names, "categorical_feature"))
+    if categorical.any():
+        mapper.set_categories(_merge_categories(workers.call("categories", np.flatnonzero(categorical).tolist()),
+                                                names))
+    return mapper
+
+
+def _merge_categories(answers: list[dict[int, tuple[np.ndarray, np.ndarray]]],
+                      names: list[str]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Every shard's categories of each categorical feature, with their summed counts."""
+    merged = {}
+    for f in answers[0]:
+        values = [answer[f][0] for answer in answers]
+        if len({v.dtype == object for v in values if v.size}) > 1:
+            raise DataError(f"column {names[f]!r} holds text on some workers and integer codes on others")
+        distinct, inverse = np.unique(np.concatenate(values), return_inverse=True)
+        counts = np.bincount(inverse, weights=np.concatenate([answer[f][1] for answer in answers]),
+                             minlength=distinct.size)
+        merged[f] = (distinct, counts.astype(np.int64))
+    return merged
+
+
+def _merge_labels(answers: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct labels of every shard with their summed weights."""
+    values, inverse = np.unique(np.concatenate([a[0] for a in answers]), return_inverse=True)
+    return values, np.bincount(inverse, weights=np.concatenate([a[1] for a in answers]), minlength=values.size)
+
+
+def _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster: Booster) -> list[Dataset]:
+    """Evaluation sets, gathered to the driver and binned with the training edges."""
+    out = []
+    for i, (X, y) in enumerate(eval_set or []):
+        weight = eval_sample_weight[i] if eval_sample_weight else None
+        qid = eval_qid[i] if eval_qid else None
+        X, y, weight, qid = dask.compute(X, y, weight, qid)
+        out.append(Dataset(X, y, weight=weight, qid=qid, reference=booster))
+    return out

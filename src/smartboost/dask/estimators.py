@@ -1,0 +1,173 @@
+"""scikit-learn estimators on Dask: ``DaskSmartBoostClassifier``, ``DaskSmartBoostRegressor``
+and ``DaskSmartBoostRanker`` fit with :func:`~smartboost.dask.train` and predict dask
+collections, as LightGBM's ``DaskLGBM*`` do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dask.array as da
+import dask.dataframe as dd
+import distributed
+import numpy as np
+
+from ..booster import Booster
+from ..errors import DataError
+from ..sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _SmartBoostModel
+from ._predict import predict
+from ._train import train
+
+
+class _DaskModel:
+    """Dask variants of the scikit-learn estimators: ``fit`` trains with :func:`train` on dask
+    collections, ``predict`` returns dask collections (as LightGBM's ``DaskLGBM*``).
+
+    Extra parameters: ``client`` (None: Dask's default client when fitting) and ``timeout``
+    (seconds per distributed step). Every other parameter is that of the scikit-learn estimator.
+    """
+
+    _NOT_TRAINING_PARAMS = _SmartBoostModel._NOT_TRAINING_PARAMS | {"client", "timeout"}
+
+    def __init__(self, *, client: distributed.Client | None = None, timeout: float = 300.0, **kwargs: Any) -> None:
+        self.client = client
+        self.timeout = timeout
+        super().__init__(**kwargs)
+
+    @classmethod
+    def _named_params(cls) -> list[str]:
+        return _SmartBoostModel._named_params() + ["client", "timeout"]
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        return sorted(cls._named_params())
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["client"] = None  # a client does not travel; fitted models do
+        return state
+
+    def _dask_target(self, y: Any) -> Any:
+        """The training labels as :func:`train` takes them (classifiers: learn ``classes_``)."""
+        return y
+
+    def _fit_dask(self, X: Any, y: Any, sample_weight: Any, eval_set: list[tuple[Any, Any]] | None,
+                  eval_names: list[str] | None, eval_sample_weight: list[Any] | None, init_model: Any,
+                  qid: Any = None, eval_qid: list[Any] | None = None) -> _DaskModel:
+        y = self._dask_target(y)
+        eval_set = [(X_valid, self._dask_eval_target(y_valid)) for X_valid, y_valid in eval_set or []]
+        self._Booster = train(self.client, self._train_params(), X, y, sample_weight=sample_weight, qid=qid,
+                              num_boost_round=self.n_estimators, eval_set=eval_set or None, eval_names=eval_names,
+                              eval_sample_weight=eval_sample_weight, eval_qid=eval_qid, callbacks=self.callbacks,
+                              init_model=init_model, timeout=self.timeout)
+        self.n_features_in_ = X.shape[1]
+        if isinstance(X, dd.DataFrame):
+            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        return self
+
+    def _dask_eval_target(self, y: Any) -> Any:
+        return y
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, *, eval_set: list[tuple[Any, Any]] | None = None,
+            eval_names: list[str] | None = None, eval_sample_weight: list[Any] | None = None,
+            init_model: Booster | str | None = None) -> _DaskModel:
+        """Train on the dask collections ``X, y`` (partitioned alike); see :func:`train`."""
+        return self._fit_dask(X, y, sample_weight, eval_set, eval_names, eval_sample_weight, init_model)
+
+    def _raw_predict(self, X: Any, raw_score: bool) -> Any:
+        return predict(self.booster_, X, raw_score=raw_score)
+
+    def to_local(self) -> _SmartBoostModel:
+        """The same fitted model as the plain scikit-learn estimator (numpy in, numpy out)."""
+        local = self._local_class()(**{k: v for k, v in self.get_params().items() if k not in ("client", "timeout")})
+        local.__dict__.update({k: v for k, v in self.__dict__.items() if k.endswith("_") or k == "_Booster"})
+        return local
+
+
+class DaskSmartBoostRegressor(_DaskModel, SmartBoostRegressor):
+    """:class:`~smartboost.sklearn.SmartBoostRegressor` on Dask; see :class:`_DaskModel`."""
+
+    @staticmethod
+    def _local_class() -> type:
+        return SmartBoostRegressor
+
+    def predict(self, X: Any) -> Any:
+        """Predicted values, a dask collection partitioned like ``X``."""
+        return self._raw_predict(X, raw_score=False)
+
+
+class DaskSmartBoostClassifier(_DaskModel, SmartBoostClassifier):
+    """:class:`~smartboost.sklearn.SmartBoostClassifier` on Dask; see :class:`_DaskModel`."""
+
+    @staticmethod
+    def _local_class() -> type:
+        return SmartBoostClassifier
+
+    def _dask_target(self, y: Any) -> Any:
+        classes = np.unique(np.asarray(y.unique().compute() if isinstance(y, dd.Series) else da.unique(y).compute()))
+        if classes.size < 2:
+            raise DataError(f"y has one class ({classes[0]!r}); a classifier needs two" if classes.size else "y is empty")
+        self.classes_, self.n_classes_ = classes, classes.size
+        return self._dask_eval_target(y)
+
+    def _dask_eval_target(self, y: Any) -> Any:
+        if isinstance(y, dd.Series):
+            return y.map_partitions(self._encode_target, meta=(y.name, np.float64))
+        if isinstance(y, da.Array):
+            return y.map_blocks(self._encode_target, dtype=np.float64)
+        return self._encode_target(y)
+
+    def predict_proba(self, X: Any) -> Any:
+        """Class probabilities, a dask collection with one column per class of ``classes_``."""
+        p = self._raw_predict(X, raw_score=False)
+        if self.n_classes_ > 2:
+            return p
+        if isinstance(p, da.Array):
+            return da.stack([1.0 - p, p], axis=1)
+        return p.map_partitions(_two_class_frame, meta={0: np.float64, 1: np.float64})
+
+    def predict(self, X: Any) -> Any:
+        """Predicted class labels, a dask collection partitioned like ``X``."""
+        raw = self._raw_predict(X, raw_score=True)
+        if isinstance(raw, da.Array):
+            return raw.map_blocks(_class_labels, self.classes_, drop_axis=1 if raw.ndim == 2 else None,
+                                  dtype=self.classes_.dtype)
+        return raw.map_partitions(_class_label_series, self.classes_, meta=(None, self.classes_.dtype))
+
+
+def _class_labels(raw: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Labels from raw scores: log-odds of ``classes[1]`` (1-D), or one column per class."""
+    return classes[(raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)]
+
+
+def _class_label_series(raw: Any, classes: np.ndarray) -> Any:
+    import pandas as pd
+    return pd.Series(_class_labels(raw.to_numpy(), classes), index=raw.index)
+
+
+def _two_class_frame(p: Any) -> Any:
+    import pandas as pd
+    return pd.DataFrame({0: 1.0 - p, 1: p}, index=p.index)
+
+
+class DaskSmartBoostRanker(_DaskModel, SmartBoostRanker):
+    """:class:`~smartboost.sklearn.SmartBoostRanker` on Dask; queries are given per row as
+    ``qid`` (every query inside one partition). See :class:`_DaskModel`."""
+
+    @staticmethod
+    def _local_class() -> type:
+        return SmartBoostRanker
+
+    def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None,
+            eval_set: list[tuple[Any, Any]] | None = None, eval_qid: list[Any] | None = None,
+            eval_names: list[str] | None = None, init_model: Booster | str | None = None) -> DaskSmartBoostRanker:
+        """Train on ``X, y`` (relevance grades) with the query id of every row, ``qid``."""
+        if qid is None:
+            raise ValueError("DaskSmartBoostRanker.fit needs qid= (a query id per row, partitioned like X)")
+        if eval_set and (eval_qid is None or len(eval_qid) != len(eval_set)):
+            raise ValueError("give the eval sets' queries as eval_qid (one entry per eval set)")
+        return self._fit_dask(X, y, sample_weight, eval_set, eval_names, None, init_model, qid, eval_qid)
+
+    def predict(self, X: Any) -> Any:
+        """Relevance scores (higher ranks first), a dask collection partitioned like ``X``."""
+        return self._raw_predict(X, raw_score=True)

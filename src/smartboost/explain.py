@@ -1,0 +1,148 @@
+"""Explaining predictions: leaf indices and SHAP values (``Booster.predict(pred_leaf=True)``,
+``Booster.predict(pred_contrib=True)``).
+
+**Leaf indices** follow LightGBM: a tree's leaves are numbered ``0 .. n_leaves - 1`` in the
+order its splits made them. The root is leaf 0; a split keeps its leaf's number for the left
+child and gives the right child the next number. A smartboost tree allocates a split's children
+as the next two node ids, so its splits in the order they were made are its internal nodes in
+the order of their left children (:func:`leaf_numbers`), and a tree LightGBM grows the same way
+numbers its leaves the same.
+
+**SHAP values** are exact path-dependent TreeSHAP (``_kernels.explain``): feature ``f``'s value
+for a row is its Shapley value in the game ``v(S) = E[f(x) | x_S]`` where the expectation over
+the features outside ``S`` follows the tree: a node splitting on such a feature averages its
+children weighted by their *cover*. The cover is the node's ``count``, the rows of the tree's
+sample that reached it (LightGBM's and ``shap.TreeExplainer``'s choice for LightGBM models). A
+tree grown on an importance sample (GOSS, MVS, SMART) over-represents its large-gradient rows
+in these counts, and the inverse-probability-weighted counts would estimate the full data's
+better; they are not stored in model files (adding them would change every saved model), so
+the counts are used and the explanations of a model are the same trained or loaded. The
+values of a row sum, with the expected value ``base_score + sum over trees of
+sum(cover_leaf * value_leaf) / cover_root``, to the row's raw score (local accuracy); a
+feature no tree splits on gets exactly 0. They are in raw-score space (log-odds for
+``binary``), as LightGBM's.
+
+**SHAP interaction values** (``pred_interactions``, XGBoost's layout) split each SHAP value
+further: the interaction of features ``a`` and ``b`` is half the change of ``b``'s value
+between the games where ``a`` is always and never known (the same path-dependent expectation),
+and ``a``'s main effect is what remains of its SHAP value. A tree costs two conditioned walks
+per feature it splits on, so they cost that many times the SHAP values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ._kernels.explain import leaf_indices, tree_shap, tree_shap_interactions
+from .tree import Tree
+
+if TYPE_CHECKING:
+    from .booster import Booster
+
+__all__ = ["expected_value", "explain_contributions", "explain_interactions", "explain_leaves", "leaf_numbers"]
+
+
+def leaf_numbers(tree: Tree) -> np.ndarray:
+    """LightGBM's index of every leaf of ``tree`` (int32 per node, -1 for internal nodes).
+
+    Splits are taken in the order they were made (by their left child's node id); each keeps
+    its leaf's number for the left child and gives the right child the next one.
+    """
+    number = np.full(tree.n_nodes, -1, np.int32)
+    number[0] = 0
+    internal = np.flatnonzero(tree.left >= 0)
+    for count, node in enumerate(internal[np.argsort(tree.left[internal])], start=1):
+        number[tree.left[node]] = number[node]
+        number[tree.right[node]] = count
+    number[internal] = -1
+    return number
+
+
+def expected_value(tree: Tree) -> float:
+    """The tree's mean output over its training cover: ``sum(count * value) / count[root]`` over
+    the leaves."""
+    leaves = tree.left < 0
+    return float(np.dot(tree.count[leaves], tree.value[leaves]) / tree.count[0])
+
+
+def _cover_share(tree: Tree) -> np.ndarray:
+    """Each node's cover (``count``) over its parent's; 1 for the root."""
+    share = np.ones(tree.n_nodes)
+    internal = tree.left >= 0
+    parent_cover = tree.count[internal].astype(np.float64)
+    share[tree.left[internal]] = tree.count[tree.left[internal]] / parent_cover
+    share[tree.right[internal]] = tree.count[tree.right[internal]] / parent_cover
+    return share
+
+
+def explain_leaves(booster: Booster, X: object, n_trees: int,
+                   chunks: Iterable[tuple[int, np.ndarray]]) -> np.ndarray:
+    """``predict(pred_leaf=True)``: int32 of shape (n_rows, n_trees), the leaf index
+    (:func:`leaf_numbers`) each row reaches in each of the first ``n_trees`` trees."""
+    packed = booster._packed
+    numbers = np.concatenate([leaf_numbers(t) for t in booster.trees]) if booster.trees else np.zeros(0, np.int32)
+    missing = np.full(booster.num_feature(), np.nan)
+    out = np.empty((X.shape[0], n_trees), np.int32)
+    roots = packed.roots[:n_trees]
+    for start, rows in chunks:
+        leaf_indices(rows, packed.feature, packed.threshold, packed.missing_left, packed.left, packed.right, numbers,
+                     roots, missing, out[start:start + rows.shape[0]], packed.categorical)
+    return out
+
+
+def explain_contributions(booster: Booster, X: object, n_trees: int,
+                          chunks: Iterable[tuple[int, np.ndarray]]) -> np.ndarray:
+    """``predict(pred_contrib=True)``: float64 of shape (n_rows, K (n_features + 1)), block ``k``
+    holding output ``k``'s SHAP values then its expected value (see the module docstring)."""
+    packed = booster._packed
+    trees = booster.trees[:n_trees]
+    n_outputs = booster.num_model_per_iteration()
+    width = booster.num_feature() + 1
+    out = np.zeros((X.shape[0], n_outputs * width))
+    out[:, width - 1::width] = _expected_values(booster, trees)
+    if not trees:
+        return out
+    cover_share = np.concatenate([_cover_share(t) for t in trees])
+    max_depth = max(t.depth() for t in trees)
+    for start, rows in chunks:
+        tree_shap(rows, packed.feature, packed.threshold, packed.missing_left, packed.left, packed.right,
+                  packed.categorical, packed.value, cover_share, packed.roots[:n_trees], n_outputs, max_depth,
+                  out[start:start + rows.shape[0]])
+    return out
+
+
+def explain_interactions(booster: Booster, X: object, n_trees: int,
+                         chunks: Iterable[tuple[int, np.ndarray]]) -> np.ndarray:
+    """``predict(pred_interactions=True)``: float64 of shape (n_rows, n_features + 1,
+    n_features + 1), or (n_rows, K, n_features + 1, n_features + 1) for K > 1 outputs
+    (XGBoost's layout): the SHAP interaction values, main effects on the diagonal, the expected
+    value at ``[n_features, n_features]``; row ``a`` sums to feature ``a``'s SHAP value."""
+    packed = booster._packed
+    trees = booster.trees[:n_trees]
+    n_outputs = booster.num_model_per_iteration()
+    width = booster.num_feature() + 1
+    out = np.zeros((X.shape[0], n_outputs, width, width))
+    out[:, :, -1, -1] = _expected_values(booster, trees)
+    if trees:
+        cover_share = np.concatenate([_cover_share(t) for t in trees])
+        used = [np.unique(t.feature[t.left >= 0]).astype(np.int64) for t in trees]
+        starts = np.concatenate([[0], np.cumsum([u.size for u in used])]).astype(np.int64)
+        max_depth = max(t.depth() for t in trees)
+        for start, rows in chunks:
+            tree_shap_interactions(rows, packed.feature, packed.threshold, packed.missing_left, packed.left,
+                                   packed.right, packed.categorical, packed.value, cover_share, packed.roots[:n_trees],
+                                   n_outputs, max_depth, np.concatenate(used), starts,
+                                   out[start:start + rows.shape[0]])
+    return out[:, 0] if n_outputs == 1 else out
+
+
+def _expected_values(booster: Booster, trees: list[Tree]) -> np.ndarray:
+    """Each output's expected raw score: its base score plus its trees' :func:`expected_value`."""
+    n_outputs = booster.num_model_per_iteration()
+    expected = np.asarray(booster.base_score, np.float64).reshape(-1).copy()
+    for t, tree in enumerate(trees):
+        expected[t % n_outputs] += expected_value(tree)
+    return expected

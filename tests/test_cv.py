@@ -1,0 +1,175 @@
+"""Cross-validation (``smartboost.cv``) and ``Dataset.subset``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import make_binary, make_regression
+
+import smartboost as sb
+import smartboost.datasets
+from smartboost.errors import DataError, ParameterError
+
+_PARAMS = {"objective": "binary", "num_leaves": 15, "min_data_in_leaf": 10, "metric": ["auc", "logloss"],
+           "verbosity": -1}
+
+
+@pytest.fixture(scope="module")
+def a9a_like():
+    """The first 12,000 rows of a9a when the shared data folder has it, else a generated set."""
+    if (Path(os.environ.get("SMARTBOOST_DATA", "")) / "a9a" / "a9a.gz").exists():
+        X, y, _, _ = sb.datasets.load("a9a", download=False)
+        return np.asarray(X[:12_000].todense() if sp.issparse(X) else X[:12_000]), y[:12_000]
+    return make_binary(n=12_000, n_features=20, seed=50)
+
+
+def _by_hand(params, X, y, folds, rounds, **data):
+    """Each fold trained by ``train`` on its own Dataset, binned with the full data's edges."""
+    full = sb.Dataset(X, y, **data)
+    histories = []
+    for train_rows, test_rows in folds:
+        pick = lambda rows: {k: (v[rows] if v is not None else None) for k, v in data.items()}  # noqa: E731
+        train_set = sb.Dataset(X[train_rows], y[train_rows], reference=full, **pick(train_rows))
+        valid_set = sb.Dataset(X[test_rows], y[test_rows], reference=full, **pick(test_rows))
+        booster = sb.train(params, train_set, rounds, valid_sets=[train_set, valid_set], valid_names=["train", "valid"])
+        histories.append(booster.evals_result)
+    return histories
+
+
+def test_cv_gives_the_mean_curves_of_the_folds_trained_by_hand(a9a_like):
+    X, y = a9a_like
+    folds = [(np.flatnonzero(np.arange(y.size) % 3 != k), np.flatnonzero(np.arange(y.size) % 3 == k)) for k in range(3)]
+    result = sb.cv(_PARAMS, sb.Dataset(X, y), 6, folds=folds, eval_train_metric=True)
+    histories = _by_hand(_PARAMS, X, y, folds, 6)
+    assert set(result) == {f"{d} {m}-{s}" for d in ("train", "valid") for m in ("auc", "logloss")
+                           for s in ("mean", "stdv")}
+    for data in ("train", "valid"):
+        for metric in ("auc", "logloss"):
+            values = np.array([h[data][metric] for h in histories]).T  # (iterations, folds)
+            assert result[f"{data} {metric}-mean"] == [np.mean(v) for v in values]
+            assert result[f"{data} {metric}-stdv"] == [np.std(v) for v in values]
+
+
+def test_cv_builds_stratified_folds_and_is_deterministic():
+    X, y = make_binary(n=3000, seed=51)
+    y[:2400] = 0.0  # unbalanced: 10% positives at most
+    dataset = sb.Dataset(X, y)
+    first = sb.cv(_PARAMS, dataset, 3, nfold=4, return_cvbooster=True, seed=7)
+    again = sb.cv(_PARAMS, dataset, 3, nfold=4, seed=7)
+    other = sb.cv(_PARAMS, dataset, 3, nfold=4, seed=8)
+    assert {k: v for k, v in first.items() if k != "cvbooster"} == again
+    assert again != other
+    boosters = first["cvbooster"].boosters
+    assert len(boosters) == 4 and all(b.current_iteration() == 3 for b in boosters)
+    from smartboost.crossval import _folds
+    folds = _folds(dataset, boosters[0].objective, 4, True, True, None, 7)
+    assert sorted(np.concatenate([test for _, test in folds]).tolist()) == list(range(3000))
+    share = [y[test].mean() for _, test in folds]
+    assert max(share) - min(share) < 2 / 750  # each fold holds the positives in proportion
+    predictions = first["cvbooster"].predict(X[:5])
+    assert len(predictions) == 4 and all(p.shape == (5,) for p in predictions)
+
+
+def test_early_stopping_stops_on_the_mean_and_cuts_at_the_best_iteration():
+    X, y = make_regression(n=1500, seed=52)
+    y = y + 3.0 * np.random.default_rng(0).standard_normal(y.size)  # noisy: overfits soon
+    params = {"objective": "regression", "num_leaves": 31, "min_data_in_leaf": 2, "learning_rate": 0.5,
+              "verbosity": -1}
+    full = sb.cv(params, sb.Dataset(X, y), 60, nfold=3)
+    best = int(np.argmin(full["valid rmse-mean"])) + 1
+    assert best < 50
+    for stopping in ({"params": {**params, "early_stopping_round": 5}},
+                     {"params": params, "callbacks": [sb.early_stopping(5, verbose=False)]}):
+        result = sb.cv(stopping["params"], sb.Dataset(X, y), 60, nfold=3, callbacks=stopping.get("callbacks"),
+                       return_cvbooster=True)
+        assert len(result["valid rmse-mean"]) == best == result["cvbooster"].best_iteration
+        assert result["valid rmse-mean"] == full["valid rmse-mean"][:best]
+        assert all(b.best_iteration == best for b in result["cvbooster"].boosters)
+        assert result["cvbooster"].boosters[0].current_iteration() < 60
+
+
+def test_ranking_folds_keep_queries_whole():
+    X, y, qid = sb.datasets.make_ranking_like(24, seed=3)
+    X = X[:, :10]
+    dataset = sb.Dataset(X, y, qid=qid)
+    params = {"objective": "lambdarank", "num_leaves": 7, "metric": "ndcg@5", "verbosity": -1}
+    result = sb.cv(params, dataset, 3, nfold=4, return_cvbooster=True)
+    assert len(result["valid ndcg@5-mean"]) == 3
+    from smartboost.crossval import _folds
+    folds = _folds(dataset, result["cvbooster"].boosters[0].objective, 4, True, True, None, 0)
+    for train_rows, test_rows in folds:
+        assert not set(qid[train_rows]) & set(qid[test_rows])
+    sizes = [test.size for _, test in folds]
+    assert max(sizes) - min(sizes) <= np.bincount(qid).max()
+    group_kfold = pytest.importorskip("sklearn.model_selection").GroupKFold(3)
+    by_splitter = sb.cv(params, dataset, 3, folds=group_kfold)
+    splits = list(group_kfold.split(X, y, qid))
+    histories = _by_hand(params, X, y, splits, 3, qid=qid)
+    assert by_splitter["valid ndcg@5-mean"] == [np.mean(v) for v in np.array([h["valid"]["ndcg@5"]
+                                                                                for h in histories]).T]
+
+
+def test_metrics_argument_replaces_the_params_metric():
+    X, y = make_binary(n=1000, seed=53)
+    result = sb.cv({**_PARAMS, "eval_metric": "auc"}, sb.Dataset(X, y), 2, nfold=3, metrics="error")
+    assert set(result) == {"valid error-mean", "valid error-stdv"}
+    with pytest.raises(ParameterError, match="nfold"):
+        sb.cv(_PARAMS, sb.Dataset(X, y), 2, nfold=1)
+
+
+def test_subset_keeps_bins_labels_weights_scores_and_queries():
+    rng = np.random.default_rng(54)
+    X = rng.standard_normal((300, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[:, 3] = 1.0  # constant in the subset's rows too
+    y, w, s = rng.integers(0, 3, 300).astype(float), rng.uniform(0.5, 2, 300), rng.standard_normal(300)
+    group = [30] * 10
+    full = sb.Dataset(X, y, weight=w, init_score=s, group=group, feature_name=list("abcd"))
+    rows = np.flatnonzero(np.repeat(np.arange(10), 30) % 3 != 1)
+    subset = full.subset(rows)
+    rebinned = sb.Dataset(X[rows], y[rows], weight=w[rows], init_score=s[rows], group=[30] * subset.num_queries(),
+                          reference=full)
+    np.testing.assert_array_equal(subset.binned.row_major, rebinned.binned.row_major)
+    np.testing.assert_array_equal(subset.binned.missing_count, rebinned.binned.missing_count)
+    np.testing.assert_array_equal(subset.binned.usable_features, rebinned.binned.usable_features)
+    for name in ("label", "weight", "init_score", "query_starts"):
+        np.testing.assert_array_equal(getattr(subset, name), getattr(rebinned, name))
+    assert subset.feature_name == list("abcd") and subset.bin_mapper is full.bin_mapper
+    np.testing.assert_array_equal(full.subset(np.isin(np.arange(300), rows)).label, y[rows])
+    with pytest.raises(DataError, match="query"):
+        full.subset(np.array([40, 41, 5]))
+    with pytest.raises(DataError, match="outside"):
+        full.subset([0, 300])
+    with pytest.raises(DataError, match="weight sums to zero"):
+        sb.Dataset(X, y, weight=np.r_[np.zeros(150), np.ones(150)]).subset(np.arange(150))
+
+
+def test_cv_with_categorical_features_equals_the_folds_trained_by_hand():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(55)
+    n = 3000
+    city = rng.integers(0, 30, n)
+    frame = pd.DataFrame({"x": rng.standard_normal(n),
+                          "city": pd.Categorical(np.array([f"c{i}" for i in range(30)], dtype=object)[city])})
+    y = (rng.standard_normal(30)[city] + frame["x"].to_numpy() + rng.standard_normal(n) > 0).astype(float)
+    params = {**_PARAMS, "min_data_per_group": 10, "cat_smooth": 1.0}
+    folds = [(np.flatnonzero(np.arange(n) % 3 != k), np.flatnonzero(np.arange(n) % 3 == k)) for k in range(3)]
+    full = sb.Dataset(frame, y)
+    assert full.bin_mapper.categorical.tolist() == [False, True]
+    subset = full.subset(folds[0][0])
+    rebinned = sb.Dataset(frame.iloc[folds[0][0]], y[folds[0][0]], reference=full)
+    np.testing.assert_array_equal(subset.binned.row_major, rebinned.binned.row_major)
+    result = sb.cv(params, full, 5, folds=folds, return_cvbooster=True)
+    assert all(any(t.categorical_nodes.any() for t in b.trees) for b in result["cvbooster"].boosters)
+    histories = []
+    for train_rows, test_rows in folds:
+        train_set = sb.Dataset(frame.iloc[train_rows], y[train_rows], reference=full)
+        valid_set = sb.Dataset(frame.iloc[test_rows], y[test_rows], reference=full)
+        histories.append(sb.train(params, train_set, 5, valid_sets=[valid_set], valid_names=["valid"]).evals_result)
+    for metric in ("auc", "logloss"):
+        values = np.array([h["valid"][metric] for h in histories]).T
+        assert result[f"valid {metric}-mean"] == [np.mean(v) for v in values]
