@@ -158,3 +158,30 @@ def test_subset_keeps_bins_labels_weights_scores_and_queries():
         full.subset([0, 300])
     with pytest.raises(DataError, match="weight sums to zero"):
         sb.Dataset(X, y, weight=np.r_[np.zeros(150), np.ones(150)]).subset(np.arange(150))
+
+
+def test_cv_with_categorical_features_equals_the_folds_trained_by_hand():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(55)
+    n = 3000
+    city = rng.integers(0, 30, n)
+    frame = pd.DataFrame({"x": rng.standard_normal(n),
+                          "city": pd.Categorical(np.array([f"c{i}" for i in range(30)], dtype=object)[city])})
+    y = (rng.standard_normal(30)[city] + frame["x"].to_numpy() + rng.standard_normal(n) > 0).astype(float)
+    params = {**_PARAMS, "min_data_per_group": 10, "cat_smooth": 1.0}
+    folds = [(np.flatnonzero(np.arange(n) % 3 != k), np.flatnonzero(np.arange(n) % 3 == k)) for k in range(3)]
+    full = sb.Dataset(frame, y)
+    assert full.bin_mapper.categorical.tolist() == [False, True]
+    subset = full.subset(folds[0][0])
+    rebinned = sb.Dataset(frame.iloc[folds[0][0]], y[folds[0][0]], reference=full)
+    np.testing.assert_array_equal(subset.binned.row_major, rebinned.binned.row_major)
+    result = sb.cv(params, full, 5, folds=folds, return_cvbooster=True)
+    assert all(any(t.categorical_nodes.any() for t in b.trees) for b in result["cvbooster"].boosters)
+    histories = []
+    for train_rows, test_rows in folds:
+        train_set = sb.Dataset(frame.iloc[train_rows], y[train_rows], reference=full)
+        valid_set = sb.Dataset(frame.iloc[test_rows], y[test_rows], reference=full)
+        histories.append(sb.train(params, train_set, 5, valid_sets=[valid_set], valid_names=["valid"]).evals_result)
+    for metric in ("auc", "logloss"):
+        values = np.array([h["valid"][metric] for h in histories]).T
+        assert result[f"valid {metric}-mean"] == [np.mean(v) for v in values]

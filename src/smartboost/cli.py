@@ -13,7 +13,9 @@
   table; the README's first command.
 
 Data files are read strictly (:mod:`smartboost.datafile`): a CSV/TSV field that is neither a
-number nor a missing-value token (``--na_values``) is an error naming its line and column;
+number nor a missing-value token (``--na_values``) is an error naming its line and column,
+except in the columns of ``--categorical_feature`` (feature indices not counting the label
+column, as LightGBM's, or header names), which hold categories as text;
 ``--header auto|true|false`` says whether the first line is a header. The model remembers its
 training file's svmlight index base (``--zero_based``), and ``--valid``, ``predict`` and
 ``evaluate`` files are read the same way, their CSV/TSV/parquet columns matched to the model's
@@ -164,32 +166,77 @@ def _choice(text: str) -> bool | str:
     return {"true": True, "false": False}.get(text.lower(), text.lower())
 
 
-def _read_training(path: str, args: argparse.Namespace):
-    """The training file; ``--label-column auto`` is its first column."""
-    from .datafile import read_data
+def _text_columns(categorical: Any, label_at: Any):
+    """Which columns of a file hold categories as text: those of the ``categorical`` features
+    (feature indices, not counting the label column, or header names; None: none), the label
+    being the column ``label_at(names, n_columns)`` gives (None: no label)."""
+    if not categorical:
+        return None
 
-    return read_data(path, args.format, 0 if args.label_column == "auto" else args.label_column,
-                     zero_based=args.zero_based, header=args.header, na_values=args.na_values)
+    def text(names: list[str] | None, n_columns: int) -> np.ndarray:
+        label = label_at(names, n_columns)
+        mask = np.zeros(n_columns, np.bool_)
+        for position, j in enumerate(j for j in range(n_columns) if j != label):
+            mask[j] = position in categorical or (names is not None and names[j] in categorical)
+        return mask
+    return text
+
+
+def _as_features(data):
+    """A file's features as Dataset and Booster take them: a DataFrame when it has text columns."""
+    from .datafile import to_frame
+
+    if getattr(data.X, "dtype", None) == object:
+        data.X = to_frame(data)
+    return data
+
+
+def _read_training(path: str, args: argparse.Namespace, categorical: Any):
+    """The training file (text in the columns of the ``categorical`` features); ``--label-column
+    auto`` is its first column."""
+    from .datafile import label_column_index, read_data
+
+    label_column = 0 if args.label_column == "auto" else args.label_column
+    text = None if categorical == "auto" else _text_columns(
+        set(categorical), lambda names, n_columns: label_column_index(label_column, names, n_columns))
+    return _as_features(read_data(path, args.format, label_column, zero_based=args.zero_based, header=args.header,
+                                  na_values=args.na_values, text_columns=text))
 
 
 def _read_for_model(path: str, args: argparse.Namespace, n_features: int, feature_names: list[str] | None,
-                    zero_based: bool | None):
+                    zero_based: bool | None, categorical: list[int | str]):
     """A file read as the model's training file was: the same svmlight index base (None: unknown,
     then ``--zero_based``), its columns matched to the model's features (by name when
-    ``feature_names`` is given and the file has a header)."""
-    from .datafile import read_data, select_columns
+    ``feature_names`` is given and the file has a header), text in the columns of its
+    ``categorical`` features (indices, or names when it has names)."""
+    from .datafile import label_column_index, read_data, select_columns
 
     if zero_based is None:
         zero_based = args.zero_based
     elif args.zero_based not in ("auto", zero_based):
         raise SmartBoostError(f"--zero_based {str(args.zero_based).lower()} contradicts the model, trained on "
                               f"{'zero' if zero_based else 'one'}-based svmlight data")
+
+    def label_at(names: list[str] | None, n_columns: int) -> int | None:  # as select_columns finds it
+        if args.label_column != "auto":
+            return label_column_index(args.label_column, names, n_columns)
+        if names is not None and feature_names is not None:
+            others = [j for j, name in enumerate(names) if name not in feature_names]
+            return others[0] if len(others) == 1 else None
+        return 0 if n_columns == n_features + 1 else None
+
     data = read_data(path, args.format, None, n_features, zero_based=zero_based, header=args.header,
-                     na_values=args.na_values)
+                     na_values=args.na_values, text_columns=_text_columns(set(categorical), label_at))
     try:
-        return select_columns(data, n_features, feature_names, args.label_column)
+        return _as_features(select_columns(data, n_features, feature_names, args.label_column))
     except DataError as exc:
         raise DataError(f"{path}: {exc}") from None
+
+
+def _categorical_refs(categorical: np.ndarray, feature_names: list[str] | None) -> list[int | str]:
+    """The categorical features as a file's columns are matched to them: by name, or by index."""
+    indices = np.flatnonzero(categorical).tolist()
+    return indices if feature_names is None else [feature_names[f] for f in indices]
 
 
 def _read_for_booster(path: str, args: argparse.Namespace, booster):
@@ -197,9 +244,10 @@ def _read_for_booster(path: str, args: argparse.Namespace, booster):
     are no names)."""
     from .booster import _default_names
 
-    return _read_for_model(path, args, booster.num_feature(),
-                           None if _default_names(booster.feature_names) else booster.feature_names,
-                           (booster.data_format or {}).get("svmlight_zero_based"))
+    names = None if _default_names(booster.feature_names) else booster.feature_names
+    return _read_for_model(path, args, booster.num_feature(), names,
+                           (booster.data_format or {}).get("svmlight_zero_based"),
+                           _categorical_refs(booster.bin_mapper.categorical, names))
 
 
 class _KeepDataFormat(TrainingCallback):
@@ -225,10 +273,12 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
             params.update(tomllib.load(f))
     params.update(_extra_params(extra))
     # a bad option fails at once, before the data is read and the kernels compile
-    set_verbosity(resolve_params(params)["verbosity"])
+    resolved = resolve_params(params)
+    set_verbosity(resolved["verbosity"])
     init_model = _load_model(args.init_model) if args.init_model else None
     # a resumed run reads its training file as the model's was read
-    data = _read_training(args.data, args) if init_model is None else _read_for_booster(args.data, args, init_model)
+    data = (_read_training(args.data, args, resolved["categorical_feature"]) if init_model is None
+            else _read_for_booster(args.data, args, init_model))
     if data.label is None:
         raise SmartBoostError(f"{args.data} has no label column; training needs labels")
     start = time.perf_counter()
@@ -236,7 +286,8 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
                         reference=init_model)
     valid_sets, valid_names = [], []
     for path in args.valid or []:
-        valid = _read_for_model(path, args, data.X.shape[1], data.feature_names, data.zero_based)
+        valid = _read_for_model(path, args, data.X.shape[1], data.feature_names, data.zero_based,
+                                _categorical_refs(train_set.bin_mapper.categorical, data.feature_names))
         if valid.label is None:
             raise SmartBoostError(f"{path} has no label column; a validation file needs labels")
         valid_sets.append(Dataset(valid.X, valid.label, reference=train_set, qid=valid.qid))

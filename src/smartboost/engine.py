@@ -165,8 +165,8 @@ class Trainer:
         self.booster = booster
         self.rows = rows
         self.train_set = train_set
-        self.grower = TreeGrower(booster.bin_mapper, usable, params)
-        self.selector = FeatureSelector(params, usable)
+        self.grower = TreeGrower(booster.bin_mapper, usable, params, feature_names=booster.feature_names)
+        self.selector = FeatureSelector(params, self.grower.usable)
         self.eval_sets = self._eval_sets(valid_sets, valid_names)
         metric_names = params.metric
         if metric_names is None:
@@ -287,6 +287,8 @@ class Trainer:
                 value[grown.leaf_nodes] = learning_rate * steps
             elif rule == "line":
                 rho = self.rows.line_step(k, grown)
+                if self.grower.monotone is not None:  # a negative step would reverse the monotone trees
+                    rho = max(rho, 0.0)
                 value *= learning_rate
                 value *= rho
             else:
