@@ -8,14 +8,24 @@ applies, the first offending row or column.
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .errors import DataError
 
-Matrix = np.ndarray | sp.csc_matrix
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+    Matrix = np.ndarray | sp.csc_matrix
+
+
+def issparse(data: Any) -> bool:
+    """Whether ``data`` is a scipy sparse matrix or array. scipy.sparse, slow to import, is not
+    imported for it: a sparse matrix exists only once it has been."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(data)
 
 
 def _is_dataframe(data: Any) -> bool:
@@ -48,6 +58,8 @@ def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
 
 
 def _from_sparse(data: Any, name: str) -> sp.csc_matrix:
+    import scipy.sparse as sp  # already imported: data is sparse
+
     csc = sp.csc_matrix(data)
     if csc.dtype not in (np.float32, np.float64):
         if csc.dtype.kind not in "biuf":
@@ -79,7 +91,7 @@ def to_matrix(data: Any, name: str = "X", allow_empty: bool = False) -> tuple[Ma
     names = None
     if data is None:
         raise DataError(f"{name} is None")
-    if sp.issparse(data):
+    if issparse(data):
         matrix: Matrix = _from_sparse(data, name)
     elif _is_dataframe(data):
         matrix, names = _from_dataframe(data, name)
@@ -101,7 +113,7 @@ def to_matrix(data: Any, name: str = "X", allow_empty: bool = False) -> tuple[Ma
 
 def dense_rows(matrix: Matrix, start: int, stop: int) -> np.ndarray:
     """Rows ``start:stop`` of a converted matrix as a C-ordered float32/float64 array."""
-    if sp.issparse(matrix):
+    if issparse(matrix):
         return np.ascontiguousarray(matrix[start:stop].toarray())
     return np.ascontiguousarray(matrix[start:stop])
 

@@ -16,18 +16,20 @@ order.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _schema as schema
 from ._common import X_BINNED_DTYPE
-from ._data import to_matrix
+from ._data import issparse, to_matrix
 from ._kernels import binning as kernels
 from ._kernels import histogram as kernels_hist
 from ._kernels.records import HistogramArrays
 from .errors import DataError
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["BinMapper", "BinnedData", "HistogramLayout"]
 
@@ -43,6 +45,16 @@ MAX_FEATURES = 1 << 24
 SPARSE_DEFAULT_FRACTION = 0.8
 """A feature whose most frequent bin holds at least this fraction of the rows is stored sparse
 for histograms (LightGBM's ``sparse_threshold`` is 0.8 too; see ``HistogramLayout``)."""
+
+
+def _sorted_csc(sample: sp.csc_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, values, n_zeros)`` of a CSC sample: each column's stored values sorted (NaN
+    last), and its implicit zeros."""
+    indptr = sample.indptr.astype(np.int64)
+    lengths = np.diff(indptr)
+    column = np.repeat(np.arange(lengths.size), lengths)
+    values = sample.data.astype(np.float64, copy=False)
+    return indptr, values[np.lexsort((values, column))], sample.shape[0] - lengths
 
 
 class BinMapper:
@@ -97,17 +109,22 @@ class BinMapper:
             rng = np.random.default_rng([self.seed, self._SAMPLE_STREAM])
             rows = np.sort(rng.choice(n_rows, self.sample_cnt, replace=False))
         sample = X if rows is None else X[rows]
-        if sp.issparse(sample):
-            sample = sp.csc_matrix(sample)
-        edges = np.zeros((n_features, self.max_bin - 1))
-        n_edges = np.zeros(n_features, np.int64)
-        if sp.issparse(X):
-            kernels.find_edges_csc(sample.indptr, sample.data.astype(np.float64, copy=False),
-                                   sample.shape[0], self.max_bin, self.min_data_in_bin, edges, n_edges)
+        if issparse(sample):
+            indptr, values, n_zeros = _sorted_csc(sample.tocsc())
         else:
-            kernels.find_edges(np.ascontiguousarray(sample.T, dtype=np.float64), self.max_bin,
-                               self.min_data_in_bin, edges, n_edges)
-        self.edges = [edges[f, :n_edges[f]].copy() for f in range(n_features)]
+            values = np.array(sample.T, np.float64, order="C")  # a copy: sorted in place
+            values.sort(axis=1)
+            values = values.ravel()
+            indptr = np.arange(n_features + 1, dtype=np.int64) * sample.shape[0]
+            n_zeros = np.zeros(n_features, np.int64)
+        # each feature's room for edges: at most one per distinct value (zero included), so the
+        # table follows the data, not n_features x max_bin
+        first_edge = np.zeros(n_features + 1, np.int64)
+        np.cumsum(np.minimum(self.max_bin - 1, np.diff(indptr) + (n_zeros > 0)), out=first_edge[1:])
+        edges = np.empty(first_edge[-1])
+        n_edges = np.zeros(n_features, np.int64)
+        kernels.find_edges(indptr, values, n_zeros, self.max_bin, self.min_data_in_bin, first_edge, edges, n_edges)
+        self.edges = [edges[first_edge[f]:first_edge[f] + n_edges[f]].copy() for f in range(n_features)]
         self.n_bins = n_edges + 1
         self.__dict__.pop("_padded_edges", None)
         self.__dict__.pop("threshold_table", None)
@@ -127,7 +144,7 @@ class BinMapper:
         if n_features != self.n_features:
             raise DataError(f"data has {n_features} features but the bins were made for {self.n_features}")
         n_edges = self.n_bins - 1
-        if sp.issparse(X):
+        if issparse(X):
             column_major = np.empty((n_features, n_rows), X_BINNED_DTYPE)
             missing = np.zeros(n_features, np.int64)
             kernels.bin_csc(X.indptr, X.indices, X.data, self._padded_edges, n_edges, column_major, missing)

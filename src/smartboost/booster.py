@@ -8,11 +8,10 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import io
 from ._config import threads
-from ._data import dense_rows, to_matrix
+from ._data import dense_rows, issparse, to_matrix
 from ._kernels.predict import predict_trees
 from ._params import model_params
 from .binning import BinMapper, BinnedData
@@ -300,7 +299,7 @@ class Booster:
 def _row_chunks(X: Any) -> Iterator[tuple[int, np.ndarray]]:
     """``(start, rows)``: a converted matrix as C-ordered dense blocks of rows (the whole matrix
     when it is one already; sparse or other layouts ``_PREDICT_CHUNK_ROWS`` rows at a time)."""
-    if not sp.issparse(X) and X.flags.c_contiguous:
+    if not issparse(X) and X.flags.c_contiguous:
         yield 0, X
         return
     for start in range(0, X.shape[0], _PREDICT_CHUNK_ROWS):
