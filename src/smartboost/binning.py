@@ -21,19 +21,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _schema as schema
 from ._common import X_BINNED_DTYPE
 from ._config import logger
-from ._data import Features, to_features
+from ._data import Features, issparse, to_features
 from ._kernels import binning as kernels
 from ._kernels import histogram as kernels_hist
 from ._kernels.records import HistogramArrays
 from .errors import DataError
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["BinMapper", "BinnedData", "CategoryBins", "HistogramLayout"]
 
@@ -154,6 +156,16 @@ def _category_bins(counts: np.ndarray, max_bin: int, min_data_in_bin: int) -> np
     return bins
 
 
+def _sorted_csc(sample: sp.csc_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, values, n_zeros)`` of a CSC sample: each column's stored values sorted (NaN
+    last), and its implicit zeros."""
+    indptr = sample.indptr.astype(np.int64)
+    lengths = np.diff(indptr)
+    column = np.repeat(np.arange(lengths.size), lengths)
+    values = sample.data.astype(np.float64, copy=False)
+    return indptr, values[np.lexsort((values, column))], sample.shape[0] - lengths
+
+
 class BinMapper:
     """Per-feature bin edges, and the bins of categorical features.
 
@@ -243,22 +255,29 @@ class BinMapper:
             rng = np.random.default_rng([self.seed, self._SAMPLE_STREAM])
             rows = np.sort(rng.choice(n_rows, self.sample_cnt, replace=False))
         sample = X if rows is None else X[rows]
-        if sp.issparse(sample):
-            sample = sp.csc_matrix(sample)
-        edges = np.zeros((n_features, self.max_bin - 1))
-        n_edges = np.zeros(n_features, np.int64)
-        if sp.issparse(X):
-            kernels.find_edges_csc(sample.indptr, sample.data.astype(np.float64, copy=False),
-                                   sample.shape[0], self.max_bin, self.min_data_in_bin, edges, n_edges)
+        if issparse(sample):
+            indptr, values, n_zeros = _sorted_csc(sample.tocsc())
         else:
-            kernels.find_edges(np.ascontiguousarray(sample.T, dtype=np.float64), self.max_bin,
-                               self.min_data_in_bin, edges, n_edges)
+            values = np.array(sample.T, np.float64, order="C")  # a copy: sorted in place
+            values.sort(axis=1)
+            values = values.ravel()
+            indptr = np.arange(n_features + 1, dtype=np.int64) * sample.shape[0]
+            n_zeros = np.zeros(n_features, np.int64)
+        # each feature's room for edges: at most one per distinct value (zero included), so the
+        # table follows the data, not n_features x max_bin
+        first_edge = np.zeros(n_features + 1, np.int64)
+        np.cumsum(np.minimum(self.max_bin - 1, np.diff(indptr) + (n_zeros > 0)), out=first_edge[1:])
+        edges = np.empty(first_edge[-1])
+        n_edges = np.zeros(n_features, np.int64)
+        kernels.find_edges(indptr, values, n_zeros, self.max_bin, self.min_data_in_bin, first_edge, edges, n_edges)
         self.categories = {}
         for f in np.flatnonzero(categorical):
-            values, counts = category_counts(features, int(f))
-            self.categories[int(f)] = CategoryBins(values, _category_bins(counts, self.max_bin, self.min_data_in_bin))
+            categories, counts = category_counts(features, int(f))
+            self.categories[int(f)] = CategoryBins(categories, _category_bins(counts, self.max_bin,
+                                                                             self.min_data_in_bin))
             n_edges[f] = self.categories[int(f)].n_bins - 1
-        self.edges = [np.zeros(0) if f in self.categories else edges[f, :n_edges[f]].copy() for f in range(n_features)]
+        self.edges = [np.zeros(0) if f in self.categories else edges[first_edge[f]:first_edge[f] + n_edges[f]].copy()
+                      for f in range(n_features)]
         self.n_bins = n_edges + 1
         for name in ("_padded_edges", "threshold_table", "categorical"):
             self.__dict__.pop(name, None)
@@ -292,7 +311,7 @@ class BinMapper:
             raise DataError(f"data has {n_features} features but the bins were made for {self.n_features}")
         self.check_text_columns(features)
         n_edges = np.where(self.categorical, 0, self.n_bins - 1)
-        if sp.issparse(X):
+        if issparse(X):
             column_major = np.empty((n_features, n_rows), X_BINNED_DTYPE)
             missing = np.zeros(n_features, np.int64)
             kernels.bin_csc(X.indptr, X.indices, X.data, self._padded_edges, n_edges, column_major, missing)
@@ -446,7 +465,7 @@ def _categories_from_dict(data: dict, path: str, max_bin: int, n_features: int):
 
 def _dense_column(matrix: Any, j: int) -> np.ndarray:
     """Column ``j`` of a converted matrix as float64 (a sparse one's implicit entries: 0)."""
-    if sp.issparse(matrix):
+    if issparse(matrix):
         return np.asarray(matrix[:, j].toarray()).ravel().astype(np.float64)
     return np.asarray(matrix[:, j], np.float64)
 

@@ -24,7 +24,6 @@ loss worse than no step.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from .objectives import Objective
 
@@ -52,6 +51,8 @@ def to_signs(grown, lambda_l2: float) -> float:
 
 def _minimise(total, start: float) -> float:
     """argmin of a convex 1-D function, from the bracket (0, start); 0 when nothing beats it."""
+    from scipy.optimize import minimize_scalar  # imported on use: scipy.optimize is slow to import
+
     result = minimize_scalar(total, bracket=(0.0, start if start != 0.0 else 1.0))
     best = float(result.x)
     return best if np.isfinite(best) and total(best) <= total(0.0) else 0.0

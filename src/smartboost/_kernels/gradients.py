@@ -71,7 +71,12 @@ def fixed_point_units(rows, grad, hess, weight, grad_by_position):
             h_nan += 0.0 * h
         g_max[k] = gm if g_nan == 0.0 else np.inf
         h_max[k] = hm if h_nan == 0.0 else np.inf
-    return _unit(g_max.max()), _unit(h_max.max())
+    g_top = 0.0  # a loop, not g_max.max(): numpy's max compiles a generic reduction
+    h_top = 0.0
+    for k in range(n_chunks):
+        g_top = max(g_top, g_max[k])
+        h_top = max(h_top, h_max[k])
+    return _unit(g_top), _unit(h_top)
 
 
 @njit(cache=True, nogil=True, parallel=True)

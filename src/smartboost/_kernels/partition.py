@@ -100,7 +100,10 @@ def partition(rows, start, end, column, rule, scratch):
         scratch[right] = row
         left += go
         right += np.uint64(1) - go
-    rows[left:end] = scratch[:right]
+    # a loop, not ``rows[left:end] = scratch[:right]``: the slice assignment compiles numba's
+    # shape-mismatch check with its error message, most of this kernel's compile time
+    for k in range(right):
+        rows[left + k] = scratch[k]
     return np.int64(left) - start
 
 

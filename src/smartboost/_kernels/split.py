@@ -391,8 +391,8 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
-    # np.int64(0), not 0: a literal argument makes numba compile the callee (and all it calls)
-    # once more, for the literal's own type
+    # np.int64(0) and np.bool_(True), not 0 and True: a literal argument makes numba compile the
+    # callee (and all it calls) once more, for the literal's own type
     zero = np.int64(0)
     num, den, best_bin = _scan_thresholds(
         hist, first_cell, n_bins if has_missing else n_bins - 1, thresholds, zero, zero, g_total, h_total, g_unit,
@@ -401,7 +401,7 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     if has_missing:
         num_l, den_l, bin_l = _scan_thresholds(
             hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total, g_unit, h_unit, least_h,
-            l1, l2, True, scratch)
+            l1, l2, np.bool_(True), scratch)
         if bin_l >= 0 and _beats(num_l, den_l, num, den, True):
             num, den, best_bin, missing_left = num_l, den_l, bin_l, True
     if best_bin < 0:

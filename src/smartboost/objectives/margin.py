@@ -30,7 +30,6 @@ import math
 
 import numpy as np
 from numba import njit, prange
-from scipy.optimize import minimize_scalar
 
 from ..errors import ParameterError
 from .base import Objective, register
@@ -109,6 +108,8 @@ class MarginObjective(Objective):
         """The constant minimising the weighted loss."""
         w = np.ones_like(label) if weight is None else weight
         s = 2.0 * label - 1.0
+        from scipy.optimize import minimize_scalar  # imported on use: scipy.optimize is slow to import
+
         return float(minimize_scalar(lambda c: float(np.dot(w, self.phi(s * c))), bracket=(-1.0, 1.0)).x)
 
 
