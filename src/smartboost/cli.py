@@ -658,8 +658,8 @@ def _add_data_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--format", choices=FORMATS, default=None,
                          help="data format (default: from the file name; no extension means svmlight)")
     command.add_argument("--label-column", type=_label_column, default="auto",
-                         help="CSV/TSV/parquet label column: an index (from 0), a header name (or 'name:<column>'), 'none' or "
-                              "'auto' "
+                         help="CSV/TSV/parquet label column: an index (from 0), a header name (or "
+                              "'name:<column>'), 'none' or 'auto' "
                               "(default): the first column of a training file; for a model's files, the one column "
                               "of a header that is not a feature (none: no label), or without names the first "
                               "column when there is one more than the model's features")

@@ -228,15 +228,11 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     (:func:`_near_best`) finds one alone there. Every pass indexes with unsigned integers
     (numba's negative-index wrap costs a compare and a select per access).
 
-    Measured: 0.62 us per 255-bin feature against 1.0 us for one pass comparing every threshold
-    by cross-multiplication (itself 0.88 us against 1.51 us with early exits and 1.55 us with two
-    divisions, before vectorisation). On 40 node histograms of a sampled 136-feature ranking
-    tree, one thread, alternating in one process, the same splits: the unsigned indices
-    852-919 -> 739-790 ns per feature, the count 684-695 -> 636-644 ns (another day). Then, one
-    thread on one of those histograms: 660 -> 560 ns per feature with the validity test as one
-    bound per side (:func:`least_child_hessian`) and no soft threshold without L1 (the score pass
-    219 -> 126 ns), 512 ns with the fixed-point sums added up for the node's winning feature only
-    (:func:`_split_sums`) instead of every feature's best.
+    The division-based score pass vectorises, where a pass comparing every threshold by
+    cross-multiplication cannot; the exact comparison then runs on the few thresholds near the
+    best only. The validity test is one hessian bound per side (:func:`least_child_hessian`),
+    and the fixed-point sums are added up for the node's winning feature only
+    (:func:`_split_sums`), not for every feature's best.
     """
     best_num = -1.0
     best_den = 1.0
@@ -751,11 +747,9 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
                              large_sums, scan_large, units, params, scratch):
     """Derive the larger child by subtraction and find both children's best splits.
 
-    One parallel loop does the subtraction and both scans (docs/internals.md: 9.5 ms per tree,
-    against 15.8 ms serial and 10.9 ms one child per thread), over (feature, child) pairs of the
-    built features, so that a tree on a few features keeps both threads busy: with 3 of 28 features
-    built, all in the first half (a static schedule over features gave them to one thread), 21.7-24.7
-    -> 17.8-19.5 us per call; 3 spread out, or all 28, the same as over features.
+    One parallel loop does the subtraction and both scans (docs/internals.md, "Splits"), over
+    (feature, child) pairs of the built features, so that a tree on a few features keeps every
+    thread busy (a static schedule over features could give them all to one thread).
 
     Parameters
     ----------
@@ -791,8 +785,7 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
         first = offsets[f]
         if item & 1:
             for k in range(n_bins[f] + 1):
-                # unsigned: numba's negative-index wrap kept the loop scalar (136 features: 320 ->
-                # 308 us per call of this kernel)
+                # unsigned: numba's negative-index wrap would keep the loop scalar
                 cell = np.uint64(first + k)
                 parent[cell, 0] -= small[cell, 0]
                 parent[cell, 1] -= small[cell, 1]
