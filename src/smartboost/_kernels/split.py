@@ -471,11 +471,22 @@ def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, dire
             score, best_bin, missing_left = score_l, bin_l, True
     if best_bin < 0:
         return _NO_GAIN, np.int64(-1), False
-    parent_score = _bounded_score(g_total, h_total, l1, l2, lower, upper)
-    gain = 0.5 * (score - parent_score)
-    if gain - params.min_gain_to_split <= _GAIN_EPS * abs(parent_score):
+    gain = _bounded_gain(score, g_total, h_total, l1, l2, lower, upper, params.min_gain_to_split)
+    if gain == _NO_GAIN:
         return _NO_GAIN, np.int64(-1), False
     return gain, np.int64(best_bin), missing_left
+
+
+@njit(cache=True, nogil=True)
+def _bounded_gain(score, g_total, h_total, l1, l2, lower, upper, min_gain):
+    """The gain of a split whose children score ``score`` (:func:`_bounded_score` summed) over
+    the node's own bounded score, or ``_NO_GAIN`` when it does not clear ``min_gain`` (with
+    the relative margin that keeps rounding noise from splitting)."""
+    parent_score = _bounded_score(g_total, h_total, l1, l2, lower, upper)
+    gain = 0.5 * (score - parent_score)
+    if gain - min_gain <= _GAIN_EPS * abs(parent_score):
+        return _NO_GAIN
+    return gain
 
 
 @njit(cache=True, nogil=True)
@@ -577,9 +588,8 @@ def scan_categorical(hist, first_cell, n_bins, sums, units, params, scratch):
                     best, best_k, best_top = score, k, from_top
     if best_k < 0:
         return _NO_GAIN, np.int64(-1), False
-    parent_score = _bounded_score(g_total, h_total, l1, l2, lower, upper)
-    gain = 0.5 * (best - parent_score)
-    if gain - params.min_gain_to_split <= _GAIN_EPS * abs(parent_score):
+    gain = _bounded_gain(best, g_total, h_total, l1, l2, lower, upper, params.min_gain_to_split)
+    if gain == _NO_GAIN:
         return _NO_GAIN, np.int64(-1), False
     return gain, np.int64(best_k), best_top
 
