@@ -12,15 +12,16 @@ from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
-def bin_of(x, edges, n_edges):
-    """Bin of value ``x`` given the first ``n_edges`` entries of ``edges`` (NaN: ``n_edges + 1``)."""
+def bin_of(x, edges, first, n_edges):
+    """Bin of value ``x`` given the ``n_edges`` edges ``edges[first:first + n_edges]`` (NaN:
+    ``n_edges + 1``)."""
     if x != x:
         return n_edges + 1
     lo = 0
     hi = n_edges
     while lo < hi:
         mid = (lo + hi) >> 1
-        if edges[mid] < x:
+        if edges[first + mid] < x:
             lo = mid + 1
         else:
             hi = mid
@@ -198,8 +199,9 @@ def find_edges(indptr, values, n_zeros, max_bin, min_data_in_bin, first_edge, ed
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def bin_dense(X, edges, n_edges, out, missing_count):
-    """Bin a dense matrix into row-major ``out`` (uint8, shape (n_rows, n_features)).
+def bin_dense(X, edges, first_edge, n_edges, out, missing_count):
+    """Bin a dense matrix into row-major ``out`` (uint8, shape (n_rows, n_features)); feature
+    ``f``'s edges are ``edges[first_edge[f]:first_edge[f] + n_edges[f]]``.
 
     ``missing_count`` (int64, shape (n_blocks, n_features), zeroed by the caller, ``n_blocks``
     row blocks) receives per-block NaN counts, summed by the caller.
@@ -211,22 +213,23 @@ def bin_dense(X, edges, n_edges, out, missing_count):
         for i in range(k * size, min(n_rows, (k + 1) * size)):
             for f in range(n_features):
                 x = X[i, f]
-                out[i, f] = bin_of(x, edges[f], n_edges[f])
+                out[i, f] = bin_of(x, edges, first_edge[f], n_edges[f])
                 missing_count[k, f] += x != x
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def bin_csc(indptr, indices, data, edges, n_edges, out, missing_count):
-    """Bin a CSC matrix into column-major ``out`` (uint8, shape (n_features, n_rows)).
+def bin_csc(indptr, indices, data, edges, first_edge, n_edges, out, missing_count):
+    """Bin a CSC matrix into column-major ``out`` (uint8, shape (n_features, n_rows)); edges as
+    in :func:`bin_dense`.
 
     Implicit entries are 0.0. ``missing_count`` (int64, shape (n_features,)) receives NaN counts.
     """
     for f in prange(out.shape[0]):
-        out[f, :] = bin_of(0.0, edges[f], n_edges[f])
+        out[f, :] = bin_of(0.0, edges, first_edge[f], n_edges[f])
         count = 0
         for k in range(indptr[f], indptr[f + 1]):
             x = data[k]
-            out[f, indices[k]] = bin_of(x, edges[f], n_edges[f])
+            out[f, indices[k]] = bin_of(x, edges, first_edge[f], n_edges[f])
             count += x != x
         missing_count[f] = count
 

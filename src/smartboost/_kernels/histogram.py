@@ -315,23 +315,58 @@ def gather_sparse_rows(ids, indptr, cells, out_indptr, out_cells):
             out_cells[j + k] = cells[first + k]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def sparse_row_lengths(row_major, sparse_features, default_bins, out):
-    """Number of non-default sparse-feature bins of every row (``out[r + 1]``)."""
-    for r in prange(row_major.shape[0]):
-        count = 0
-        for k in range(sparse_features.shape[0]):
-            count += row_major[r, sparse_features[k]] != default_bins[k]
-        out[r + 1] = count
+_LAYOUT_BLOCK_ROWS = 4096
+"""Rows of a block of :func:`sparse_row_lengths` and :func:`fill_sparse_rows`: the block's
+counters stay in cache while every sparse feature's column is read over the block."""
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def fill_sparse_rows(row_major, sparse_features, default_bins, sparse_offsets, indptr, cells):
-    """Write every row's non-default sparse cells (``offset + bin``) at ``cells[indptr[r]:]``."""
-    for r in prange(row_major.shape[0]):
-        j = indptr[r]
+def sparse_row_lengths(column_major, sparse_features, default_bins, out):
+    """Number of non-default sparse-feature bins of every row, added to ``out[r + 1]`` (zeroed
+    by the caller). Reads the column-major bins, in blocks of rows (one thread a block)."""
+    n_rows = column_major.shape[1]
+    for block in prange((n_rows + _LAYOUT_BLOCK_ROWS - 1) // _LAYOUT_BLOCK_ROWS):
+        first = block * _LAYOUT_BLOCK_ROWS
+        last = min(n_rows, first + _LAYOUT_BLOCK_ROWS)
         for k in range(sparse_features.shape[0]):
-            b = row_major[r, sparse_features[k]]
-            if b != default_bins[k]:
-                cells[j] = sparse_offsets[k] + b
-                j += 1
+            column = column_major[sparse_features[k]]
+            default = default_bins[k]
+            for r in range(first, last):
+                out[r + 1] += column[r] != default
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def fill_sparse_rows(column_major, sparse_features, default_bins, sparse_offsets, indptr, cells):
+    """Write every row's non-default sparse cells (``offset + bin``, in feature order) at
+    ``cells[indptr[r]:indptr[r + 1]]``; blocks of rows as :func:`sparse_row_lengths`."""
+    n_rows = column_major.shape[1]
+    for block in prange((n_rows + _LAYOUT_BLOCK_ROWS - 1) // _LAYOUT_BLOCK_ROWS):
+        first = block * _LAYOUT_BLOCK_ROWS
+        last = min(n_rows, first + _LAYOUT_BLOCK_ROWS)
+        cursor = indptr[first:last].copy()
+        for k in range(sparse_features.shape[0]):
+            column = column_major[sparse_features[k]]
+            default = default_bins[k]
+            offset = sparse_offsets[k]
+            for r in range(first, last):
+                b = column[r]
+                if b != default:
+                    cells[cursor[r - first]] = offset + b
+                    cursor[r - first] += 1
+
+
+@njit(cache=True, nogil=True)
+def most_frequent_bins(column_major, default_bin, default_count):
+    """Each feature's most frequent bin (the lowest of tied ones) and its rows."""
+    counts = np.zeros(256, np.int64)
+    for f in range(column_major.shape[0]):
+        counts[:] = 0
+        column = column_major[f]
+        for r in range(column.shape[0]):
+            counts[column[r]] += 1
+        best = 0
+        for b in range(1, 256):
+            if counts[b] > counts[best]:
+                best = b
+        default_bin[f] = best
+        default_count[f] = counts[best]
