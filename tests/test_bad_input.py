@@ -34,11 +34,11 @@ def test_bad_feature_matrices(X, match):
         sb.Dataset(X, np.zeros(len(X) if X is not None and np.ndim(X) else 1))
 
 
-def test_dataframe_with_text_column():
+def test_dataframe_with_text_column_not_declared_categorical():
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"a": [1.0, 2.0], "city": ["x", "y"]})
-    with pytest.raises(DataError, match="non-numeric columns: 'city'"):
-        sb.Dataset(df, [0, 1])
+    with pytest.raises(DataError, match="column 'city' holds text but is not a categorical feature"):
+        sb.Dataset(df, [0, 1], categorical_feature=[])
 
 
 def test_label_and_weight_shapes():

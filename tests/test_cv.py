@@ -121,6 +121,18 @@ def test_metrics_argument_replaces_the_params_metric():
         sb.cv(_PARAMS, sb.Dataset(X, y), 2, nfold=1)
 
 
+def test_cv_trains_sign_trees_and_refuses_them_with_newton_steps():
+    X, y = make_binary(n=1200, seed=51)
+    params = {**_PARAMS, "boosting": "gradient", "weak_learner": "sign", "step_rule": "line"}
+    folds = [(np.flatnonzero(np.arange(y.size) % 3 != k), np.flatnonzero(np.arange(y.size) % 3 == k)) for k in range(3)]
+    result = sb.cv(params, sb.Dataset(X, y), 5, folds=folds)
+    auc = np.array([h["valid"]["auc"] for h in _by_hand(params, X, y, folds, 5)]).T
+    assert result["valid auc-mean"] == [np.mean(v) for v in auc]
+    assert result["valid auc-mean"][-1] > 0.7
+    with pytest.raises(ParameterError, match="boosting='gradient'"):
+        sb.cv({**_PARAMS, "weak_learner": "sign"}, sb.Dataset(X, y), num_boost_round=5, nfold=3)
+
+
 def test_subset_keeps_bins_labels_weights_scores_and_queries():
     rng = np.random.default_rng(54)
     X = rng.standard_normal((300, 4))
@@ -146,3 +158,30 @@ def test_subset_keeps_bins_labels_weights_scores_and_queries():
         full.subset([0, 300])
     with pytest.raises(DataError, match="weight sums to zero"):
         sb.Dataset(X, y, weight=np.r_[np.zeros(150), np.ones(150)]).subset(np.arange(150))
+
+
+def test_cv_with_categorical_features_equals_the_folds_trained_by_hand():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(55)
+    n = 3000
+    city = rng.integers(0, 30, n)
+    frame = pd.DataFrame({"x": rng.standard_normal(n),
+                          "city": pd.Categorical(np.array([f"c{i}" for i in range(30)], dtype=object)[city])})
+    y = (rng.standard_normal(30)[city] + frame["x"].to_numpy() + rng.standard_normal(n) > 0).astype(float)
+    params = {**_PARAMS, "min_data_per_group": 10, "cat_smooth": 1.0}
+    folds = [(np.flatnonzero(np.arange(n) % 3 != k), np.flatnonzero(np.arange(n) % 3 == k)) for k in range(3)]
+    full = sb.Dataset(frame, y)
+    assert full.bin_mapper.categorical.tolist() == [False, True]
+    subset = full.subset(folds[0][0])
+    rebinned = sb.Dataset(frame.iloc[folds[0][0]], y[folds[0][0]], reference=full)
+    np.testing.assert_array_equal(subset.binned.row_major, rebinned.binned.row_major)
+    result = sb.cv(params, full, 5, folds=folds, return_cvbooster=True)
+    assert all(any(t.categorical_nodes.any() for t in b.trees) for b in result["cvbooster"].boosters)
+    histories = []
+    for train_rows, test_rows in folds:
+        train_set = sb.Dataset(frame.iloc[train_rows], y[train_rows], reference=full)
+        valid_set = sb.Dataset(frame.iloc[test_rows], y[test_rows], reference=full)
+        histories.append(sb.train(params, train_set, 5, valid_sets=[valid_set], valid_names=["valid"]).evals_result)
+    for metric in ("auc", "logloss"):
+        values = np.array([h["valid"][metric] for h in histories]).T
+        assert result[f"valid {metric}-mean"] == [np.mean(v) for v in values]

@@ -119,7 +119,7 @@ def test_radix_scale_equals_the_sort_reference(case, rate):
 
 
 @pytest.mark.parametrize("sampling", ["none", "bernoulli", "mvs", "smart1", "smart2", "loss", "trimming",
-                                      "trimming_alpha"])
+                                      "trimming_alpha", "smart2_paper", "loss_rho", "sign_trees"])
 def test_trees_equal_single_machine(client, sampling):
     X, y = _data()
     weight = np.random.default_rng(1).uniform(0.5, 2.0, y.size)
@@ -127,6 +127,12 @@ def test_trees_equal_single_machine(client, sampling):
               "sampling": sampling}
     if sampling == "trimming_alpha":
         params.update(sampling="trimming", trimming_alpha=0.2)
+    elif sampling == "smart2_paper":
+        params.update(sampling="smart2", sample_rate=0.3, smart_correction="paper", smart_eta=0.5)
+    elif sampling == "loss_rho":  # SMART's fixed rho: the sample size follows the losses
+        params.update(sampling="loss", smart_rho=0.5)
+    elif sampling == "sign_trees":  # AnyBoost's {-1, +1} trees, RGBM's constant step on them
+        params.update(sampling="none", boosting="gradient", weak_learner="sign", step_rule="smooth")
     elif sampling != "none":
         params["sample_rate"] = 0.3
     chunks = (800, 700, 900, 600)
@@ -152,6 +158,34 @@ def test_depthwise_levels_take_one_round_trip_each_and_equal_single_machine(clie
     splits = sum(step in ("split", "split_many") for step in steps)
     assert 4 <= splits <= 4 * params["max_depth"]  # one round trip per level: depths 0 .. max_depth - 1 split
     assert max(int((tree.left >= 0).sum()) for tree in model.trees) > splits / 4  # more splits than round trips
+
+
+@pytest.mark.parametrize("grow_policy", ["leafwise", "depthwise"])
+def test_categories_are_global_across_workers_and_equal_single_machine(client, grow_policy):
+    """Each worker holds other categories (the rows sorted by them); the bins are those of one
+    machine, and so are the categorical splits, done by the workers' partitions."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    names = np.array([f"k{i:02d}" for i in range(30)], dtype=object)
+    city = np.sort(rng.integers(0, 30, n))
+    code = rng.integers(0, 6, n).astype(np.float64)
+    x = rng.normal(size=n)
+    y = rng.normal(size=30)[city] + (code == 2) + 0.5 * x + 0.1 * rng.normal(size=n)
+    frame = pd.DataFrame({"x": x, "city": names[city], "code": code})
+    frame.loc[rng.random(n) < 0.05, "city"] = None
+    params = {"objective": "regression", "num_leaves": 15, "min_data_in_leaf": 5, "min_data_per_group": 10,
+              "cat_smooth": 1.0, "verbosity": -1, "categorical_feature": ["city", "code"], "grow_policy": grow_policy,
+              "max_depth": 4}
+    model = sbd.train(client, params, dd.from_pandas(frame, npartitions=3),
+                      dd.from_pandas(pd.Series(y, name="y"), npartitions=3), num_boost_round=5)
+    local = sb.train(params, sb.Dataset(frame, y, params=params), 5)
+    _assert_same_model(model, local)
+    assert any(tree.categorical_nodes.any() for tree in model.trees)
+    for a, b in zip(model.trees, local.trees):
+        np.testing.assert_array_equal(a.left_sets, b.left_sets)
+    assert all(np.array_equal(model.bin_mapper.categories[f].values, local.bin_mapper.categories[f].values)
+               for f in (1, 2))
+    np.testing.assert_allclose(model.predict(frame), local.predict(frame), rtol=1e-12)  # base scores: see above
 
 
 def test_driver_kernels_use_one_thread_when_a_shard_shares_its_host():

@@ -13,7 +13,7 @@ import pytest
 from smartboost import datasets
 from smartboost._config import logger
 from smartboost.datasets import DatasetFile, PublicDataset
-from smartboost.errors import DatasetNotFoundError
+from smartboost.errors import DataError, DatasetNotFoundError
 
 # Files of the shared folder that belong to no registry entry (side data the loaders do not read).
 _UNREGISTERED = {
@@ -22,9 +22,6 @@ _UNREGISTERED = {
     "lightgbm_examples/regression/regression.train.init.gz",
     "lightgbm_examples/regression/regression.test.init.gz",
     "xgboost_agaricus/featmap.txt.gz",
-    # categorical data: registered once the loaders read category columns
-    "nycflights13/flights.csv.gz",
-    "ggplot2_diamonds/diamonds.csv.gz",
 }
 
 
@@ -185,6 +182,19 @@ def test_large_sets_have_public_addresses_and_say_how_they_are_checked():
     assert not datasets.REGISTRY["year-prediction-msd"].train.verifiable
     assert datasets.REGISTRY["higgs"].splits == ["train", "test"]
     assert datasets.REGISTRY["mslr-web10k"].splits == ["train", "valid", "test"]
+
+
+def test_categorical_sets_load_as_frames_with_categories(shared_data):
+    flights = datasets.load_frame("nycflights13", download=False)
+    assert flights.shape == (336_776, 19)
+    assert {c: flights[c].cat.categories.size for c in ("carrier", "origin", "dest")} == {
+        "carrier": 16, "origin": 3, "dest": 105}
+    diamonds = datasets.load_frame("ggplot2_diamonds", download=False)
+    assert diamonds.shape == (53_940, 10) and diamonds["clarity"].cat.categories.size == 8
+    with pytest.raises(DataError, match="load_frame"):
+        datasets.load_splits("nycflights13", download=False)
+    with pytest.raises(DataError, match="load_splits"):
+        datasets.load_frame("a9a", download=False)
 
 
 def test_unknown_name_lists_the_known_ones():

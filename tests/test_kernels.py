@@ -13,7 +13,7 @@ from smartboost._kernels.histogram import (build_histogram, build_histogram_colu
 from smartboost._kernels.partition import partition, partition_parallel
 from smartboost._kernels.split import (find_best_split, leaf_score, least_child_hessian, split_scratch,
                                        subtract_and_find_splits)
-from smartboost._kernels.records import Candidates, Cells, NodeSums, SplitParams, Units
+from smartboost._kernels.records import Candidates, Cells, NodeSums, SplitParams, ThresholdRule, Units
 from smartboost.binning import BinMapper
 from smartboost import grower
 from smartboost.grower import NodeRows
@@ -206,11 +206,11 @@ def test_rows_split_elsewhere_grow_the_trees_of_local_rows(params, wide_row_byte
 
     def split_many(self, requests):
         answers = []
-        for node, left, right, feature, bin_threshold, missing_left, left_sums, _, out in requests:
-            n_left, n_right = self.partition(node, left, right, feature, bin_threshold, missing_left)
-            if out is not None:
-                self.histogram(left, *left_sums, out)
-            answers.append((n_left, n_right, left if out is not None else -1))
+        for r in requests:
+            n_left, n_right = self.partition(r.node, r.left, r.right, r.feature, r.bin, r.missing_left, r.left_set)
+            if r.out is not None:
+                self.histogram(r.left, *r.left_sums, r.out)
+            answers.append((n_left, n_right, r.left if r.out is not None else -1))
         return answers
 
     asked = []
@@ -317,9 +317,14 @@ def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3, pairs=None):
     (feature, threshold) ``pairs`` when given). Of tied splits (gains within 1e-9) the lowest
     feature's wins, then missing-left, then the highest bin, except among missing-right ones
     in a node with missing values, the lowest (LightGBM's order)."""
-    l1, l2, min_gain, min_hess, min_data = params
+    l1, l2, min_gain, min_hess, min_data = params[:5]
+    sign_leaves = params.sign_leaves
     G, H = g.sum() * unit, h.sum() * unit
-    parent = leaf_score(G, H, l1, l2)
+
+    def score(g_sum, h_sum):  # sign leaves: |G| (the leaf's correlation); else the Newton score
+        return abs(g_sum) if sign_leaves else leaf_score(g_sum, h_sum, l1, l2)
+
+    parent = score(G, H)
     found = []
     for f in range(X.shape[1]):
         bins = binned.row_major[:, f]
@@ -335,7 +340,7 @@ def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3, pairs=None):
             gr, hr = G - gl, H - hl
             if min(hl, hr) < min_hess or min(hl, hr) * len(g) / H < min_data:
                 continue
-            gain = 0.5 * (leaf_score(gl, hl, l1, l2) + leaf_score(gr, hr, l1, l2) - parent)
+            gain = (1.0 if sign_leaves else 0.5) * (score(gl, hl) + score(gr, hr) - parent)
             if gain - min_gain > 1e-12 * parent:
                 found.append((gain, f, b, missing_left, has_missing))
     if not found:
@@ -354,15 +359,19 @@ def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3, pairs=None):
     (3, [0.0, 1.0, 0.0, 30.0, 0.0]),
     (4, [0.0, 1.0, 0.0, 0.0, 40.0]),
     (5, [0.0, 1.0, 1e3, 0.0, 0.0]),
+    (6, [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]),
+    (7, [0.0, 1.0, 0.0, 30.0, 0.0, 1.0]),
+    (8, [0.0, 0.0, 0.0, 0.0, 40.0, 1.0]),
 ])
 @pytest.mark.parametrize("share", [None, 0.3])
 def test_split_finding_matches_brute_force(seed, params, share):
-    """Every threshold, or (share) only a random third of the (feature, threshold) pairs (RGBM Type 1)."""
+    """Every threshold, or (share) only a random third of the (feature, threshold) pairs (RGBM Type 1);
+    Newton gains, and sign leaves' |GL| + |GR| - |G| (``weak_learner="sign"``)."""
     X, mapper, binned, offsets, n_cells, g, h = _binned(n=200, n_features=3, seed=seed, missing_rate=0.2,
                                                          max_bin=8)
     rows = np.arange(200, dtype=np.uint32)
     hist = _reference_histogram(binned, offsets, n_cells, rows, g, h)
-    params = SplitParams(*params)
+    params = SplitParams(*params[:5], sign_leaves=params[5] if len(params) > 5 else 0.0)
     usable, packed, pairs = np.ones(3, np.bool_), None, None
     if share is not None:
         every = [(f, b) for f in range(3) for b in range(mapper.n_bins[f])]
@@ -370,7 +379,7 @@ def test_split_finding_matches_brute_force(seed, params, share):
         pairs = {every[k] for k in keep}
         usable, packed = _pack(np.array([every[k][0] for k in keep]),
                                          np.array([every[k][1] for k in keep]), 3)
-    feature, b, missing_left, gain, gl, hl = find_best_split(
+    feature, b, missing_left, gain, gl, hl, _ = find_best_split(
         hist, Cells(offsets, mapper.n_bins), Candidates(usable, packed), NodeSums(g.sum(), h.sum(), 200),
         Units(1e-3, 1e-3), params, split_scratch(mapper.n_bins))
     expected_gain, expected = _brute_force_split(X, binned, mapper, g, h, params, pairs=pairs)
@@ -547,9 +556,9 @@ def test_partition_is_stable_and_matches_numpy(n, start, end, missing_left):
         r = rows.copy()
         scratch = np.empty(n, np.uint32)
         if n_chunks is None:
-            n_left = partition(r, start, end, bins, 4, missing_left, 8, scratch)
+            n_left = partition(r, start, end, bins, ThresholdRule(4, missing_left, 8), scratch)
         else:
-            n_left = partition_parallel(r, start, end, bins, 4, missing_left, 8, scratch, n_chunks)
+            n_left = partition_parallel(r, start, end, bins, ThresholdRule(4, missing_left, 8), scratch, n_chunks)
         assert n_left == goes_left.sum()
         np.testing.assert_array_equal(r[start:end], expected)
         np.testing.assert_array_equal(r[:start], rows[:start])
@@ -600,7 +609,7 @@ def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record, ahead):
         expected[r] += value[node]
         expected_leaf[r] = leaf_of_node[node]
     leaves = np.full(n + 50, -1, np.int32) if record else None
-    add_tree_to_rows(bins, rows, pack_bin_decisions(feature, threshold, missing_left, n_bins, left), value,
+    add_tree_to_rows(bins, rows, pack_bin_decisions(feature, threshold, missing_left, n_bins, left), None, value,
                      leaf_of_node, scores, leaves, ahead)
     np.testing.assert_array_equal(scores, expected)
     if record:

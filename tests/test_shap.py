@@ -70,6 +70,16 @@ def test_contributions_sum_to_the_raw_score(models, name):
     np.testing.assert_allclose(partial, _raw_blocks(booster, X, num_iteration=half), rtol=1e-9, atol=1e-12)
 
 
+def test_sign_tree_contributions_sum_to_the_raw_score():
+    """Sign trees (``weak_learner="sign"``) are explained like any tree: their leaves hold the step."""
+    X, y = make_binary(n=800, seed=42)
+    booster = sb.train({**_SMALL, "objective": "binary", "boosting": "gradient", "weak_learner": "sign",
+                        "step_rule": "line"}, sb.Dataset(X, y), 10)
+    contributions = booster.predict(X, pred_contrib=True)
+    np.testing.assert_allclose(contributions.sum(axis=1), booster.predict(X, raw_score=True), rtol=1e-9, atol=1e-12)
+    assert np.count_nonzero(contributions[:, :-1]) > 0
+
+
 def test_sparse_input_gives_the_dense_contributions():
     X, y = make_binary(n=2000, seed=42)
     X[np.abs(X) < 0.8] = 0.0  # mostly zeros
@@ -80,7 +90,20 @@ def test_sparse_input_gives_the_dense_contributions():
     np.testing.assert_allclose(dense.sum(axis=1), booster.predict(X, raw_score=True), rtol=1e-9)
 
 
-def _path_expectation(tree, x, node, subset):
+def _goes_left(tree, x, node, mapper):
+    """The decision of ``node`` for row ``x``, computed from the model's fields: a categorical
+    split (``mapper`` given) looks the category's bin up by value (an unseen or missing one takes
+    the missing-value bin) and sends it left iff the bin is in the node's left bins."""
+    f = tree.feature[node]
+    if mapper is not None and f in mapper.categories:
+        table = mapper.categories[f]
+        hit = np.flatnonzero(table.values == x[f])
+        b = table.bins[hit[0]] if hit.size else mapper.n_bins[f]
+        return b in tree.left_bins(node)
+    return tree.missing_left[node] if np.isnan(x[f]) else x[f] <= tree.threshold[node]
+
+
+def _path_expectation(tree, x, node, subset, mapper=None):
     """E[f(x) | x_S] as TreeSHAP defines it: features of ``subset`` follow x, the others average
     the children by cover."""
     if tree.left[node] < 0:
@@ -88,21 +111,20 @@ def _path_expectation(tree, x, node, subset):
     f = tree.feature[node]
     left, right = tree.left[node], tree.right[node]
     if f in subset:
-        goes_left = tree.missing_left[node] if np.isnan(x[f]) else x[f] <= tree.threshold[node]
-        return _path_expectation(tree, x, left if goes_left else right, subset)
-    return (tree.count[left] * _path_expectation(tree, x, left, subset)
-            + tree.count[right] * _path_expectation(tree, x, right, subset)) / tree.count[node]
+        return _path_expectation(tree, x, left if _goes_left(tree, x, node, mapper) else right, subset, mapper)
+    return (tree.count[left] * _path_expectation(tree, x, left, subset, mapper)
+            + tree.count[right] * _path_expectation(tree, x, right, subset, mapper)) / tree.count[node]
 
 
-def _brute_force_shapley(tree, x, n_features):
+def _brute_force_shapley(tree, x, n_features, mapper=None):
     phi = np.zeros(n_features)
     for i in range(n_features):
         others = [f for f in range(n_features) if f != i]
         for size in range(n_features):
             weight = math.factorial(size) * math.factorial(n_features - size - 1) / math.factorial(n_features)
             for subset in itertools.combinations(others, size):
-                phi[i] += weight * (_path_expectation(tree, x, 0, {*subset, i}) - _path_expectation(tree, x, 0,
-                                                                                                     set(subset)))
+                phi[i] += weight * (_path_expectation(tree, x, 0, {*subset, i}, mapper)
+                                    - _path_expectation(tree, x, 0, set(subset), mapper))
     return phi
 
 
@@ -323,3 +345,44 @@ def test_interaction_values_equal_shap_tree_explainer(models, name):
                                    rtol=1e-9, atol=1e-12)
     total = ours.sum(axis=(2, 3))
     np.testing.assert_allclose(total, _raw_blocks(booster, rows, num_iteration=5), rtol=1e-9, atol=1e-12)
+
+
+def _categorical_model():
+    """A binary model on two integer-coded categorical features (12 and 3 categories, missing
+    values in the first) and two numbers, with rows holding unseen categories appended."""
+    rng = np.random.default_rng(45)
+    n = 3000
+    city, kind = rng.integers(0, 12, n), rng.integers(0, 3, n)
+    X = np.column_stack([city.astype(float), rng.standard_normal(n), kind.astype(float), rng.standard_normal(n)])
+    X[rng.random(n) < 0.05, 0] = np.nan
+    y = (rng.standard_normal(12)[city] * 2 + X[:, 1] + (kind == 1) + rng.standard_normal(n) > 0).astype(float)
+    params = {**_SMALL, "objective": "binary", "num_leaves": 12, "min_data_in_leaf": 3, "min_data_per_group": 5,
+              "cat_smooth": 1.0, "max_cat_to_onehot": 2}
+    booster = sb.train(params, sb.Dataset(X, y, categorical_feature=[0, 2]), 4)
+    rows = np.vstack([X[:30], [[99.0, 0.3, 7.0, -1.0], [np.nan, -0.2, 1.0, 0.5]]])
+    return booster, rows
+
+
+def test_contributions_with_categorical_splits_are_the_shapley_values():
+    booster, rows = _categorical_model()
+    assert all(tree.categorical_nodes.any() for tree in booster.trees)
+    contributions = booster.predict(rows, pred_contrib=True)
+    expected = np.zeros((rows.shape[0], 4))
+    for tree in booster.trees:
+        expected += [_brute_force_shapley(tree, x, 4, booster.bin_mapper) for x in rows]
+    np.testing.assert_allclose(contributions[:, :4], expected, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(contributions.sum(axis=1), booster.predict(rows, raw_score=True), rtol=1e-9)
+    interactions = booster.predict(rows, pred_interactions=True)
+    np.testing.assert_allclose(interactions.sum(axis=2), contributions, rtol=1e-9, atol=1e-12)
+
+
+def test_leaf_indices_with_categorical_splits_follow_the_decisions():
+    booster, rows = _categorical_model()
+    leaves = booster.predict(rows, pred_leaf=True)
+    for t, tree in enumerate(booster.trees):
+        numbers = leaf_numbers(tree)
+        for i, x in enumerate(rows):
+            node = 0
+            while tree.left[node] >= 0:
+                node = tree.left[node] if _goes_left(tree, x, node, booster.bin_mapper) else tree.right[node]
+            assert leaves[i, t] == numbers[node]

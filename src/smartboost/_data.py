@@ -1,34 +1,122 @@
 """Input dispatch: user data to the arrays the library works on, validated once, here.
 
 One ``_from_*`` converter per input type (numpy, pandas, scipy sparse, sequences). Feature
-matrices become float32/float64 numpy arrays (any memory order) or float CSC matrices; labels,
-weights and scores become float64 vectors. Every error names the argument and, where it
-applies, the first offending row or column.
+matrices become float32/float64 numpy arrays (any memory order) or float CSC matrices, in a
+:class:`Features` record; labels, weights and scores become float64 vectors. Every error names
+the argument and, where it applies, the first offending row or column.
+
+A DataFrame's category, string and object columns (and arrow dictionary columns) are categorical
+by their type. A column of text categories is stored as the index of each row's category in the
+column's own sorted list of categories (its vocabulary; NaN for a missing value), which the bin
+mapper maps to its bins by value (``binning.BinMapper``), so that two frames with the same
+categories in another order, or other categories, are read alike. A category column whose
+categories are integers holds those integers (category codes are never read).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .errors import DataError
 
-Matrix = np.ndarray | sp.csc_matrix
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+    Matrix = np.ndarray | sp.csc_matrix
+
+
+def issparse(data: Any) -> bool:
+    """Whether ``data`` is a scipy sparse matrix or array. scipy.sparse, slow to import, is not
+    imported for it: a sparse matrix exists only once it has been."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(data)
+
+
+@dataclass
+class Features:
+    """A converted feature matrix.
+
+    Attributes
+    ----------
+    matrix : ndarray of float32/float64 or scipy.sparse.csc_matrix, shape (n_rows, n_features)
+    names : list of str or None
+        Column names of a DataFrame.
+    vocabularies : dict of int to ndarray of str
+        The text columns: each one's sorted distinct categories; the column holds indexes into
+        it (NaN: missing).
+    from_dtype : ndarray of bool, shape (n_features,)
+        The columns whose type makes them categorical (a DataFrame's category, string, object
+        and arrow dictionary columns).
+    """
+
+    matrix: Matrix
+    names: list[str] | None = None
+    vocabularies: dict[int, np.ndarray] = field(default_factory=dict)
+    from_dtype: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.from_dtype is None:
+            self.from_dtype = np.zeros(self.matrix.shape[1] if self.matrix.ndim == 2 else 0, np.bool_)
+
+    def column_name(self, j: int) -> str:
+        """How errors name column ``j``: its name, or its index."""
+        return repr(self.names[j]) if self.names else str(j)
 
 
 def _is_dataframe(data: Any) -> bool:
     return hasattr(data, "columns") and hasattr(data, "dtypes") and hasattr(data, "to_numpy")
 
 
-def _from_dataframe(data: Any, name: str) -> tuple[np.ndarray, list[str]]:
+def _integer_values(values: np.ndarray) -> np.ndarray | None:
+    """``values`` (categories) as float64 when every one is an integer number, else None."""
+    if values.dtype.kind in "iub":
+        return values.astype(np.float64)
+    if values.dtype.kind == "f":
+        return values.astype(np.float64) if np.all(np.isfinite(values) & (values == np.round(values))) else None
+    if values.size and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+        return values.astype(np.float64)
+    return None
+
+
+def _text_column(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """A categorical column from its distinct ``values`` and each row's index into them
+    (``codes``, -1: missing): the integers themselves, or indexes into the sorted text of the
+    values and that vocabulary."""
+    numbers = _integer_values(values)
+    if numbers is not None:
+        return np.where(codes >= 0, numbers[codes], np.nan), None
+    text = np.array([str(v) for v in values], dtype=object)
+    vocabulary, position = np.unique(text, return_inverse=True)
+    return np.where(codes >= 0, position[codes].astype(np.float64), np.nan), vocabulary
+
+
+def _from_dataframe(data: Any) -> Features:
     names = [str(c) for c in data.columns]
-    bad = [n for n, dt in zip(names, data.dtypes) if getattr(dt, "kind", "O") not in "biuf"]
-    if bad:
-        shown = ", ".join(repr(b) for b in bad[:5]) + (" ..." if len(bad) > 5 else "")
-        raise DataError(f"{name} has non-numeric columns: {shown}; encode them as numbers first")
-    return data.to_numpy(dtype=np.float64, na_value=np.nan), names
+    numeric = np.array([getattr(dt, "kind", "O") in "biuf" for dt in data.dtypes], np.bool_)
+    if numeric.all():
+        return Features(data.to_numpy(dtype=np.float64, na_value=np.nan), names)
+    import pandas as pd
+
+    matrix = np.empty((len(data), len(names)))
+    vocabularies = {}
+    for j in range(len(names)):
+        column = data.iloc[:, j]
+        if numeric[j]:
+            matrix[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+            continue
+        if isinstance(column.dtype, pd.CategoricalDtype):  # mapped by value: codes depend on the frame
+            values, codes = column.cat.categories.to_numpy(), column.cat.codes.to_numpy()
+        else:
+            codes, values = pd.factorize(column)
+            values = np.asarray(values, dtype=object)
+        matrix[:, j], vocabulary = _text_column(values, codes)
+        if vocabulary is not None:
+            vocabularies[j] = vocabulary
+    return Features(matrix, names, vocabularies, ~numeric)
 
 
 def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
@@ -48,6 +136,8 @@ def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
 
 
 def _from_sparse(data: Any, name: str) -> sp.csc_matrix:
+    import scipy.sparse as sp  # already imported: data is sparse
+
     csc = sp.csc_matrix(data)
     if csc.dtype not in (np.float32, np.float64):
         if csc.dtype.kind not in "biuf":
@@ -58,13 +148,13 @@ def _from_sparse(data: Any, name: str) -> sp.csc_matrix:
     return csc
 
 
-def to_matrix(data: Any, name: str = "X", allow_empty: bool = False) -> tuple[Matrix, list[str] | None]:
+def to_features(data: Any, name: str = "X", allow_empty: bool = False) -> Features:
     """Convert a feature matrix.
 
     Parameters
     ----------
-    data : array-like, pandas DataFrame or scipy sparse matrix
-        Shape (n_rows, n_features).
+    data : array-like, pandas DataFrame or scipy sparse matrix, or Features
+        Shape (n_rows, n_features); a :class:`Features` record is returned as it is.
     name : str
         Argument name used in error messages.
     allow_empty : bool
@@ -72,17 +162,18 @@ def to_matrix(data: Any, name: str = "X", allow_empty: bool = False) -> tuple[Ma
 
     Returns
     -------
-    matrix : ndarray of float32/float64 or scipy.sparse.csc_matrix
-    feature_names : list of str or None
-        Column names of a DataFrame.
+    Features
     """
-    names = None
+    if isinstance(data, Features):
+        return data
+    features = None
     if data is None:
         raise DataError(f"{name} is None")
-    if sp.issparse(data):
+    if issparse(data):
         matrix: Matrix = _from_sparse(data, name)
     elif _is_dataframe(data):
-        matrix, names = _from_dataframe(data, name)
+        features = _from_dataframe(data)
+        matrix = features.matrix
     else:
         try:
             array = np.asarray(data)
@@ -96,12 +187,44 @@ def to_matrix(data: Any, name: str = "X", allow_empty: bool = False) -> tuple[Ma
         raise DataError(f"{name} has no rows")
     if matrix.shape[1] == 0:
         raise DataError(f"{name} has no features")
-    return matrix, names
+    return features or Features(matrix)
+
+
+def concat_features(parts: list[Features]) -> Features:
+    """Row blocks of one feature matrix (a Dask worker's partitions) as one :class:`Features`:
+    each text column indexes the union of the blocks' vocabularies."""
+    if len(parts) == 1:
+        return parts[0]
+    vocabularies = {}
+    for j in sorted(set().union(*(part.vocabularies for part in parts))):
+        vocabularies[j] = np.unique(np.concatenate([part.vocabularies.get(j, np.empty(0, object)) for part in parts]))
+    blocks = []
+    for part in parts:
+        matrix = part.matrix
+        if vocabularies:
+            matrix = np.array(matrix, np.float64)
+            for j, vocabulary in vocabularies.items():
+                own = part.vocabularies.get(j)
+                rows = ~np.isnan(matrix[:, j])
+                if own is None:  # a block of numbers in a column of text: nothing to map them to
+                    if rows.any():
+                        raise DataError(f"column {part.column_name(j)} holds text in some partitions and numbers in "
+                                        "others")
+                    continue
+                matrix[rows, j] = np.searchsorted(vocabulary, own)[matrix[rows, j].astype(np.int64)]
+        blocks.append(matrix)
+    if issparse(blocks[0]):
+        import scipy.sparse as sp  # already imported: the blocks are sparse
+
+        matrix = sp.vstack(blocks, format="csc")
+    else:
+        matrix = np.concatenate(blocks)
+    return Features(matrix, parts[0].names, vocabularies, np.logical_or.reduce([part.from_dtype for part in parts]))
 
 
 def dense_rows(matrix: Matrix, start: int, stop: int) -> np.ndarray:
     """Rows ``start:stop`` of a converted matrix as a C-ordered float32/float64 array."""
-    if sp.issparse(matrix):
+    if issparse(matrix):
         return np.ascontiguousarray(matrix[start:stop].toarray())
     return np.ascontiguousarray(matrix[start:stop])
 

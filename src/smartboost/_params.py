@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import math
 import numbers
 import re
@@ -236,6 +237,85 @@ def _metric(name: str, value: Any) -> tuple[str, ...] | None:
     return tuple(out)
 
 
+def _parsed_text(name: str, value: Any) -> Any:
+    """A list given as text (XGBoost's ``"(1,0,-1)"``, ``"[[0,1],[2,3]]"``, or LightGBM's
+    comma-separated ``"1,0,-1"``) as Python lists; any other value as it is."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip().replace("(", "[").replace(")", "]")
+    if not text.startswith("["):
+        text = f"[{text}]"
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ParameterError(f"parameter '{name}' could not be read as a list: {value!r}") from None
+
+
+def _feature_ref(name: str, value: Any) -> int | str:
+    """A feature given by index (>= 0) or by name."""
+    if isinstance(value, str):
+        return value
+    if _is_int(value) and value >= 0:
+        return int(value)
+    raise ParameterError(f"parameter '{name}' must name features by index (>= 0) or by name, got {value!r}")
+
+
+def _categorical_feature(name: str, value: Any) -> str | tuple[int | str, ...]:
+    """'auto', or the categorical features: a list of indices or names (LightGBM's text forms too:
+    ``"0,3,5"``, ``"name:carrier,dest"``)."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() == "auto":
+            return "auto"
+        if text.startswith("name:"):
+            return tuple(n.strip() for n in text[5:].split(",") if n.strip())
+        items = [v.strip() for v in text.split(",") if v.strip()]
+        return tuple(int(v) if v.isdigit() else v for v in items)
+    if _is_int(value):  # one feature (the command line's --categorical_feature 3)
+        return (_feature_ref(name, value),)
+    if isinstance(value, Iterable) and not isinstance(value, Mapping):
+        return tuple(_feature_ref(name, v) for v in value)
+    raise ParameterError(f"parameter '{name}' must be 'auto' or a list of feature indices or names, got {value!r}")
+
+
+def _monotone_constraints(name: str, value: Any) -> tuple[int, ...] | dict[str, int] | None:
+    """One of -1/0/+1 per feature (a list, or XGBoost's text ``"(1,0,-1)"``), or a dict from
+    feature names (or indices) to directions; None: no constraint."""
+    value = _parsed_text(name, value)
+    if value is None:
+        return None
+    items = value.items() if isinstance(value, Mapping) else enumerate(value) \
+        if isinstance(value, Iterable) else None
+    if items is None:
+        raise ParameterError(f"parameter '{name}' must be a list of -1/0/1 per feature or a dict of feature names "
+                             f"to -1/0/1, got {value!r}")
+    out = {}
+    for key, direction in items:
+        if isinstance(direction, float) and direction.is_integer():
+            direction = int(direction)
+        if not _is_int(direction) or direction not in (-1, 0, 1):
+            raise ParameterError(f"parameter '{name}': the constraint of feature {key!r} must be -1, 0 or 1, got "
+                                 f"{direction!r}")
+        out[_feature_ref(name, key) if isinstance(value, Mapping) else key] = int(direction)
+    return out if isinstance(value, Mapping) else tuple(out.values())
+
+
+def _interaction_constraints(name: str, value: Any) -> tuple[tuple[int | str, ...], ...] | None:
+    """Groups of features that may interact (lists of indices or names, or XGBoost's text
+    ``"[[0,1],[2,3]]"``); None: no constraint."""
+    value = _parsed_text(name, value)
+    if value is None:
+        return None
+    if not isinstance(value, Iterable) or isinstance(value, (str, Mapping)) or not all(
+            isinstance(group, Iterable) and not isinstance(group, (str, Mapping)) for group in value):
+        raise ParameterError(f"parameter '{name}' must be a list of feature groups (lists of indices or names), got "
+                             f"{value!r}")
+    groups = tuple(tuple(dict.fromkeys(_feature_ref(name, f) for f in group)) for group in value)
+    if not groups or any(not group for group in groups):
+        raise ParameterError(f"parameter '{name}' must hold non-empty feature groups, got {value!r}")
+    return groups
+
+
 # ----------------------------------------------------------------------------------------------
 # The table.
 
@@ -246,9 +326,9 @@ PARAMS: tuple[Param, ...] = (
           "'quantile', 'mape', 'poisson', 'gamma', 'tweedie' (log link), 'binary' (logistic, labels 0/1 or "
           "-1/+1), 'cross_entropy' (logistic, labels in [0, 1]), 'multiclass' (softmax, labels "
           "0..num_class-1), the margin losses 'exponential', 'smart_logistic', 'logistic_log2', "
-          "'squared_margin', 'regularized_logistic' (docs: objectives/margin.py), 'lambdarank' and "
-          "'rank_pairwise' (queries from the Dataset's group or qid), or a function fn(label, raw) -> "
-          "(grad, hess).",
+          "'squared_margin', 'regularized_logistic', 'sigmoid_margin', 'hinge', 'gaussian_margin' (docs: "
+          "objectives/margin.py), 'lambdarank' and 'rank_pairwise' (queries from the Dataset's group or qid), "
+          "or a function fn(label, raw) -> (grad, hess).",
           ("objective_type", "app", "application", "loss"), "core", "a registered objective name"),
     Param("num_class", 1, _int(1, _MAX_CLASSES),
           "Number of classes of a multiclass objective (>= 2 there, 1 otherwise); each iteration grows "
@@ -272,6 +352,13 @@ PARAMS: tuple[Param, ...] = (
     Param("logistic_mu", 0.0, _float(0.0),
           "regularized_logistic: the penalty mu F^2 / 2 on the score (RGBM's regularised logistic loss).",
           ("mu",), "core", ">= 0"),
+    Param("gaussian_c", 1.0, _float(0.0, low_open=True),
+          "gaussian_margin: the width c of the loss exp(-c M (M + s)) of the margin M (docs: objectives/margin.py).",
+          (), "core", "> 0", saved_at_default=False),
+    Param("gaussian_s", 2.0, _float(),
+          "gaussian_margin: the shift s of exp(-c M (M + s)); the loss peaks at M = -s/2 and rows of smaller margin "
+          "are given up.",
+          (), "core", "finite", saved_at_default=False),
     Param("sigmoid", 1.0, _float(0.0, low_open=True),
           "lambdarank, rank_pairwise: sigma of the pairwise logistic rho = 1 / (1 + exp(sigma (s_i - s_j))).",
           ("lambdarank_sigma",), "core", "> 0"),
@@ -334,6 +421,43 @@ PARAMS: tuple[Param, ...] = (
     Param("min_gain_to_split", 0.0, _float(0.0),
           "Minimum gain (gamma) of a split; gain = 1/2 [GL^2/(HL+l) + GR^2/(HR+l) - G^2/(H+l)].",
           ("min_split_gain", "gamma", "min_split_loss"), "tree", ">= 0"),
+    # categorical features (docs/howto/categorical.md)
+    Param("categorical_feature", "auto", _categorical_feature,
+          "Categorical features: 'auto' (a DataFrame's category, string and object columns, and arrow "
+          "dictionary columns) or a list of indices or names (also the text '0,3' or 'name:carrier,dest'). "
+          "Set where the Dataset is built; training checks that it agrees.",
+          ("cat_feature", "categorical_column", "cat_column", "categorical_features"), "categorical",
+          "'auto' or features", saved_at_default=False),
+    Param("max_cat_to_onehot", 4, _int(1),
+          "A categorical split in a node with at most this many categories holding rows is one-vs-rest "
+          "(one category left); with more, categories are sorted by their gradient statistics and cut.",
+          (), "categorical", ">= 1", saved_at_default=False),
+    Param("max_cat_threshold", 32, _int(1),
+          "Most categories on the left side of a sorted (many-vs-many) categorical split.",
+          (), "categorical", ">= 1", saved_at_default=False),
+    Param("cat_smooth", 10.0, _float(0.0),
+          "Sorted categorical splits: categories are ordered by sum_g / (sum_h + cat_smooth), and only "
+          "categories holding at least cat_smooth (estimated) rows take part.",
+          (), "categorical", ">= 0", saved_at_default=False),
+    Param("cat_l2", 10.0, _float(0.0),
+          "Sorted categorical splits: L2 regularisation added to lambda_l2 in their gain.",
+          (), "categorical", ">= 0", saved_at_default=False),
+    Param("min_data_per_group", 100, _int(1),
+          "Sorted categorical splits: fewest (estimated) rows between two cut points tried, and on the right "
+          "side.",
+          (), "categorical", ">= 1", saved_at_default=False),
+    # constraints (docs/howto/constraints.md)
+    Param("monotone_constraints", None, _monotone_constraints,
+          "Monotone constraints: one of -1 (decreasing), 0, +1 (increasing) per feature, as a list, the text "
+          "'(1,0,-1)', or a dict of feature names to directions. LightGBM's 'basic' method: per-node output "
+          "bounds.",
+          ("mc", "monotone_constraint", "monotonic_cst"), "constraints", "-1 \\| 0 \\| 1 per feature",
+          saved_at_default=False),
+    Param("interaction_constraints", None, _interaction_constraints,
+          "Feature groups that may interact: no root-to-leaf path uses two features that no single group "
+          "holds; features in no group are not used (LightGBM's rule). Lists of indices or names, or the "
+          "text '[[0,1],[2,3]]'.",
+          (), "constraints", "non-empty groups", saved_at_default=False),
     # binning
     Param("max_bin", 255, _int(2, 255),
           "Maximum number of value bins per feature (a missing-value bin is added).",
@@ -372,12 +496,18 @@ PARAMS: tuple[Param, ...] = (
           "(docs/concepts/sampling.md).",
           ("bagging_by_query",), "sampling", "row \\| query"),
     Param("smart_rho", None, _optional(_float(0.0, low_open=True)),
-          "smart1/smart2: p_i = min(1, rho * importance) with this rho, instead of solving for sample_rate.",
+          "smart1/smart2/loss: p_i = min(1, rho * importance) with this rho, instead of solving for sample_rate "
+          "(SMART's fixed rho: the sample size follows the gradients).",
           (), "sampling", "> 0"),
     Param("smart_eta", 0.5, _float(0.0),
           "smart2: strength of the improved diagonal approximation; 0 switches it off, 1 is the paper's "
           "formula (0.5: the best across the datasets of docs/papers.md).",
           (), "sampling", ">= 0"),
+    Param("smart_correction", "scaled", _choice("scaled", "paper"),
+          "smart2: form of the correction. 'scaled': g + eta (leaf mean of l'(y~) - l'(y~_i)), eta scaling both "
+          "terms; 'paper': g - l'(y~_i) + eta (leaf mean of l'(y~)), SMART's Section 3.2 for every eta "
+          "(docs/concepts/sampling.md).",
+          (), "sampling", "scaled \\| paper", saved_at_default=False),
     Param("mvs_lambda", "adaptive", _mvs_lambda,
           "mvs: lambda in sqrt(g^2 + lambda h^2), or 'adaptive' (squared mean absolute leaf value of the "
           "previous tree).",
@@ -417,11 +547,18 @@ PARAMS: tuple[Param, ...] = (
           "the classic first-order GBM, trees fit the negative gradients by least squares (every hessian "
           "taken as 1 inside the tree).",
           ("boosting_type", "boost"), "boosting", "newton | gradient"),
+    Param("weak_learner", "tree", _choice("tree", "sign"),
+          "'tree': leaves output their fitted values. 'sign' (with boosting='gradient'): every leaf outputs -sign(G), "
+          "+1 or -1, and splits maximise the tree's correlation with the negative gradients, the sum of its leaves' "
+          "|G| (AnyBoost's {-1, +1} base classifiers; with max_depth=1, RGBM's normalised stump); the step rule "
+          "sizes the step (docs/concepts/boosting.md).",
+          (), "boosting", "tree | sign", saved_at_default=False),
     Param("step_rule", "shrinkage", _choice("shrinkage", "line", "leaf_line", "smooth"),
           "Size of each tree's step, always times learning_rate: 'shrinkage' the tree as fitted; 'line' "
           "the tree scaled by the line-search minimiser of the training loss; 'leaf_line' each leaf's own "
           "minimiser (Friedman's TreeBoost); 'smooth' the tree times 1/sigma, sigma the loss's smoothness "
-          "constant (RGBM's rule, with boosting='gradient').",
+          "constant (RGBM's rule, with boosting='gradient'; for sign trees, 1/sigma times the tree's correlation "
+          "with the negative gradients over the rows, RGBM's step on its normalised stump).",
           (), "boosting", "shrinkage | line | leaf_line | smooth"),
     Param("line_search_rows", "sample", _choice("sample", "all"),
           "Rows the line searches minimise over: the tree's sample (with its weights) or every row.",
@@ -577,8 +714,9 @@ def training_params(params: Mapping[str, Any] | None, num_boost_round: int | Non
 
 
 _SAMPLER_OWN_PARAMS = {
-    "smart_rho": ("smart1", "smart2"),
+    "smart_rho": ("smart1", "smart2", "loss"),
     "smart_eta": ("smart2",),
+    "smart_correction": ("smart2",),
     "mvs_lambda": ("mvs",),
     "goss_top_rate": ("goss",),
     "goss_other_rate": ("goss",),
@@ -676,12 +814,36 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
     if objective.first_order_only and params.boosting == "newton":
         raise ParameterError(f"objective '{objective.name}' has no usable second derivative; train it with "
                              "boosting='gradient'")
+    if params.weak_learner == "sign":
+        if params.boosting != "gradient":
+            raise ParameterError("weak_learner='sign' fits the negative gradients' signs: use it with "
+                                 "boosting='gradient'")
+        if rule == "leaf_line":
+            raise ParameterError("weak_learner='sign' takes step_rule 'shrinkage', 'line' or 'smooth' (leaf_line "
+                                 "would replace every leaf's sign by a value of its own)")
+        if params.lambda_l1 > 0.0:
+            raise ParameterError("weak_learner='sign' leaves have no soft threshold: lambda_l1 must be 0")
+        if objective.renews_leaves:
+            raise ParameterError(f"weak_learner='sign' with objective '{objective.name}', which refits every "
+                                 "leaf's value: the refit would replace the signs")
     if rule == "smooth" and params.boosting != "gradient":
         raise ParameterError("step_rule='smooth' (1/sigma) is the step of first-order boosting; use it with "
                              "boosting='gradient' (Newton steps are already scaled by the hessian)")
     if rule == "smooth" and objective.sigma_smooth is None:
         raise ParameterError(f"step_rule='smooth' needs a smooth loss; objective '{objective.name}' has no "
                              "smoothness constant")
+    monotone = params.monotone_constraints
+    if monotone is not None and any(monotone.values() if isinstance(monotone, Mapping) else monotone):
+        if params.weak_learner == "sign":
+            raise ParameterError("weak_learner='sign' leaves output signs, which cannot be clamped to keep "
+                                 "monotone_constraints; use weak_learner='tree'")
+        if rule == "leaf_line":
+            raise ParameterError("step_rule='leaf_line' sets every leaf's value on its own, which breaks "
+                                 "monotone_constraints; use 'shrinkage' or 'line' (one factor for the whole tree)")
+        if objective.renews_leaves:
+            raise ParameterError(f"objective '{objective.name}' refits every leaf to a quantile of its rows, which "
+                                 "breaks monotone_constraints; use a smooth objective (e.g. 'huber' instead of "
+                                 "'regression_l1')")
     if rule in ("line", "leaf_line") and (objective.num_outputs > 1 or objective.name == "custom"):
         raise ParameterError(f"step_rule='{rule}' needs a single-output built-in objective, not "
                              f"'{objective.name}'")

@@ -8,6 +8,10 @@ bins (``<= max_bin``) and one missing-value bin, numbered ``n_bins[f]``; NaN is 
 -inf and +inf fall into the outer value bins. A feature with one distinct value and no missing
 value in the training data is constant and never split on.
 
+A categorical feature (:class:`CategoryBins`; docs/howto/categorical.md) has a bin per category
+up to ``max_bin``; its missing-value bin also takes the categories the training data does not
+have.
+
 :class:`BinnedData` holds a binned matrix twice, row-major for histograms and column-major for
 partitioning (docs/internals.md, "Bin layouts"): each kernel reads its rows in its own layout's
 order.
@@ -15,21 +19,25 @@ order.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _schema as schema
 from ._common import X_BINNED_DTYPE
-from ._data import to_matrix
+from ._config import logger
+from ._data import Features, issparse, to_features
 from ._kernels import binning as kernels
 from ._kernels import histogram as kernels_hist
 from ._kernels.records import HistogramArrays
 from .errors import DataError
 
-__all__ = ["BinMapper", "BinnedData", "HistogramLayout"]
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+__all__ = ["BinMapper", "BinnedData", "CategoryBins", "HistogramLayout"]
 
 _BIN_BLOCK_ROWS = 16384
 
@@ -45,8 +53,121 @@ SPARSE_DEFAULT_FRACTION = 0.8
 for histograms (LightGBM's ``sparse_threshold`` is 0.8 too; see ``HistogramLayout``)."""
 
 
+MAX_CATEGORY = int(np.iinfo(np.int32).max)
+"""Integer categories are codes in ``[0, MAX_CATEGORY]`` (LightGBM's int32 codes); negative ones
+are missing values."""
+
+
+@dataclass(eq=False)
+class CategoryBins:
+    """The bins of a categorical feature.
+
+    Attributes
+    ----------
+    values : ndarray of int64, or of str (object)
+        The feature's training categories, sorted and distinct: integer codes, or texts.
+    bins : ndarray of int64
+        The value bin of each category. Categories rarer than the feature's bins allow share
+        one bin (see :meth:`BinMapper.fit`); every other category and a missing value fall into
+        the feature's missing-value bin.
+    """
+
+    values: np.ndarray
+    bins: np.ndarray
+
+    @property
+    def is_text(self) -> bool:
+        """Whether the categories are texts (else integer codes)."""
+        return self.values.dtype == object
+
+    @property
+    def n_bins(self) -> int:
+        """The feature's value bins."""
+        return int(self.bins.max()) + 1 if self.bins.size else 1
+
+    def indexes(self, column: np.ndarray, vocabulary: np.ndarray | None, name: str) -> np.ndarray:
+        """The index in :attr:`values` of each row's category, -1 for a missing value or a
+        category this feature does not have.
+
+        ``column`` holds indexes into ``vocabulary`` (a text column), or else codes (integer
+        categories) or, for a feature of text categories, indexes into :attr:`values`.
+        """
+        if vocabulary is not None:
+            if not self.is_text:
+                raise DataError(f"column {name} holds text, but the model's categorical feature {name} has integer "
+                                "categories")
+            position = np.searchsorted(self.values, vocabulary)
+            found = position < self.values.size
+            found[found] = self.values[position[found]] == vocabulary[found]
+            own = np.where(found, position, -1)
+            rows = ~np.isnan(column)
+            out = np.full(column.shape, -1, np.int64)
+            out[rows] = own[column[rows].astype(np.int64)]
+            return out
+        codes, present = category_codes(column, name)
+        if self.is_text:
+            present &= codes < self.values.size
+            return np.where(present, codes, -1)
+        position = np.minimum(np.searchsorted(self.values, codes), max(self.values.size - 1, 0))
+        present &= self.values[position] == codes if self.values.size else False
+        return np.where(present, position, -1)
+
+    def to_dict(self, feature: int) -> dict:
+        """JSON-ready representation."""
+        return {"feature": feature, "values": self.values.tolist(), "bins": self.bins.tolist()}
+
+
+def category_codes(column: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Integer categories: the codes (int64) and whether each row has one (NaN and negative
+    codes are missing values, as in LightGBM).
+
+    Raises
+    ------
+    DataError
+        A code that is not an integer, or above ``MAX_CATEGORY``, naming the column and row.
+    """
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isnan(column) & ((column != np.round(column)) | (column > MAX_CATEGORY))
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise DataError(f"categorical column {name} has {column[row]} at row {row}; categories are integer codes "
+                        f"in [0, {MAX_CATEGORY}] (negative codes and NaN are missing values) or texts")
+    present = column >= 0
+    return np.where(present, column, 0).astype(np.int64), present
+
+
+def _category_bins(counts: np.ndarray, max_bin: int, min_data_in_bin: int) -> np.ndarray:
+    """The bin of each category (in value order) from its row count.
+
+    Categories are ranked by count (ties: value order). Each of the most frequent holds a bin
+    of its own, at most ``max_bin`` of them, or ``max_bin - 1`` when the others need a bin to
+    share: categories with fewer than ``min_data_in_bin`` rows, and those past the bins. Bins
+    follow the categories' value order, the shared one last.
+    """
+    rank = np.argsort(-counts, kind="stable")
+    frequent = counts[rank] >= min_data_in_bin
+    n_own = int(frequent.sum())
+    if n_own > max_bin or (n_own < counts.size and n_own == max_bin):
+        n_own = max_bin - 1
+    own = np.zeros(counts.size, np.bool_)
+    own[rank[:n_own]] = True
+    bins = np.full(counts.size, n_own, np.int64)  # the shared bin
+    bins[own] = np.arange(n_own)
+    return bins
+
+
+def _sorted_csc(sample: sp.csc_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, values, n_zeros)`` of a CSC sample: each column's stored values sorted (NaN
+    last), and its implicit zeros."""
+    indptr = sample.indptr.astype(np.int64)
+    lengths = np.diff(indptr)
+    column = np.repeat(np.arange(lengths.size), lengths)
+    values = sample.data.astype(np.float64, copy=False)
+    return indptr, values[np.lexsort((values, column))], sample.shape[0] - lengths
+
+
 class BinMapper:
-    """Per-feature bin edges.
+    """Per-feature bin edges, and the bins of categorical features.
 
     Parameters
     ----------
@@ -62,9 +183,12 @@ class BinMapper:
     Attributes
     ----------
     edges : list of ndarray of float64
-        Bin edges of each feature (``n_bins[f] - 1`` values, increasing).
+        Bin edges of each feature (``n_bins[f] - 1`` values, increasing; none for a categorical
+        feature).
     n_bins : ndarray of int64
         Value bins per feature; ``n_bins[f]`` is also the feature's missing-value bin.
+    categories : dict of int to CategoryBins
+        The categorical features and their bins.
     """
 
     _SAMPLE_STREAM = 0x42494E  # "BIN": the binning subsample's own random stream
@@ -76,6 +200,7 @@ class BinMapper:
         self.seed = seed
         self.edges: list[np.ndarray] = []
         self.n_bins = np.zeros(0, np.int64)
+        self.categories: dict[int, CategoryBins] = {}
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> BinMapper:
@@ -88,66 +213,164 @@ class BinMapper:
         """Number of features."""
         return len(self.edges)
 
-    def fit(self, X: Any) -> BinMapper:
-        """Learn the edges from the feature matrix ``X``."""
-        X, _ = to_matrix(X)
+    @cached_property
+    def categorical(self) -> np.ndarray:
+        """Which features are categorical (bool, shape (n_features,))."""
+        mask = np.zeros(self.n_features, np.bool_)
+        mask[list(self.categories)] = True
+        return mask
+
+    def fit(self, X: Any, categorical: np.ndarray | None = None) -> BinMapper:
+        """Learn the edges from the feature matrix ``X``, and the bins of its categorical
+        features.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame, sparse matrix or Features
+        categorical : ndarray of bool, shape (n_features,), optional
+            The categorical features (default: the columns categorical by their type).
+
+        Notes
+        -----
+        A categorical feature's categories and their counts are those of every row (not of the
+        sample the edges are learned from). Each category holding at least ``min_data_in_bin``
+        rows has a bin of its own, the most frequent first, up to ``max_bin`` bins; the rarer
+        categories share one bin (:func:`_category_bins`).
+
+        Raises
+        ------
+        DataError
+            A text column that is not categorical, or integer categories that are not integers.
+        """
+        features = to_features(X)
+        X = features.matrix
+        categorical = features.from_dtype if categorical is None else np.asarray(categorical, np.bool_)
+        text = sorted(j for j in features.vocabularies if not categorical[j])
+        if text:
+            raise DataError(f"column {features.column_name(text[0])} holds text but is not a categorical feature; "
+                            "declare it in categorical_feature (or encode it as numbers)")
         n_rows, n_features = X.shape
         rows = None
         if n_rows > self.sample_cnt:
             rng = np.random.default_rng([self.seed, self._SAMPLE_STREAM])
             rows = np.sort(rng.choice(n_rows, self.sample_cnt, replace=False))
         sample = X if rows is None else X[rows]
-        if sp.issparse(sample):
-            sample = sp.csc_matrix(sample)
-        edges = np.zeros((n_features, self.max_bin - 1))
-        n_edges = np.zeros(n_features, np.int64)
-        if sp.issparse(X):
-            kernels.find_edges_csc(sample.indptr, sample.data.astype(np.float64, copy=False),
-                                   sample.shape[0], self.max_bin, self.min_data_in_bin, edges, n_edges)
+        if issparse(sample):
+            indptr, values, n_zeros = _sorted_csc(sample.tocsc())
         else:
-            kernels.find_edges(np.ascontiguousarray(sample.T, dtype=np.float64), self.max_bin,
-                               self.min_data_in_bin, edges, n_edges)
-        self.edges = [edges[f, :n_edges[f]].copy() for f in range(n_features)]
+            values = np.array(sample.T, np.float64, order="C")  # a copy: sorted in place
+            values.sort(axis=1)
+            values = values.ravel()
+            indptr = np.arange(n_features + 1, dtype=np.int64) * sample.shape[0]
+            n_zeros = np.zeros(n_features, np.int64)
+        # each feature's room for edges: at most one per distinct value (zero included), so the
+        # table follows the data, not n_features x max_bin
+        first_edge = np.zeros(n_features + 1, np.int64)
+        np.cumsum(np.minimum(self.max_bin - 1, np.diff(indptr) + (n_zeros > 0)), out=first_edge[1:])
+        edges = np.empty(first_edge[-1])
+        n_edges = np.zeros(n_features, np.int64)
+        kernels.find_edges(indptr, values, n_zeros, self.max_bin, self.min_data_in_bin, first_edge, edges, n_edges)
+        self.categories = {}
+        for f in np.flatnonzero(categorical):
+            categories, counts = category_counts(features, int(f))
+            self.categories[int(f)] = CategoryBins(categories, _category_bins(counts, self.max_bin,
+                                                                             self.min_data_in_bin))
+            n_edges[f] = self.categories[int(f)].n_bins - 1
+        self.edges = [np.zeros(0) if f in self.categories else edges[first_edge[f]:first_edge[f] + n_edges[f]].copy()
+                      for f in range(n_features)]
         self.n_bins = n_edges + 1
-        self.__dict__.pop("_padded_edges", None)
-        self.__dict__.pop("threshold_table", None)
+        for name in ("_edge_table", "threshold_table", "categorical"):
+            self.__dict__.pop(name, None)
         return self
 
+    def set_categories(self, categories: dict[int, tuple[np.ndarray, np.ndarray]]) -> None:
+        """The bins of categorical features from their categories and row counts over every
+        machine's rows (``smartboost.dask``), ``{feature: (values, counts)}``, each as
+        :meth:`fit` makes them."""
+        for f, (values, counts) in categories.items():
+            self.categories[f] = CategoryBins(values, _category_bins(counts, self.max_bin, self.min_data_in_bin))
+            self.edges[f] = np.zeros(0)
+            self.n_bins[f] = self.categories[f].n_bins
+        for name in ("_edge_table", "threshold_table", "categorical"):
+            self.__dict__.pop(name, None)
+
     @cached_property
-    def _padded_edges(self) -> np.ndarray:
-        padded = np.zeros((self.n_features, max(1, int(self.n_bins.max()) - 1)))
-        for f, e in enumerate(self.edges):
-            padded[f, :e.size] = e
-        return padded
+    def _edge_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every feature's edges, concatenated, and each feature's first one in them: the
+        binning kernels' edges, as large as the edges (not features x ``max_bin``)."""
+        sizes = np.array([e.size for e in self.edges], np.int64)
+        first = np.zeros(sizes.size, np.int64)
+        np.cumsum(sizes[:-1], out=first[1:])
+        return np.concatenate([np.zeros(0), *self.edges]), first
 
     def transform(self, X: Any) -> BinnedData:
-        """Bin the feature matrix ``X`` with these edges."""
-        X, _ = to_matrix(X)
+        """Bin the feature matrix ``X`` with these edges (categories by value: see
+        :meth:`category_bins`)."""
+        features = to_features(X)
+        X = features.matrix
         n_rows, n_features = X.shape
         if n_features != self.n_features:
             raise DataError(f"data has {n_features} features but the bins were made for {self.n_features}")
-        n_edges = self.n_bins - 1
-        if sp.issparse(X):
+        self.check_text_columns(features)
+        n_edges = np.where(self.categorical, 0, self.n_bins - 1)
+        if issparse(X):
             column_major = np.empty((n_features, n_rows), X_BINNED_DTYPE)
             missing = np.zeros(n_features, np.int64)
-            kernels.bin_csc(X.indptr, X.indices, X.data, self._padded_edges, n_edges, column_major, missing)
+            kernels.bin_csc(X.indptr, X.indices, X.data, *self._edge_table, n_edges, column_major, missing)
+            for f in self.categories:
+                column_major[f] = self.category_bins(features, f)
+                missing[f] = np.count_nonzero(column_major[f] == self.n_bins[f])
             return BinnedData(self, None, missing, column_major=column_major)
         row_major = np.empty((n_rows, n_features), X_BINNED_DTYPE)
         missing_blocks = np.zeros(((n_rows + _BIN_BLOCK_ROWS - 1) // _BIN_BLOCK_ROWS, n_features), np.int64)
-        kernels.bin_dense(X, self._padded_edges, n_edges, row_major, missing_blocks)
-        return BinnedData(self, row_major, missing_blocks.sum(axis=0))
+        kernels.bin_dense(X, *self._edge_table, n_edges, row_major, missing_blocks)
+        missing = missing_blocks.sum(axis=0)
+        for f in self.categories:
+            row_major[:, f] = self.category_bins(features, f)
+            missing[f] = np.count_nonzero(row_major[:, f] == self.n_bins[f])
+        return BinnedData(self, row_major, missing)
+
+    def categories_in(self, feature: int, bins: np.ndarray) -> np.ndarray:
+        """The categories of categorical ``feature`` that fall into ``bins`` (a split's left
+        bins: what it sends left)."""
+        table = self.categories[feature]
+        return table.values[np.isin(table.bins, bins)]
+
+    def check_text_columns(self, features: Features) -> None:
+        """Refuse text in a column of a numeric feature, naming the column."""
+        text = sorted(j for j in features.vocabularies if j not in self.categories)
+        if text:
+            raise DataError(f"column {features.column_name(text[0])} holds text, but the model's feature "
+                            f"{features.column_name(text[0])} is numeric")
+
+    def category_bins(self, features: Features, f: int) -> np.ndarray:
+        """The bins (uint8) of categorical feature ``f`` in column ``f`` of ``features``: each
+        category's bin, the missing-value bin for a missing value or a category the feature does
+        not have (matched by value: a text column through its vocabulary)."""
+        column = _dense_column(features.matrix, f)
+        table = self.categories[f]
+        index = table.indexes(column, features.vocabularies.get(f), features.column_name(f))
+        bins = np.where(index >= 0, table.bins[np.maximum(index, 0)] if table.bins.size else 0, self.n_bins[f])
+        return bins.astype(X_BINNED_DTYPE)
 
     def thresholds(self, feature: int) -> np.ndarray:
         """Float threshold of every bin split of ``feature``: bins ``<= b`` hold values ``<= t[b]``.
 
-        The last value bin's threshold is +inf (the split "all values left, missing right").
+        The last value bin's threshold is +inf (the split "all values left, missing right"). A
+        categorical feature's are all 0 (its splits are sets of bins).
         """
+        if feature in self.categories:
+            return np.zeros(self.n_bins[feature])
         return np.append(self.edges[feature], np.inf)
 
     def to_dict(self) -> dict:
-        """JSON-ready representation (edges as lists of floats)."""
-        return {"max_bin": self.max_bin, "sample_cnt": self.sample_cnt, "seed": self.seed,
-                "min_data_in_bin": self.min_data_in_bin, "edges": [e.tolist() for e in self.edges]}
+        """JSON-ready representation (edges as lists of floats; ``categorical``, the bins of the
+        categorical features, only when there are some, so that other files are as before)."""
+        out = {"max_bin": self.max_bin, "sample_cnt": self.sample_cnt, "seed": self.seed,
+               "min_data_in_bin": self.min_data_in_bin, "edges": [e.tolist() for e in self.edges]}
+        if self.categories:
+            out["categorical"] = [self.categories[f].to_dict(f) for f in sorted(self.categories)]
+        return out
 
     @cached_property
     def threshold_table(self) -> tuple[np.ndarray, np.ndarray]:
@@ -170,7 +393,7 @@ class BinMapper:
             ``bin_mapper.edges[2][5]``).
         """
         schema.known_keys(schema.of_type(data, dict, path), ("max_bin", "sample_cnt", "seed", "min_data_in_bin",
-                                                              "edges"), path)
+                                                              "edges", "categorical"), path)
 
         def integer(key: str, low: int, high: int = schema.INT64_MAX, default: Any = schema.MISSING) -> int:
             return schema.integer(schema.member(data, key, path, default=default), schema.child(path, key), low, high)
@@ -193,12 +416,79 @@ class BinMapper:
                 schema.fail(schema.child(feature_path, i), f"is {e[i]}, not above the edge before it ({e[i - 1]})")
             mapper.edges.append(e)
         mapper.n_bins = np.array([e.size + 1 for e in mapper.edges], np.int64)
+        for item_path, f, table in _categories_from_dict(data, path, max_bin, len(edges)):
+            if mapper.edges[f].size:
+                schema.fail(schema.child(edges_path, f), f"must be empty: feature {f} is categorical ({item_path})")
+            mapper.categories[f] = table
+            mapper.n_bins[f] = table.n_bins
         return mapper
 
     def same_edges(self, other: BinMapper) -> bool:
         """Whether two mappers bin every value identically."""
         return self is other or (len(self.edges) == len(other.edges) and all(
-            np.array_equal(a, b) for a, b in zip(self.edges, other.edges)))
+            np.array_equal(a, b) for a, b in zip(self.edges, other.edges)) and self.categories.keys() ==
+            other.categories.keys() and all(np.array_equal(t.values, other.categories[f].values) and
+                                            np.array_equal(t.bins, other.categories[f].bins)
+                                            for f, t in self.categories.items()))
+
+
+def _categories_from_dict(data: dict, path: str, max_bin: int, n_features: int):
+    """The ``categorical`` field of a bin mapper's dict: ``(path, feature, CategoryBins)`` of
+    each entry, every field checked (features increasing; categories sorted, distinct, integer
+    codes or texts; bins in ``[0, max_bin)``, every one of ``0 .. max`` used)."""
+    items = schema.member(data, "categorical", path, list, default=[])
+    previous = -1
+    for i, item in enumerate(items):
+        item_path = schema.child(schema.child(path, "categorical"), i)
+        schema.known_keys(schema.of_type(item, dict, item_path), ("feature", "values", "bins"), item_path)
+        f = schema.integer(schema.member(item, "feature", item_path), schema.child(item_path, "feature"), previous + 1,
+                           n_features - 1)
+        previous = f
+        values_path = schema.child(item_path, "values")
+        raw = schema.member(item, "values", item_path, list)
+        if raw and type(raw[0]) is str:
+            values = np.array(schema.strings(raw, values_path), dtype=object)
+        else:
+            values = schema.numbers(raw, values_path, np.int64, 0, MAX_CATEGORY)
+        if values.size > 1:
+            order = values[1:] > values[:-1]
+            if not order.all():
+                k = int(np.argmin(order)) + 1
+                schema.fail(schema.child(values_path, k), f"is {schema.describe(values[k])}, not after the category "
+                                                          f"before it ({schema.describe(values[k - 1])})")
+        bins_path = schema.child(item_path, "bins")
+        bins = schema.numbers(schema.member(item, "bins", item_path), bins_path, np.int64, 0, max_bin - 1)
+        if bins.size != values.size:
+            schema.fail(bins_path, f"has {bins.size} entries, not {values.size} (one per category)")
+        if bins.size and np.unique(bins).size != bins.max() + 1:
+            schema.fail(bins_path, "must use every bin from 0 to its largest")
+        yield item_path, f, CategoryBins(values, bins)
+
+
+def _dense_column(matrix: Any, j: int) -> np.ndarray:
+    """Column ``j`` of a converted matrix as float64 (a sparse one's implicit entries: 0)."""
+    if issparse(matrix):
+        return np.asarray(matrix[:, j].toarray()).ravel().astype(np.float64)
+    return np.asarray(matrix[:, j], np.float64)
+
+
+def category_counts(features: Features, f: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct categories of column ``f`` (sorted: integer codes, or texts) and their row
+    counts over every row (negative codes are missing values; a warning says so)."""
+    column = _dense_column(features.matrix, f)
+    name = features.column_name(f)
+    vocabulary = features.vocabularies.get(f)
+    if vocabulary is not None:
+        rows = ~np.isnan(column)
+        counts = np.bincount(column[rows].astype(np.int64), minlength=vocabulary.size)
+        used = counts > 0
+        return vocabulary[used], counts[used]
+    codes, present = category_codes(column, name)
+    negative = int(np.count_nonzero(column < 0))
+    if negative:
+        logger.warning("categorical column %s has %d negative codes: read as missing values (as LightGBM does)",
+                       name, negative)
+    return np.unique(codes[present], return_counts=True)
 
 
 class BinnedData:
@@ -218,17 +508,24 @@ class BinnedData:
                  column_major: np.ndarray | None = None) -> None:
         self.mapper = mapper
         self.missing_count = missing_count
-        if row_major is None:
-            row_major = np.empty(column_major.shape[::-1], X_BINNED_DTYPE)
-            kernels.transpose_bins(column_major, row_major)
-        self.row_major = row_major
+        # the layout binning produced; the other one is made when first needed (a sparse
+        # training set's layouts read the column-major bins only)
+        if row_major is not None:
+            self.row_major = row_major
         if column_major is not None:
             self.column_major = column_major
 
     @property
     def n_rows(self) -> int:
         """Number of rows."""
-        return self.row_major.shape[0]
+        return self.column_major.shape[1] if "column_major" in self.__dict__ else self.row_major.shape[0]
+
+    @cached_property
+    def row_major(self) -> np.ndarray:
+        """Row-major bins (uint8, shape (n_rows, n_features)), made when first needed."""
+        out = np.empty(self.column_major.shape[::-1], X_BINNED_DTYPE)
+        kernels.transpose_bins(self.column_major, out)
+        return out
 
     @cached_property
     def column_major(self) -> np.ndarray:
@@ -276,10 +573,10 @@ class HistogramLayout:
     def __init__(self, data: BinnedData) -> None:
         n_bins = data.mapper.n_bins
         self.offsets, self.n_cells = histogram_cells(n_bins)
-        counts = [np.bincount(column, minlength=int(nb) + 1) for column, nb in zip(data.column_major, n_bins)]
-        default_bins = np.array([c.argmax() for c in counts], np.int64)
-        default_share = np.array([c.max() for c in counts]) / max(data.n_rows, 1)
-        sparse = default_share >= SPARSE_DEFAULT_FRACTION
+        default_bins = np.empty(n_bins.size, np.int64)
+        default_rows = np.empty(n_bins.size, np.int64)
+        kernels_hist.most_frequent_bins(data.column_major, default_bins, default_rows)
+        sparse = default_rows / max(data.n_rows, 1) >= SPARSE_DEFAULT_FRACTION
         dense_features = np.flatnonzero(~sparse)
         sparse_features = np.flatnonzero(sparse)
         self.dense_features = dense_features
@@ -289,13 +586,15 @@ class HistogramLayout:
             self.sparse_indptr = np.zeros(1, np.int64)
             self.sparse_cells = np.zeros(0, np.uint32)
         else:
-            self.dense_bins = np.ascontiguousarray(data.row_major[:, dense_features])
+            # from the column-major bins: a sparse training set has no row-major copy
+            self.dense_bins = np.empty((data.n_rows, dense_features.size), X_BINNED_DTYPE)
+            kernels.transpose_bins(data.column_major[dense_features], self.dense_bins)
             self.sparse_indptr = np.zeros(data.n_rows + 1, np.int64)
             defaults = default_bins[sparse_features].astype(np.uint8)
-            kernels_hist.sparse_row_lengths(data.row_major, sparse_features, defaults, self.sparse_indptr)
+            kernels_hist.sparse_row_lengths(data.column_major, sparse_features, defaults, self.sparse_indptr)
             np.cumsum(self.sparse_indptr, out=self.sparse_indptr)
             self.sparse_cells = np.empty(int(self.sparse_indptr[-1]), np.uint32)
-            kernels_hist.fill_sparse_rows(data.row_major, sparse_features, defaults, self.offsets[sparse_features],
+            kernels_hist.fill_sparse_rows(data.column_major, sparse_features, defaults, self.offsets[sparse_features],
                                           self.sparse_indptr, self.sparse_cells)
         self.sparse_first = self.offsets[sparse_features].astype(np.int64)
         self.sparse_last = self.sparse_first + n_bins[sparse_features] + 1

@@ -8,11 +8,10 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import io
 from ._config import threads
-from ._data import dense_rows, to_matrix
+from ._data import dense_rows, issparse, to_features
 from ._kernels.predict import predict_trees
 from ._params import model_params
 from .binning import BinMapper, BinnedData
@@ -24,7 +23,8 @@ from .tree import PackedTrees, Tree
 __all__ = ["Booster"]
 
 _PREDICT_CHUNK_ROWS = 65536
-"""Sparse or non-C-ordered input is converted and predicted this many rows at a time."""
+"""Sparse or non-C-ordered input, or input with categorical features, is converted and predicted
+this many rows at a time."""
 
 
 def _tree_block_rows(n_features: int, itemsize: int) -> int:
@@ -159,7 +159,9 @@ class Booster:
         Parameters
         ----------
         data : array-like, DataFrame or scipy sparse matrix, shape (n_rows, n_features)
-            NaN marks a missing value.
+            NaN marks a missing value. Categorical features are read as in training: texts and a
+            DataFrame's categories by value (whatever the order of its categories), integer
+            categories as codes; a category the model has not seen is a missing value.
         raw_score : bool
             Return raw scores (log-odds for ``binary``) instead of predictions.
         num_iteration : int, optional
@@ -191,11 +193,11 @@ class Booster:
         asked = [name for name, flag in zip(explained, (pred_leaf, pred_contrib, pred_interactions)) if flag]
         if len(asked) > 1:
             raise ParameterError(f"give at most one of pred_leaf, pred_contrib and pred_interactions, not {asked}")
-        X = self._prediction_matrix(data)
+        X, chunks = self._prediction_rows(data)
         n_trees = self._n_trees(num_iteration)
         if asked:
             with threads(self.params.get("num_threads", 0)):
-                return explained[asked[0]](self, X, n_trees, _row_chunks(X))
+                return explained[asked[0]](self, X, n_trees, chunks)
         packed = self._packed
         n_outputs = self.objective.num_outputs
         roots = packed.roots[:n_trees]
@@ -203,27 +205,31 @@ class Booster:
         missing = np.full(self.num_feature(), np.nan)
         out = self._start_scores(X.shape[0])
         with threads(self.params.get("num_threads", 0)):
-            for start, chunk in _row_chunks(X):
+            for start, chunk in chunks:
                 for k in range(n_outputs):  # class k owns trees k, k + K, k + 2K, ...
                     predict_trees(chunk, packed.feature, packed.threshold, packed.missing_left, missing,
                                   packed.left, packed.right, packed.value, class_roots[k],
                                   out[k, start:start + chunk.shape[0]],
-                                  _tree_block_rows(chunk.shape[1], chunk.itemsize))
+                                  _tree_block_rows(chunk.shape[1], chunk.itemsize), packed.categorical)
         if n_outputs == 1:
             out = out[0]
         if not raw_score:
             out = self.objective.transform(out)
         return out.T.copy() if n_outputs > 1 else out
 
-    def _prediction_matrix(self, data: Any) -> Any:
-        """``data`` converted for prediction, its features checked against the model's."""
-        X, names = to_matrix(data, "data", allow_empty=True)
+    def _prediction_rows(self, data: Any) -> tuple[Any, Iterator[tuple[int, np.ndarray]]]:
+        """``data`` converted for prediction, its features checked against the model's, and its
+        blocks of rows as the tree walks read them (:func:`_row_chunks`)."""
+        features = to_features(data, "data", allow_empty=True)
+        X, names = features.matrix, features.names
         if X.shape[1] != self.num_feature():
             raise DataError(f"data has {X.shape[1]} features but the model was trained on {self.num_feature()}")
         if names is not None and names != self.feature_names and not _default_names(self.feature_names):
             raise DataError(f"data column names {names[:5]}... differ from the model's feature names "
                             f"{self.feature_names[:5]}...")
-        return X
+        self.bin_mapper.check_text_columns(features)
+        category_bins = {f: self.bin_mapper.category_bins(features, f) for f in self.bin_mapper.categories}
+        return X, _row_chunks(X, category_bins)
 
     def predict_binned(self, data: BinnedData, out: np.ndarray, first_tree: int = 0,
                        last_tree: int | None = None, step: int = 1) -> None:
@@ -299,14 +305,21 @@ class Booster:
                 f"features={self.num_feature()}>")
 
 
-def _row_chunks(X: Any) -> Iterator[tuple[int, np.ndarray]]:
+def _row_chunks(X: Any, category_bins: dict[int, np.ndarray]) -> Iterator[tuple[int, np.ndarray]]:
     """``(start, rows)``: a converted matrix as C-ordered dense blocks of rows (the whole matrix
-    when it is one already; sparse or other layouts ``_PREDICT_CHUNK_ROWS`` rows at a time)."""
-    if not sp.issparse(X) and X.flags.c_contiguous:
+    when it is one already and has no categorical feature; else ``_PREDICT_CHUNK_ROWS`` rows at a
+    time). A categorical feature's column holds the rows' bins (``category_bins[f]``), which the
+    tree walks test against the nodes' left sets, in a float64 copy of each block."""
+    if not category_bins and not issparse(X) and X.flags.c_contiguous:
         yield 0, X
         return
     for start in range(0, X.shape[0], _PREDICT_CHUNK_ROWS):
-        yield start, dense_rows(X, start, start + _PREDICT_CHUNK_ROWS)
+        rows = dense_rows(X, start, start + _PREDICT_CHUNK_ROWS)
+        if category_bins:
+            rows = np.array(rows, np.float64)
+            for f, bins in category_bins.items():
+                rows[:, f] = bins[start:start + rows.shape[0]]
+        yield start, rows
 
 
 def _default_names(names: list[str]) -> bool:

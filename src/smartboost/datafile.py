@@ -35,6 +35,14 @@ svmlight/LETOR
     files are read the same way: an index 0 in a file of a one-based model, or an index beyond
     the model's features, is an error naming the line, never a shift of the columns.
 
+Categorical columns
+    A reader given ``text_columns`` (a function of the header's names, or None, and the number
+    of columns, giving a boolean mask of the columns) keeps every field of those columns as text
+    (a missing value as None): ``X`` is then an object array, which :func:`to_frame` makes a
+    DataFrame of text and number columns.
+    Text anywhere else is still an error naming its line and column. The command line allows it
+    in the columns of ``--categorical_feature``.
+
 Columns for a model (:func:`select_columns`)
     A CSV/TSV file with a header, or a parquet file, is matched to a model's feature names by
     name: columns in any order, an error naming the missing features or the columns that are
@@ -56,10 +64,10 @@ import io
 import math
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -67,7 +75,7 @@ import scipy.sparse as sp
 from ._kernels.svmlight import OK, parse_svmlight
 from .errors import DataError, ParameterError
 
-__all__ = ["DataFile", "FORMATS", "NA_VALUES", "read_data", "select_columns"]
+__all__ = ["DataFile", "FORMATS", "NA_VALUES", "read_data", "select_columns", "to_frame"]
 
 FORMATS = ("svmlight", "csv", "tsv", "parquet")
 _EXTENSIONS = {".svm": "svmlight", ".svmlight": "svmlight", ".libsvm": "svmlight", ".letor": "svmlight",
@@ -78,6 +86,9 @@ NA_VALUES = ("NA", "N/A", "n/a", "na", "NULL", "null", "None", "#N/A", "<NA>")
 
 ZeroBased = bool | Literal["auto"]
 Header = bool | Literal["auto"]
+TextColumns = Callable[[list[str] | None, int], np.ndarray]
+"""Which CSV/TSV/parquet columns may hold text: ``text_columns(header names or None, number of
+columns)``, a boolean mask."""
 
 
 @dataclass
@@ -86,7 +97,8 @@ class DataFile:
 
     Attributes
     ----------
-    X : ndarray of float64 or scipy.sparse.csr_matrix, shape (n_rows, n_features)
+    X : ndarray of float64 (of objects with text columns) or scipy.sparse.csr_matrix
+        Shape (n_rows, n_features).
     label : ndarray of float64 or None
         None when the file has no label column (``label_column=None``).
     qid : ndarray of int64 or None
@@ -276,7 +288,7 @@ def _describe_missing(missing: frozenset[str]) -> str:
 
 
 def read_delimited(source: IO[bytes], delimiter: str, label_column: int | str | None = 0, header: Header = "auto",
-                   na_values: Sequence[str] | None = None) -> DataFile:
+                   na_values: Sequence[str] | None = None, text_columns: TextColumns | None = None) -> DataFile:
     """A CSV/TSV table of numbers and missing values (the rules: see the module's docstring).
 
     Parameters
@@ -291,6 +303,8 @@ def read_delimited(source: IO[bytes], delimiter: str, label_column: int | str | 
         nor a missing value.
     na_values : sequence of str, optional
         Missing-value tokens besides the empty field (default :data:`NA_VALUES`).
+    text_columns : callable, optional
+        The columns kept as text (see the module's docstring).
     """
     missing = _missing_tokens(na_values)
     # a lone \r ends a line too (old Mac files), as in text editors, so that line numbers agree with them
@@ -305,24 +319,48 @@ def read_delimited(source: IO[bytes], delimiter: str, label_column: int | str | 
     body = lines[1:] if header else lines
     if not any(line.strip() for line in body):
         raise DataError("the file has no data rows")
-    try:
-        table = np.loadtxt(body, delimiter=delimiter, quotechar='"', comments=None, dtype=np.float64, ndmin=2)
-    except ValueError:  # a missing value, or a field that is not a number: the exact reader says which
-        table = None
+    text = _text_mask(text_columns, names, len(first))
+    table = None
+    if not text.any():
+        try:
+            table = np.loadtxt(body, delimiter=delimiter, quotechar='"', comments=None, dtype=np.float64, ndmin=2)
+        except ValueError:  # a missing value, or a field that is not a number: the exact reader says which
+            table = None
     if table is None or table.shape[1] != len(first):
-        table = _read_fields(body, 2 if header else 1, delimiter, names, len(first), missing)
+        table = _read_fields(body, 2 if header else 1, delimiter, names, len(first), missing, text)
     return _split_label(table, names, label_column)
 
 
+def _text_mask(text_columns: TextColumns | None, names: list[str] | None, n_columns: int) -> np.ndarray:
+    """Which of ``n_columns`` columns ``text_columns`` keeps as text."""
+    if text_columns is None:
+        return np.zeros(n_columns, np.bool_)
+    return np.asarray(text_columns(names, n_columns), np.bool_)
+
+
 def _read_fields(lines: list[str], first_line: int, delimiter: str, names: list[str] | None, n_columns: int,
-                 missing: frozenset[str]) -> np.ndarray:
+                 missing: frozenset[str], text: np.ndarray) -> np.ndarray:
     """The table of ``lines`` (line ``first_line`` onwards), field by field.
 
     The exact reader behind numpy's: missing values become NaN, and the first ragged row or
     field that is neither a number nor a missing value is an error naming its line and column.
+    The ``text`` columns keep their fields as text (None: missing); the table is then of objects.
     """
+    if text.any():
+        return _read_text_fields(lines, first_line, delimiter, names, n_columns, missing, text)
     as_nan = dict.fromkeys(missing, "nan")
     rows = []
+    for line, fields in _csv_rows(lines, first_line, delimiter, names, n_columns):
+        try:
+            rows.append(list(map(float, [as_nan.get(field, field) for field in fields])))
+        except ValueError:  # a missing-value token with spaces around it, or not a number at all
+            rows.append([_value(field, line, j, names, missing) for j, field in enumerate(fields)])
+    return np.array(rows, np.float64).reshape(len(rows), n_columns)
+
+
+def _csv_rows(lines: list[str], first_line: int, delimiter: str, names: list[str] | None, n_columns: int):
+    """``(line number, fields)`` of each non-empty CSV row; a ragged row or a CSV syntax error is
+    a DataError naming its line."""
     reader = csv.reader(lines, delimiter=delimiter)
     try:
         for fields in reader:
@@ -332,13 +370,21 @@ def _read_fields(lines: list[str], first_line: int, delimiter: str, names: list[
             if len(fields) != n_columns:
                 raise DataError(f"line {line} has {len(fields)} fields, but line 1{' (the header)' if names else ''} "
                                 f"has {n_columns}")
-            try:
-                rows.append(list(map(float, [as_nan.get(field, field) for field in fields])))
-            except ValueError:  # a missing-value token with spaces around it, or not a number at all
-                rows.append([_value(field, line, j, names, missing) for j, field in enumerate(fields)])
+            yield line, fields
     except csv.Error as exc:
         raise DataError(f"line {first_line + reader.line_num - 1}: {exc}") from None
-    return np.array(rows, np.float64).reshape(len(rows), n_columns)
+
+
+def _read_text_fields(lines: list[str], first_line: int, delimiter: str, names: list[str] | None, n_columns: int,
+                      missing: frozenset[str], text: np.ndarray) -> np.ndarray:
+    """:func:`_read_fields` with the ``text`` columns kept as text: an object table."""
+    rows = [[(None if field.strip() in missing else field.strip()) if text[j]
+             else _value(field, line, j, names, missing) for j, field in enumerate(fields)]
+            for line, fields in _csv_rows(lines, first_line, delimiter, names, n_columns)]
+    table = np.empty((len(rows), n_columns), object)
+    for i, row in enumerate(rows):
+        table[i] = row
+    return table
 
 
 def _value(field: str, line: int, column: int, names: list[str] | None, missing: frozenset[str]) -> float:
@@ -363,7 +409,7 @@ def _unique(names: list[str]) -> list[str]:
     return names
 
 
-def _label_index(label_column: int | str | None, names: list[str] | None, n_columns: int) -> int | None:
+def label_column_index(label_column: int | str | None, names: list[str] | None, n_columns: int) -> int | None:
     if label_column is None:
         return None
     if isinstance(label_column, str) and label_column.startswith("name:"):
@@ -381,17 +427,26 @@ def _label_index(label_column: int | str | None, names: list[str] | None, n_colu
 
 def _split_label(table: np.ndarray, names: list[str] | None, label_column: int | str | None) -> DataFile:
     """Features and label of a table of every column."""
-    label_index = _label_index(label_column, names, table.shape[1])
+    label_index = label_column_index(label_column, names, table.shape[1])
     if label_index is None:
         return DataFile(table, None, None, names)
     keep = [j for j in range(table.shape[1]) if j != label_index]
-    return DataFile(table[:, keep], table[:, label_index], None, [names[j] for j in keep] if names else None)
+    return DataFile(table[:, keep], _label_values(table[:, label_index]), None,
+                    [names[j] for j in keep] if names else None)
+
+
+def _label_values(column: np.ndarray) -> np.ndarray:
+    """A label column as float64 (one of an object table holds numbers: it is not a text column)."""
+    if column.dtype == object and any(isinstance(v, str) for v in column):
+        raise DataError("the label column holds text; it cannot be a categorical column")
+    return column.astype(np.float64)
 
 
 # -- parquet -------------------------------------------------------------------------------
 
-def read_parquet(path: Path, label_column: int | str | None = 0) -> DataFile:
-    """A parquet file (needs pandas with pyarrow); every column numeric (nulls are missing values)."""
+def read_parquet(path: Path, label_column: int | str | None = 0, text_columns: TextColumns | None = None) -> DataFile:
+    """A parquet file (needs pandas with pyarrow); every column numeric (nulls are missing
+    values), but the ``text_columns``, whose values are kept as text."""
     try:
         import pandas as pd
     except ImportError:
@@ -401,14 +456,36 @@ def read_parquet(path: Path, label_column: int | str | None = 0) -> DataFile:
     except ValueError as exc:  # pyarrow's ArrowInvalid: not a parquet file, or a damaged one
         raise DataError(f"cannot read it as parquet: {exc}") from None
     names = _unique([str(c) for c in frame.columns])
+    text = _text_mask(text_columns, names, len(names))
     columns = []
     for j, name in enumerate(names):
+        if text[j]:
+            values = frame.iloc[:, j].astype(object).to_numpy()
+            columns.append(np.array([None if pd.isna(v) else str(v) for v in values], object))
+            continue
         try:
             columns.append(frame.iloc[:, j].to_numpy(np.float64, na_value=np.nan))
         except (TypeError, ValueError) as exc:
             raise DataError(f"column {j + 1} ({name!r}, {frame.dtypes.iloc[j]}) is not numeric: {exc}") from None
-    table = np.column_stack(columns) if columns else np.empty((len(frame), 0))
+    if not columns:
+        table = np.empty((len(frame), 0))
+    else:
+        table = np.empty((len(frame), len(columns)), object if text.any() else np.float64)
+        for j, column in enumerate(columns):
+            table[:, j] = column
     return _split_label(table, names, label_column)
+
+
+def to_frame(data: DataFile) -> Any:
+    """The features of a file read with text columns as a DataFrame: text columns of strings
+    (None: missing), the others float64 (needs pandas)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("reading categorical text columns needs pandas: pip install pandas") from None
+    names = data.feature_names or [f"Column_{j}" for j in range(data.X.shape[1])]
+    return pd.DataFrame({name: column.astype(np.float64) if all(isinstance(v, float) for v in column) else column
+                         for name, column in zip(names, data.X.T)})
 
 
 # -- matching a model ----------------------------------------------------------------------
@@ -449,7 +526,7 @@ def select_columns(data: DataFile, n_features: int, feature_names: list[str] | N
     features = set(feature_names or ())
     n_columns = data.X.shape[1]
     if label_column != "auto":
-        label_index = _label_index(label_column, names, n_columns)
+        label_index = label_column_index(label_column, names, n_columns)
     elif by_name:
         others = [j for j, name in enumerate(names) if name not in features]
         label_index = others[0] if len(others) == 1 else None
@@ -517,7 +594,7 @@ def _query_size(line: str, number: int) -> int:
 
 def read_data(path: str | Path, format: str | None = None, label_column: int | str | None = 0,
               n_features: int | None = None, *, zero_based: ZeroBased = "auto", header: Header = "auto",
-              na_values: Sequence[str] | None = None) -> DataFile:
+              na_values: Sequence[str] | None = None, text_columns: TextColumns | None = None) -> DataFile:
     """Read a data file.
 
     Parameters
@@ -539,6 +616,9 @@ def read_data(path: str | Path, format: str | None = None, label_column: int | s
         a number nor a missing value.
     na_values : sequence of str, optional
         CSV/TSV: the missing-value tokens besides the empty field (default :data:`NA_VALUES`).
+    text_columns : callable, optional
+        CSV/TSV/parquet: the columns kept as text (categorical columns; see the module's
+        docstring); ``X`` is then an object array.
 
     Returns
     -------
@@ -560,12 +640,12 @@ def read_data(path: str | Path, format: str | None = None, label_column: int | s
         raise DataError(f"unknown data format {format!r}; known: {', '.join(FORMATS)}")
     try:
         if format == "parquet":
-            data = read_parquet(path, label_column)
+            data = read_parquet(path, label_column, text_columns)
         elif format == "svmlight":
             data = read_svmlight(_read_bytes(path), n_features, zero_based)
         else:
             data = read_delimited(io.BytesIO(_read_bytes(path)), "," if format == "csv" else "\t", label_column,
-                                  header, na_values)
+                                  header, na_values, text_columns)
     except DataError as exc:
         raise DataError(f"{path}: {exc}") from None
     side = query_file(path)

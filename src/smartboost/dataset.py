@@ -2,7 +2,8 @@
 
 The raw feature values are only read while binning; a Dataset keeps the uint8 bins, the labels,
 weights and initial scores. Evaluation sets are binned with the training set's edges by passing
-``reference=train_set`` (or a trained Booster, to continue training it).
+``reference=train_set`` (or a trained Booster, to continue training it). Which features are
+categorical is decided here too (``categorical_feature``), with their bins.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ._data import to_matrix, to_query_starts, to_vector
-from ._params import resolve_params
+from ._data import to_features, to_query_starts, to_vector
+from ._params import explicit_params, resolve_params
 from .binning import BinMapper, BinnedData
 from .errors import DataError, ParameterError
 
@@ -44,37 +45,44 @@ class Dataset:
         Bin with its edges instead of learning new ones (evaluation sets; continued training).
     params : dict, optional
         Binning parameters (``max_bin``, ``bin_construct_sample_cnt``, ``min_data_in_bin``,
-        ``seed``); other parameters are validated and ignored here.
+        ``seed``, ``categorical_feature``); other parameters are validated and ignored here.
+    categorical_feature : 'auto' or list of int or str
+        The categorical features, by index or name (docs/howto/categorical.md). 'auto': a
+        DataFrame's category, string, object and arrow dictionary columns. Their values are
+        integer codes (NaN and negative codes: missing), texts or a DataFrame's categories. With
+        a ``reference``, its categorical features (and their bins) are used.
     """
 
     def __init__(self, data: Any, label: Any = None, weight: Any = None, init_score: Any = None,
                  feature_name: list[str] | None = None, reference: Any = None,
-                 params: dict[str, Any] | None = None, group: Any = None, qid: Any = None) -> None:
-        X, column_names = to_matrix(data, "data")
+                 params: dict[str, Any] | None = None, group: Any = None, qid: Any = None,
+                 categorical_feature: Any = "auto") -> None:
+        features = to_features(data, "data")
+        X, column_names = features.matrix, features.names
         n_rows, n_features = X.shape
         binning = resolve_params(params)
+        declared = _declared_categorical(categorical_feature, explicit_params(params))
         if reference is not None:
             mapper = _reference_mapper(reference)
             if mapper.n_features != n_features:
                 raise DataError(f"data has {n_features} features but the reference has {mapper.n_features}")
             if names := _reference_names(reference):
                 column_names = column_names or names
-        else:
-            mapper = BinMapper.from_params(binning).fit(X)
-        self.binned: BinnedData = mapper.transform(X)
+        names = _feature_names(feature_name if feature_name is not None else column_names, n_features)
+        categorical = (features.from_dtype if declared == "auto"
+                       else categorical_mask(declared, names, "categorical_feature"))
+        if reference is None:
+            mapper = BinMapper.from_params(binning).fit(features, categorical)
+        elif declared != "auto" and not np.array_equal(categorical, mapper.categorical):
+            raise DataError(f"categorical_feature {list(declared)} differs from the reference's categorical features "
+                            f"{np.flatnonzero(mapper.categorical).tolist()}; data binned with a reference takes its "
+                            "bins")
+        self.binned: BinnedData = mapper.transform(features)
         self.label = None if label is None else to_vector(label, n_rows, "label")
         self.weight = None if weight is None else to_vector(weight, n_rows, "weight", nonnegative=True)
         self.init_score = None if init_score is None else to_vector(init_score, n_rows, "init_score")
         self.query_starts = to_query_starts(group, qid, n_rows)
         _check_weight_total(self.weight)
-        names = feature_name if feature_name is not None else column_names
-        if names is None:
-            names = [f"Column_{i}" for i in range(n_features)]
-        names = [str(n) for n in names]
-        if len(names) != n_features:
-            raise DataError(f"feature_name has {len(names)} names but the data has {n_features} features")
-        if len(set(names)) != len(names):
-            raise DataError("feature names must be unique")
         self.feature_name = names
 
     @property
@@ -149,9 +157,61 @@ class Dataset:
                     f"parameter '{name}'={given[name]} differs from the Dataset's ({used}); "
                     f"bins are made when the Dataset is built: pass it as Dataset(..., params={{'{name}': "
                     f"{given[name]}}})")
+        declared = given.get("categorical_feature", "auto")
+        if declared != "auto" and not np.array_equal(
+                categorical_mask(declared, self.feature_name, "categorical_feature"), mapper.categorical):
+            raise ParameterError(
+                f"parameter 'categorical_feature'={list(declared)} differs from the Dataset's categorical features "
+                f"{np.flatnonzero(mapper.categorical).tolist()}; categories are binned when the Dataset is built: "
+                "pass it as Dataset(..., categorical_feature=...)")
 
     def __repr__(self) -> str:
         return f"<smartboost.Dataset rows={self.num_data()} features={self.num_feature()}>"
+
+
+def categorical_mask(declared: Any, names: list[str], parameter: str) -> np.ndarray:
+    """The categorical features (bool mask) a list of indices or names declares.
+
+    Raises
+    ------
+    DataError
+        An index beyond the features, or a name that is not a feature, naming it.
+    """
+    mask = np.zeros(len(names), np.bool_)
+    for ref in declared:
+        if isinstance(ref, str):
+            if ref not in names:
+                raise DataError(f"{parameter} names column {ref!r}, which is not a feature (features: "
+                                f"{', '.join(map(repr, names[:10]))}{' ...' if len(names) > 10 else ''})")
+            mask[names.index(ref)] = True
+        elif not 0 <= ref < len(names):
+            raise DataError(f"{parameter} names feature {ref}, but the data has {len(names)} features")
+        else:
+            mask[ref] = True
+    return mask
+
+
+def _declared_categorical(argument: Any, given: dict[str, Any]) -> Any:
+    """The categorical features declared by the Dataset's argument or its params (they must
+    agree when both are given): 'auto' or a tuple of indices or names."""
+    declared = resolve_params({"categorical_feature": argument})["categorical_feature"]
+    in_params = given.get("categorical_feature", "auto")
+    if declared != "auto" and in_params != "auto" and declared != in_params:
+        raise ParameterError(f"categorical_feature={list(declared)} and params' categorical_feature="
+                             f"{list(in_params)} differ; give one")
+    return declared if declared != "auto" else in_params
+
+
+def _feature_names(names: list[str] | None, n_features: int) -> list[str]:
+    """The features' names (default ``Column_<i>``), checked: one per feature, all different."""
+    if names is None:
+        names = [f"Column_{i}" for i in range(n_features)]
+    names = [str(n) for n in names]
+    if len(names) != n_features:
+        raise DataError(f"feature_name has {len(names)} names but the data has {n_features} features")
+    if len(set(names)) != len(names):
+        raise DataError("feature names must be unique")
+    return names
 
 
 def _check_weight_total(weight: np.ndarray | None) -> None:

@@ -18,6 +18,9 @@ written, with no published checksum), nothing is checked, ``datasets info`` says
 logs a warning: :attr:`PublicDataset.checksums` says for every set where its checksums come
 from.
 
+Sets with categorical columns (``PublicDataset.categorical``) are read as a pandas DataFrame by
+:func:`load_frame`, those columns as categories.
+
 The synthetic generators need no download; the README's demo and the benchmarks use them.
 """
 
@@ -44,8 +47,9 @@ from ._config import logger
 from .datafile import DataFile, read_delimited, read_query_sizes, read_svmlight
 from .errors import DataError, DatasetNotFoundError
 
-__all__ = ["DatasetFile", "PublicDataset", "REGISTRY", "cache_dir", "fetch", "get", "load", "load_splits",
-           "INSURANCE_FEATURES", "make_higgs_like", "make_insurance_like", "make_ranking_like", "make_high_dim"]
+__all__ = ["DatasetFile", "PublicDataset", "REGISTRY", "cache_dir", "fetch", "get", "load", "load_frame",
+           "load_splits", "INSURANCE_FEATURES", "make_higgs_like", "make_insurance_like", "make_ranking_like",
+           "make_high_dim"]
 
 _CHUNK = 1 << 20
 _VERIFIED = "verified: sha256 of the project's copies (the shared data folder's SHA256SUMS, also checked by a test)"
@@ -120,6 +124,9 @@ class PublicDataset:
         CSV/TSV: the label column (negative counts from the end).
     first_class : int
         Multiclass: the smallest class label in the files, subtracted so that classes are 0..K-1.
+    categorical : tuple of str
+        CSV sets with a header and text columns: the categorical columns, read as categories by
+        :func:`load_frame` (such sets have no fixed label: their description gives the usual tasks).
     checksums : str
         Where the checksums come from, or that there are none.
     description : str
@@ -137,6 +144,7 @@ class PublicDataset:
     test_rows: int | None = None
     label_column: int = 0
     first_class: int = 0
+    categorical: tuple[str, ...] = ()
 
     @property
     def files(self) -> list[DatasetFile]:
@@ -167,7 +175,8 @@ def _read_registry() -> dict[str, PublicDataset]:
     with resources.files(__package__).joinpath("datasets.toml").open("rb") as f:
         entries = tomllib.load(f)
     splits = ("train", "valid", "test")
-    return {name: PublicDataset(name=name, **{key: _dataset_file(value) if key in splits else value
+    return {name: PublicDataset(name=name, **{key: _dataset_file(value) if key in splits
+                                              else tuple(value) if key == "categorical" else value
                                               for key, value in fields.items()})
             for name, fields in entries.items()}
 
@@ -292,6 +301,9 @@ def fetch(name: str, download: bool = True) -> list[Path]:
 
 
 def _read(dataset: PublicDataset, file: DatasetFile, download: bool) -> DataFile:
+    if dataset.categorical:
+        raise DataError(f"{dataset.name} has categorical text columns and no fixed label: read it with "
+                        f"smartboost.datasets.load_frame({dataset.name!r})")
     path = _cached(file, download)
     with _open_content(path, file) as stream:
         try:
@@ -382,6 +394,41 @@ def load(name: str, download: bool = True) -> tuple[np.ndarray, np.ndarray, np.n
     test = splits.get("test")
     return (splits["train"].X, splits["train"].label, None if test is None else test.X,
             None if test is None else test.label)
+
+
+def load_frame(name: str, download: bool = True) -> Any:
+    """A set with categorical columns (``PublicDataset.categorical``) as a pandas DataFrame.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`REGISTRY` whose entry has categorical columns (``nycflights13``,
+        ``ggplot2_diamonds``).
+    download : bool
+        Download the file when it is missing from the cache.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Every column of the file; the categorical ones as pandas categories (their categories
+        sorted), the others as pandas reads them (missing values NaN).
+
+    Raises
+    ------
+    DatasetNotFoundError
+        Unknown name, a file neither in the cache nor downloadable, or a checksum mismatch.
+    DataError
+        The set has no categorical columns (read it with :func:`load_splits`).
+    """
+    import pandas as pd
+
+    dataset = get(name)
+    if not dataset.categorical:
+        raise DataError(f"{name} has no categorical columns: read it with smartboost.datasets.load_splits({name!r})")
+    path = _cached(dataset.train, download)
+    with _open_content(path, dataset.train) as stream:
+        frame = pd.read_csv(stream, dtype={column: "category" for column in dataset.categorical})
+    return frame
 
 
 def make_higgs_like(n_samples: int, n_features: int = 28, seed: int = 0,

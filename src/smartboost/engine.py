@@ -30,6 +30,7 @@ from .grower import TreeGrower
 from .metrics import get_metric
 from .objectives import Objective, make_objective
 from .selection import FeatureSelector
+from .steps import to_signs
 
 __all__ = ["train"]
 
@@ -164,8 +165,8 @@ class Trainer:
         self.booster = booster
         self.rows = rows
         self.train_set = train_set
-        self.grower = TreeGrower(booster.bin_mapper, usable, params)
-        self.selector = FeatureSelector(params, usable)
+        self.grower = TreeGrower(booster.bin_mapper, usable, params, feature_names=booster.feature_names)
+        self.selector = FeatureSelector(params, self.grower.usable)
         self.eval_sets = self._eval_sets(valid_sets, valid_names)
         metric_names = params.metric
         if metric_names is None:
@@ -292,12 +293,16 @@ class Trainer:
     def _take_step(self, grown, k: int) -> None:
         """Scale the new tree of output ``k`` from its Newton values into the model's step: the
         objective's refit of its leaves when it has one (the quantile losses), the step rule
-        (:mod:`smartboost.steps`), times ``learning_rate``."""
+        (:mod:`smartboost.steps`), times ``learning_rate``; a sign tree's values become signs
+        first (:func:`smartboost.steps.to_signs`)."""
         rule = self.params.step_rule
         learning_rate = self.params.learning_rate
         value = grown.tree.value
         if self.objective.renews_leaves:
             value[grown.leaf_nodes] = self.rows.renewed_leaf_values(k, grown)
+        smooth = 1.0 / self.objective.sigma_smooth if rule == "smooth" else 1.0
+        if self.params.weak_learner == "sign":
+            smooth *= to_signs(grown, self.params.lambda_l2)
         with np.errstate(over="ignore"):  # an overflow stops training below, with its reason
             if rule == "leaf_line":
                 steps = self.rows.leaf_line_steps(k, grown)
@@ -305,12 +310,14 @@ class Trainer:
                 value[grown.leaf_nodes] = learning_rate * steps
             elif rule == "line":
                 rho = self.rows.line_step(k, grown)
+                if self.grower.monotone is not None:  # a negative step would reverse the monotone trees
+                    rho = max(rho, 0.0)
                 value *= learning_rate
                 value *= rho
             else:
                 value *= learning_rate
                 if rule == "smooth":
-                    value *= 1.0 / self.objective.sigma_smooth
+                    value *= smooth
             bound = self._score_bound[k] + np.abs(value).max()
         if not np.isfinite(bound):
             raise DataError(f"training diverged at iteration {self.iteration}: the new tree's values or the raw "

@@ -89,7 +89,7 @@ def explain_leaves(booster: Booster, X: object, n_trees: int,
     roots = packed.roots[:n_trees]
     for start, rows in chunks:
         leaf_indices(rows, packed.feature, packed.threshold, packed.missing_left, packed.left, packed.right, numbers,
-                     roots, missing, out[start:start + rows.shape[0]])
+                     roots, missing, out[start:start + rows.shape[0]], packed.categorical)
     return out
 
 
@@ -108,8 +108,9 @@ def explain_contributions(booster: Booster, X: object, n_trees: int,
     cover_share = np.concatenate([_cover_share(t) for t in trees])
     max_depth = max(t.depth() for t in trees)
     for start, rows in chunks:
-        tree_shap(rows, packed.feature, packed.threshold, packed.missing_left, packed.left, packed.right, packed.value,
-                  cover_share, packed.roots[:n_trees], n_outputs, max_depth, out[start:start + rows.shape[0]])
+        tree_shap(rows, packed.feature, packed.threshold, packed.missing_left, packed.left, packed.right,
+                  packed.categorical, packed.value, cover_share, packed.roots[:n_trees], n_outputs, max_depth,
+                  out[start:start + rows.shape[0]])
     return out
 
 
@@ -132,8 +133,9 @@ def explain_interactions(booster: Booster, X: object, n_trees: int,
         max_depth = max(t.depth() for t in trees)
         for start, rows in chunks:
             tree_shap_interactions(rows, packed.feature, packed.threshold, packed.missing_left, packed.left,
-                                   packed.right, packed.value, cover_share, packed.roots[:n_trees], n_outputs,
-                                   max_depth, np.concatenate(used), starts, out[start:start + rows.shape[0]])
+                                   packed.right, packed.categorical, packed.value, cover_share, packed.roots[:n_trees],
+                                   n_outputs, max_depth, np.concatenate(used), starts,
+                                   out[start:start + rows.shape[0]])
     return out[:, 0] if n_outputs == 1 else out
 
 

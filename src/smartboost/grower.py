@@ -15,6 +15,7 @@ Growth is split in two, so that the rows of a tree may live on one machine or on
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -27,15 +28,27 @@ from ._kernels.grow import DONE, NEED_ROOT, NEED_SPACE, grow_tree, start_tree
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
 from ._kernels.partition import partition_node
 from ._kernels.random import fill_row_ids
-from ._kernels.records import (COUNTS, NODE, Candidates, Cells, GrowthLimits, GrowthState, LocalRows, PartitionColumns, SplitChoices, SplitParams, Units)
+from ._kernels.records import (COUNTS, NODE, Candidates, Cells, GrowthLimits, GrowthState,
+                               Interactions, LocalRows, PartitionColumns, SplitChoices, SplitParams, ThresholdRule,
+                               Units)
 from ._kernels.split import leaf_values, split_scratch
 from ._params import TrainingParams
 from .binning import BinMapper, BinnedData, histogram_cells
-from .errors import DataError
+from .constraints import interaction_groups, monotone_directions
+from .errors import DataError, ParameterError
 from .selection import FeatureSelector
 from .tree import Tree
 
-__all__ = ["GrownTree", "NodeRows", "RowSource", "TreeGrower"]
+__all__ = ["GrownTree", "NodeRows", "RowSource", "SplitRequest", "TreeGrower"]
+
+SplitRequest = namedtuple("SplitRequest", ["node", "left", "right", "feature", "bin", "missing_left", "left_set",
+                                           "left_sums", "right_sums", "out"])
+SplitRequest.__doc__ = """A split the growth loop asks a row source to do (:meth:`RowSource.split_many`):
+send the rows of ``node`` to its children ``left`` and ``right`` by ``feature``'s split (bins
+``<= bin`` and, when ``missing_left``, missing values; or, a categorical split, the bins of
+``left_set``, uint64 words, None for a numeric split), whose fixed-point sums are ``left_sums``
+and ``right_sums`` (pairs ``(g, h)``), and write one child's histogram into ``out`` unless it is
+None."""
 
 _MAX_POOL_BYTES = 1 << 32
 """The most virtual memory a tree's histogram slots take up front (one per leaf the tree may
@@ -86,13 +99,10 @@ class RowSource(Protocol):
     def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
         """Write the root's histogram (its sums are ``g``, ``h``) into ``out``."""
 
-    def split_many(self, requests: list[tuple]) -> list[tuple[int, int, int]]:
-        """Split nodes, none a child of another (one, or a depth-wise level), in order. Each
-        request is ``(node, left, right, feature, bin_threshold, missing_left, left_sums,
-        right_sums, out)``: send the node's rows to its children and, when ``out`` is not None,
-        write one child's histogram into it. Each answer is ``(n_left, n_right, built)``, the
-        children's row counts and the child whose histogram was written (-1 when ``out`` is
-        None)."""
+    def split_many(self, requests: list[SplitRequest]) -> list[tuple[int, int, int]]:
+        """Do the :class:`SplitRequest` of nodes none a child of another (one, or a depth-wise
+        level), in order. Each answer is ``(n_left, n_right, built)``, the children's row counts
+        and the child whose histogram was written (-1 when ``out`` is None)."""
 
 
 class NodeRows:
@@ -267,12 +277,13 @@ class NodeRows:
                        self.thread_hists, self._column_blocks)
 
     def partition(self, node: int, left: int, right: int, feature: int, bin_threshold: int,
-                  missing_left: bool) -> tuple[int, int]:
+                  missing_left: bool, left_set: np.ndarray | None = None) -> tuple[int, int]:
         """Send the rows of ``node`` to ``left`` (bins <= ``bin_threshold``, or missing when
-        ``missing_left``) and ``right``; return their row counts."""
+        ``missing_left``; or, a categorical split, the bins of ``left_set``) and ``right``;
+        return their row counts."""
         start, end = int(self._start[node]), int(self._end[node])
-        n_left = partition_node(self.rows, start, end, self._columns, feature, bin_threshold, missing_left,
-                                int(self.n_bins[feature]), self.scratch, self.n_threads)
+        rule = ThresholdRule(bin_threshold, missing_left, int(self.n_bins[feature])) if left_set is None else left_set
+        n_left = partition_node(self.rows, start, end, self._columns, feature, rule, self.scratch, self.n_threads)
         if max(left, right) >= self._start.size:
             self._start = np.resize(self._start, 2 * max(left, right) + 2)
             self._end = np.resize(self._end, self._start.size)
@@ -322,25 +333,45 @@ class TreeGrower:
         The training data's bin edges.
     usable : ndarray of bool, shape (n_features,)
         Features a split may use at all.
-    params : dict
-        Resolved parameters (``num_leaves``, ``max_depth``, ``grow_policy``, ``min_data_in_leaf``,
-        ``min_sum_hessian_in_leaf``, ``lambda_l1``, ``lambda_l2``, ``min_gain_to_split``).
+    params : TrainingParams
+        The run's parameters (``num_leaves``, ``max_depth``, ``grow_policy``, ``min_data_in_leaf``,
+        ``min_sum_hessian_in_leaf``, ``lambda_l1``, ``lambda_l2``, ``min_gain_to_split``, the
+        categorical split parameters and the constraints).
     missing : ndarray of bool, shape (n_features,), optional
         Features with missing values in the training rows. It sets the thresholds RGBM's Type 1
         draws from: "all values left, missing right" is one only where there are missing values.
         None: counted for every feature (a superset, so that no split is left out).
+    feature_names : list of str, optional
+        The features' names, which the constraints may use (default ``Column_<i>``).
+
+    Raises
+    ------
+    ParameterError
+        A constraint naming an unknown feature, or a monotone constraint on a categorical one.
     """
 
     def __init__(self, mapper: BinMapper, usable: np.ndarray, params: TrainingParams,
-                 missing: np.ndarray | None = None) -> None:
+                 missing: np.ndarray | None = None, feature_names: list[str] | None = None) -> None:
         self.n_bins = mapper.n_bins
         offsets, self.n_cells = histogram_cells(self.n_bins)
-        self.cells = Cells(offsets, self.n_bins)
-        self.usable = usable
+        names = feature_names or [f"Column_{i}" for i in range(self.n_bins.size)]
+        self.categorical = categorical = mapper.categorical
+        if params.weak_learner == "sign" and categorical.any():
+            raise ParameterError("weak_learner='sign' splits numeric features only; the data has categorical "
+                                 f"features ({', '.join(names[f] for f in np.flatnonzero(categorical))})")
+        groups = interaction_groups(params.interaction_constraints, names)
+        # features in no interaction group are never candidates: their histograms are not built
+        self.usable = usable if groups is None else usable & groups.any(axis=1)
+        self.interactions = None if groups is None else Interactions(groups, np.empty((2, self.n_bins.size), np.bool_))
+        self.n_groups = 0 if groups is None else groups.shape[1]
         extra = 1 if missing is None else missing.astype(np.int64)
-        self.n_thresholds = np.where(usable, self.n_bins - 1 + extra, 0)
+        # a categorical feature is one (feature, threshold) pair of RGBM's Type 1
+        self.n_thresholds = np.where(self.usable, np.where(categorical, 1, self.n_bins - 1 + extra), 0)
         self.thresholds, self.threshold_offsets = mapper.threshold_table
-        self.split_params = SplitParams(*(float(getattr(params, name)) for name in SplitParams._fields))
+        self.monotone = monotone_directions(params.monotone_constraints, names, categorical)
+        self.cells = Cells(offsets, self.n_bins, categorical if categorical.any() else None, self.monotone)
+        self.split_params = SplitParams(*(float(getattr(params, name)) for name in SplitParams._fields[:-1]),
+                                        float(params.weak_learner == "sign"))
         self.scan_scratch = split_scratch(self.n_bins)
         depth, leaves = params.max_depth, params.num_leaves
         self.limits = GrowthLimits(leaves if leaves > 0 else np.iinfo(np.int64).max,
@@ -350,9 +381,9 @@ class TreeGrower:
         self._state: GrowthState | None = None  # kept from tree to tree
 
     @classmethod
-    def for_data(cls, data: BinnedData, params: TrainingParams) -> TreeGrower:
+    def for_data(cls, data: BinnedData, params: TrainingParams, feature_names: list[str] | None = None) -> TreeGrower:
         """The grower of a binned training set."""
-        return cls(data.mapper, data.usable_features, params, data.missing_count > 0)
+        return cls(data.mapper, data.usable_features, params, data.missing_count > 0, feature_names)
 
     def grow(self, source: RowSource, selector: FeatureSelector | None = None, iteration: int = 0,
              weight_scale: float = 1.0) -> GrownTree:
@@ -396,24 +427,25 @@ class TreeGrower:
                 root = state.nodes[0]
                 source.root_histogram(int(root["g"]), int(root["h"]), state.pool[root["slot"]])
             else:
-                _split_elsewhere(source, state)
-        nodes = state.nodes[:state.counts[0]["n_nodes"]]
+                _split_elsewhere(source, state, self.categorical)
+        n_nodes = state.counts[0]["n_nodes"]
+        nodes = state.nodes[:n_nodes]
         if rows is not None:
             source.set_segments(nodes["start"].copy(), nodes["end"].copy())
-        return self._pack(nodes, units)
+        return self._pack(state, n_nodes, units)
 
     def _split_choices(self, selector: FeatureSelector | None, iteration: int) -> SplitChoices:
         """What the tree's nodes may split on: every usable feature and threshold, RGBM's draw
         for the tree (whose features are then the only histograms built), or its draws node by
         node."""
         if selector is None or not selector.active:
-            return SplitChoices(self.usable, Candidates(self.usable, None), None)
+            return SplitChoices(self.usable, Candidates(self.usable, None), None, self.interactions)
         if selector.per_node:
             return SplitChoices(self.usable, Candidates(self.usable, None),
-                                selector.node_draws(iteration, self.n_thresholds))
+                                selector.node_draws(iteration, self.n_thresholds), self.interactions)
         features, thresholds = selector.draw(iteration, -1, self.n_thresholds)
         features = self.usable if features is None else features
-        return SplitChoices(features, Candidates(features, thresholds), None)
+        return SplitChoices(features, Candidates(features, thresholds), None, self.interactions)
 
     def _state_for(self, n_root: int) -> GrowthState:
         """A growth state with one histogram slot for every leaf a tree on ``n_root`` rows may
@@ -422,11 +454,12 @@ class TreeGrower:
         leaves = max(1, min(leaves, _MAX_POOL_BYTES // (self.n_cells * 2 * np.dtype(FIXED_DTYPE).itemsize)))
         if self._state is None or self._state.pool.shape[0] < leaves:
             # pages are touched only by the slots a tree uses
-            self._state = _new_state(leaves, np.empty((leaves, self.n_cells, 2), FIXED_DTYPE))
+            self._state = _new_state(leaves, np.empty((leaves, self.n_cells, 2), FIXED_DTYPE), self.n_groups)
         return self._state
 
-    def _pack(self, nodes: np.ndarray, units: Units) -> GrownTree:
-        """The grown tree from its node records."""
+    def _pack(self, state: GrowthState, n_nodes: int, units: Units) -> GrownTree:
+        """The grown tree from the state's first ``n_nodes`` nodes."""
+        nodes = state.nodes[:n_nodes]
         left = nodes["left"].copy()
         feature = nodes["feature"].copy()
         bin_threshold = nodes["bin"].copy()
@@ -436,18 +469,23 @@ class TreeGrower:
         value = np.empty(feature.size, np.float64)
         g_sum, h_sum = nodes["g"].copy(), nodes["h"].copy()
         leaf_values(g_sum, h_sum, units, self.split_params.lambda_l1, self.split_params.lambda_l2, value)
+        if self.monotone is not None:  # every output within its node's bounds (LightGBM's basic method)
+            np.clip(value, state.bounds[:n_nodes, 0], state.bounds[:n_nodes, 1], out=value)
         tree = Tree(feature=feature, threshold=threshold, bin_threshold=bin_threshold,
                     missing_left=nodes["missing_left"].copy(), left=left,
                     right=np.where(inner, left + 1, -1).astype(np.int32), value=value, gain=nodes["gain"].copy(),
-                    hessian=h_sum * units.h, count=nodes["n_rows"].copy())
+                    hessian=h_sum * units.h, count=nodes["n_rows"].copy(),
+                    left_sets=state.left_sets[:n_nodes].copy() if self.cells.categorical is not None else None)
         return GrownTree(tree, np.flatnonzero(~inner))
 
 
-def _new_state(slots: int, pool: np.ndarray) -> GrowthState:
-    """A growth state for trees of at most ``slots`` leaves, with the histogram slots ``pool``."""
+def _new_state(slots: int, pool: np.ndarray, n_groups: int) -> GrowthState:
+    """A growth state for trees of at most ``slots`` leaves, with the histogram slots ``pool``
+    and room for ``n_groups`` words of interaction groups per node."""
     capacity = 2 * slots + 1
     return GrowthState(np.zeros(capacity, NODE), np.zeros(capacity, np.int64), np.zeros(slots, np.int64), pool,
-                       np.zeros((slots, 4), np.int64), np.zeros(1, COUNTS))
+                       np.zeros((slots, 4), np.int64), np.zeros(1, COUNTS), np.zeros((capacity, 4), np.uint64),
+                       np.zeros((capacity, 2)), np.zeros((capacity, n_groups), np.uint64))
 
 
 def _enlarged(state: GrowthState) -> GrowthState:
@@ -458,9 +496,10 @@ def _enlarged(state: GrowthState) -> GrowthState:
     slots = max(int(counts["need_slots"]), (int(counts["need_nodes"]) + 1) // 2, 2 * old)
     pool = np.empty((slots, *state.pool.shape[1:]), state.pool.dtype)
     pool[:old] = state.pool
-    bigger = _new_state(slots, pool)
+    bigger = _new_state(slots, pool, state.groups.shape[1])
     n_nodes, n_open, n_free = int(counts["n_nodes"]), int(counts["n_open"]), int(counts["n_free"])
-    bigger.nodes[:n_nodes] = state.nodes[:n_nodes]
+    for name in ("nodes", "left_sets", "bounds", "groups"):
+        getattr(bigger, name)[:n_nodes] = getattr(state, name)[:n_nodes]
     bigger.open[:n_open] = state.open[:n_open]
     bigger.free[:n_free] = state.free[:n_free]
     bigger.free[n_free:n_free + slots - old] = np.arange(old, slots)
@@ -469,14 +508,16 @@ def _enlarged(state: GrowthState) -> GrowthState:
     return bigger
 
 
-def _split_elsewhere(source: RowSource, state: GrowthState) -> None:
-    """Have ``source`` do the loop's pending splits, and record its answers for the loop."""
+def _split_elsewhere(source: RowSource, state: GrowthState, categorical: np.ndarray) -> None:
+    """Have ``source`` do the loop's pending splits (``categorical``: the features whose splits
+    send a set of bins left), and record its answers for the loop."""
     pending = state.pending[:state.counts[0]["n_pending"]]
     requests = []
     for parent, slot, _, _ in pending:
         p = state.nodes[parent]
-        left, g, h, gl, hl = (int(p[name]) for name in ("left", "g", "h", "gl", "hl"))
-        requests.append((int(parent), left, left + 1, int(p["feature"]), int(p["bin"]), bool(p["missing_left"]),
-                         (gl, hl), (g - gl, h - hl), state.pool[slot] if slot >= 0 else None))
+        left, feature, g, h, gl, hl = (int(p[name]) for name in ("left", "feature", "g", "h", "gl", "hl"))
+        requests.append(SplitRequest(int(parent), left, left + 1, feature, int(p["bin"]), bool(p["missing_left"]),
+                                     state.left_sets[parent].copy() if categorical[feature] else None, (gl, hl),
+                                     (g - gl, h - hl), state.pool[slot] if slot >= 0 else None))
     for request, (n_left, _, built) in zip(pending, source.split_many(requests)):
         request[2], request[3] = n_left, built

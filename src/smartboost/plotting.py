@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._data import dense_rows, to_matrix
+from ._data import dense_rows, to_features
 from .booster import Booster
 from .errors import DataError, ParameterError
 
@@ -114,9 +114,12 @@ def plot_importance(booster: Booster, importance_type: str = "split", max_num_fe
     return ax
 
 
-def plot_tree(booster: Booster, tree_index: int = 0, precision: int = 3, ax: Any = None) -> Any:
-    """One tree: each split as ``feature <= threshold`` (missing values' side marked), each leaf
-    with its value; leaves spread left to right, depth downwards.
+def plot_tree(booster: Booster, tree_index: int = 0, precision: int = 3, ax: Any = None,
+              max_categories: int = 6) -> Any:
+    """One tree: each split as ``feature <= threshold`` (missing values' side marked) or, on a
+    categorical feature, ``feature in {categories}`` (the categories going left; missing and
+    unseen ones go right), each leaf with its value; leaves spread left to right, depth
+    downwards.
 
     Parameters
     ----------
@@ -126,6 +129,8 @@ def plot_tree(booster: Booster, tree_index: int = 0, precision: int = 3, ax: Any
     precision : int
         Significant digits of thresholds and values.
     ax : matplotlib Axes, optional
+    max_categories : int
+        Categories shown per categorical split (the others are counted).
 
     Returns
     -------
@@ -153,8 +158,15 @@ def plot_tree(booster: Booster, tree_index: int = 0, precision: int = 3, ax: Any
         if tree.left[node] >= 0:
             for child in (int(tree.left[node]), int(tree.right[node])):
                 ax.plot([x, position[child][0]], [-depth, -position[child][1]], color="0.6", zorder=1)
-            missing = "missing left" if tree.missing_left[node] else "missing right"
-            text = f"{names[tree.feature[node]]} <= {tree.threshold[node]:.{precision}g}\n{missing}"
+            feature = int(tree.feature[node])
+            if tree.categorical_nodes[node]:
+                left = booster.bin_mapper.categories_in(feature, tree.left_bins(node))
+                shown = ", ".join(map(str, left[:max_categories]))
+                more = f" +{left.size - max_categories}" if left.size > max_categories else ""
+                text = f"{names[feature]} in {{{shown}{more}}}\nothers right"
+            else:
+                missing = "missing left" if tree.missing_left[node] else "missing right"
+                text = f"{names[feature]} <= {tree.threshold[node]:.{precision}g}\n{missing}"
         else:
             text = f"{tree.value[node]:.{precision}g}"
         ax.text(x, -depth, text, ha="center", va="center", fontsize=7, zorder=2,
@@ -176,10 +188,12 @@ def _class_block(contributions: np.ndarray, n_features: int, class_index: int | 
     return contributions[:, class_index * (n_features + 1):(class_index + 1) * (n_features + 1)]
 
 
-def _explained(explained: Booster | np.ndarray, X: Any, class_index: int | None) -> tuple[np.ndarray, np.ndarray,
-                                                                                           list[str]]:
-    """``(contributions of one output with the expected value last, dense X, feature names)``."""
-    matrix, columns = to_matrix(X, "X")
+def _explained(explained: Booster | np.ndarray, X: Any,
+               class_index: int | None) -> tuple[np.ndarray, np.ndarray, list[str], dict[int, np.ndarray]]:
+    """``(contributions of one output with the expected value last, dense X, feature names, the
+    texts of X's text columns)``: a text column of the dense X holds indexes into its texts."""
+    features = to_features(X, "X")
+    matrix, columns = features.matrix, features.names
     values = dense_rows(matrix, 0, matrix.shape[0]).astype(np.float64)
     if isinstance(explained, Booster):
         contributions = explained.predict(X, pred_contrib=True)
@@ -189,7 +203,7 @@ def _explained(explained: Booster | np.ndarray, X: Any, class_index: int | None)
         if contributions.shape[0] != values.shape[0]:
             raise DataError(f"contributions have {contributions.shape[0]} rows but X has {values.shape[0]}")
         names = columns or [f"Column_{i}" for i in range(values.shape[1])]
-    return _class_block(contributions, values.shape[1], class_index), values, names
+    return _class_block(contributions, values.shape[1], class_index), values, names, features.vocabularies
 
 
 def plot_shap_summary(explained: Booster | np.ndarray, X: Any, kind: str = "beeswarm",
@@ -219,7 +233,7 @@ def plot_shap_summary(explained: Booster | np.ndarray, X: Any, kind: str = "bees
     """
     if kind not in ("beeswarm", "bar"):
         raise ParameterError(f"kind must be 'beeswarm' or 'bar', got {kind!r}")
-    contributions, values, names = _explained(explained, X, class_index)
+    contributions, values, names, _ = _explained(explained, X, class_index)
     shap_values = contributions[:, :-1]
     importance = np.abs(shap_values).mean(axis=0)
     order = np.argsort(-importance, kind="stable")[:max_num_features]
@@ -276,13 +290,14 @@ def plot_shap_waterfall(booster: Booster, x_row: Any, max_num_features: int = 10
     -------
     matplotlib Axes
     """
-    row = x_row.to_frame().T if hasattr(x_row, "to_frame") else x_row
+    row = x_row.to_frame().T.infer_objects() if hasattr(x_row, "to_frame") else x_row
     row = row if hasattr(row, "columns") else np.asarray(row, np.float64).reshape(1, -1)
-    contributions, values, names = _explained(booster, row, class_index)
+    contributions, values, names, texts = _explained(booster, row, class_index)
     shap_values, expected = contributions[0, :-1], contributions[0, -1]
     order = np.argsort(-np.abs(shap_values), kind="stable")
     shown, rest = order[:max_num_features], order[max_num_features:]
-    labels = [f"{names[i]} = {values[0, i]:.{precision}g}" for i in shown]
+    labels = [f"{names[i]} = {texts[i][int(values[0, i])]}" if i in texts and values[0, i] == values[0, i]
+              else f"{names[i]} = {values[0, i]:.{precision}g}" for i in shown]
     steps = list(shap_values[shown])
     if rest.size:
         labels.append(f"{rest.size} other features")

@@ -9,7 +9,9 @@ Parameters are validated when ``fit`` calls :func:`~smartboost.train`, not in ``
 
 Input is checked with scikit-learn's own ``validate_data`` (feature counts and names between
 ``fit`` and ``predict``, the error messages scikit-learn users know); NaN stays a missing value.
-Needs the ``sklearn`` extra (``pip install smartboost[sklearn]``).
+A DataFrame with category, string or object columns is passed on as it is, so that its
+categories are read by value (``categorical_features``, as in scikit-learn's
+HistGradientBoosting). Needs the ``sklearn`` extra (``pip install smartboost[sklearn]``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
     from sklearn.utils.multiclass import check_classification_targets
-    from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+    from sklearn.utils.validation import _check_sample_weight, _check_y, check_is_fitted, validate_data
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(f"smartboost.sklearn needs scikit-learn >= 1.6 ({exc}): pip install 'smartboost[sklearn]'",
                       name=exc.name) from exc
@@ -50,7 +52,8 @@ class _SmartBoostModel(BaseEstimator):
                  sampling: str | None = None, sample_rate: float = 1.0, sampling_freq: int = 1,
                  early_stopping_rounds: int | None = None, callbacks: list[TrainingCallback] | None = None,
                  importance_type: str = "split", random_state: int | np.random.RandomState | None = None,
-                 n_jobs: int | None = None, verbosity: int = -1, **kwargs: Any) -> None:
+                 n_jobs: int | None = None, verbosity: int = -1, categorical_features: Any = "from_dtype",
+                 **kwargs: Any) -> None:
         self.objective = objective
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -72,6 +75,7 @@ class _SmartBoostModel(BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbosity = verbosity
+        self.categorical_features = categorical_features
         self._other_params: dict[str, Any] = {}
         self.set_params(**kwargs)
 
@@ -84,7 +88,7 @@ class _SmartBoostModel(BaseEstimator):
     # -- parameters ------------------------------------------------------------------------
 
     _NOT_TRAINING_PARAMS = frozenset({"n_estimators", "callbacks", "importance_type", "random_state", "n_jobs",
-                                      "early_stopping_rounds"})
+                                      "early_stopping_rounds", "categorical_features"})
     """Named parameters that are not entries of :func:`train`'s ``params``."""
 
     @classmethod
@@ -176,22 +180,53 @@ class _SmartBoostModel(BaseEstimator):
              queries: dict[str, Any] | None = None, eval_queries: list[dict[str, Any]] | None = None
              ) -> _SmartBoostModel:
         """:meth:`fit`, with the rankers' queries (``{"group": ..., "qid": ...}``) of the data and eval sets."""
-        X, y = validate_data(self, X, y, **_CHECK_X, y_numeric=not isinstance(self, ClassifierMixin))
+        y_numeric = not isinstance(self, ClassifierMixin)
+        if _has_categories(X):
+            X = validate_data(self, X, skip_check_array=True)
+            y = _check_y(y, y_numeric=y_numeric)
+        else:
+            X, y = validate_data(self, X, y, **_CHECK_X, y_numeric=y_numeric)
         y = self._fit_target(y)
         weight = None if sample_weight is None else _check_sample_weight(sample_weight, X)
         params = self._train_params()
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
         train_set = Dataset(X, y, weight=weight, feature_name=names, params=params, reference=init_model,
-                            **(queries or {}))
+                            categorical_feature=self._categorical_feature(X), **(queries or {}))
         valid_sets = []
         for i, (X_valid, y_valid) in enumerate(eval_set or []):
-            X_valid = validate_data(self, X_valid, reset=False, **_CHECK_X)
+            X_valid = self._check_X(X_valid)
             w = None if eval_sample_weight is None else eval_sample_weight[i]
             valid_sets.append(Dataset(X_valid, self._encode_target(y_valid), weight=w, reference=train_set,
                                       **(eval_queries[i] if eval_queries else {})))
         self._Booster = train(params, train_set, self.n_estimators, valid_sets=valid_sets or None,
                               valid_names=eval_names, callbacks=self.callbacks, init_model=init_model)
         return self
+
+    def _categorical_feature(self, X: Any) -> Any:
+        """``categorical_features`` as the Dataset's ``categorical_feature``: 'from_dtype' is its
+        'auto', a boolean mask its indices, None no categorical feature."""
+        value = self.categorical_features
+        if value is None:
+            return []
+        if isinstance(value, str):
+            if value != "from_dtype":
+                raise ValueError(f"categorical_features must be 'from_dtype', None, indices, names or a boolean mask, "
+                                 f"got {value!r}")
+            return "auto"
+        value = np.asarray(value)
+        if value.dtype == bool:
+            if value.shape != (np.shape(X)[1],):
+                raise ValueError(f"categorical_features as a boolean mask needs one entry per feature "
+                                 f"({np.shape(X)[1]}), got shape {value.shape}")
+            return np.flatnonzero(value).tolist()
+        return value.tolist()
+
+    def _check_X(self, X: Any) -> Any:
+        """Prediction or evaluation data checked against the fitted features (a DataFrame with
+        categories is passed on as it is)."""
+        if _has_categories(X):
+            return validate_data(self, X, reset=False, skip_check_array=True)
+        return validate_data(self, X, reset=False, **_CHECK_X)
 
     # -- fitted attributes -----------------------------------------------------------------
 
@@ -226,8 +261,8 @@ class _SmartBoostModel(BaseEstimator):
 
     def _raw_predict(self, X: Any, raw_score: bool, pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, **_CHECK_X)
-        return self._Booster.predict(X, raw_score=raw_score, pred_leaf=pred_leaf, pred_contrib=pred_contrib)
+        return self._Booster.predict(self._check_X(X), raw_score=raw_score, pred_leaf=pred_leaf,
+                                     pred_contrib=pred_contrib)
 
 
 class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
@@ -273,6 +308,10 @@ class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
         Threads; None, 0 or -1 for all.
     verbosity : int
         -1 silent, 0 warnings, 1 info.
+    categorical_features : 'from_dtype', array-like or None
+        The categorical features, as in scikit-learn's HistGradientBoosting: 'from_dtype' (a
+        DataFrame's category, string and object columns), indices, names, a boolean mask, or
+        None (none). See docs/howto/categorical.md.
     **kwargs
         Any other training parameter of ``docs/reference/parameters.md`` (e.g. ``smart_eta=0.5``).
 
@@ -451,6 +490,13 @@ def _qid_column(X: Any, qid: Any, group: Any) -> tuple[Any, Any]:
     if qid is not None or group is not None:
         raise ValueError("the queries are given twice: as the qid column of X and as qid= or group=")
     return X.drop(columns="qid"), X["qid"].to_numpy()
+
+
+def _has_categories(X: Any) -> bool:
+    """Whether ``X`` is a DataFrame with a column that is not numeric (categories, texts)."""
+    dtypes = getattr(X, "dtypes", None)
+    return dtypes is not None and hasattr(X, "columns") and any(
+        getattr(dtype, "kind", "O") not in "biuf" for dtype in dtypes)
 
 
 def _seed(random_state: int | np.random.RandomState | None) -> int:

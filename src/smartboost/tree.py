@@ -5,11 +5,17 @@ A tree is a struct of arrays indexed by node id, root first. A node is a leaf wh
 (raw data) or its bin is ``<= bin_threshold[i]`` (binned data), and a missing value left when
 ``missing_left[i]``. ``value`` holds every node's Newton value times the shrinkage: the leaves'
 are the tree's output, the internal nodes' are kept for inspection.
+
+A node splitting a categorical feature sends the bins of its left set left (``left_sets``: 256
+bits in four uint64 words per node; the model file lists them, ``left_bins``), and the rest,
+missing values and categories unseen in training among them, right; its ``threshold`` and
+``bin_threshold`` are 0 and ``missing_left`` False. Trees of a model without categorical
+features have no ``left_sets``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,9 +23,10 @@ import numpy as np
 from . import _schema as schema
 from ._common import WALK_PREFETCH_ROWS, WIDE_ROW_BYTES
 from ._kernels.predict import add_tree_to_rows, pack_bin_decisions
+from ._kernels.records import CategoricalNodes
 from .binning import MAX_BIN, BinMapper
 
-__all__ = ["Tree", "PackedTrees"]
+__all__ = ["Tree", "PackedTrees", "bins_in_set"]
 
 MAX_NODES = 1 << 24
 """A tree has fewer nodes: the binned tree walk packs a child's index into 24 bits
@@ -62,6 +69,9 @@ class Tree:
         Sum of the weighted hessians of the node's rows.
     count : ndarray of int64
         Rows the tree was grown on that reached the node.
+    left_sets : ndarray of uint64, shape (n_nodes, 4), or None
+        The left bins of each categorical split (bin ``b`` is bit ``b % 64`` of word ``b // 64``;
+        empty for other nodes); None in a model without categorical features.
     """
 
     feature: np.ndarray
@@ -74,6 +84,7 @@ class Tree:
     gain: np.ndarray
     hessian: np.ndarray
     count: np.ndarray
+    left_sets: np.ndarray | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -97,6 +108,30 @@ class Tree:
             if self.left[node] >= 0:
                 depth[self.left[node]] = depth[self.right[node]] = depth[node] + 1
         return int(depth.max())
+
+    @property
+    def categorical_nodes(self) -> np.ndarray:
+        """Boolean mask of the nodes that split a categorical feature."""
+        if self.left_sets is None:
+            return np.zeros(self.n_nodes, np.bool_)
+        return (self.left >= 0) & self.left_sets.any(axis=1)
+
+    def left_bins(self, node: int) -> np.ndarray:
+        """The bins a categorical split at ``node`` sends left (int64, increasing)."""
+        return bins_in_set(self.left_sets[node])
+
+    def left_bin_sets(self, missing_bin: np.ndarray) -> np.ndarray:
+        """Every node's set of left bins, numeric splits' included (bins ``<= bin_threshold``,
+        and the missing-value bin when ``missing_left``): what the binned walk of a tree with
+        categorical splits tests (``_kernels.predict.add_tree_to_rows``)."""
+        b = np.arange(4 * 64)
+        internal = self.left >= 0
+        missing = missing_bin[np.where(internal, self.feature, 0)]
+        left = (b <= self.bin_threshold[:, None]) | (self.missing_left[:, None] & (b == missing[:, None]))
+        sets = _sets_of_masks(left & internal[:, None])
+        categorical = self.categorical_nodes
+        sets[categorical] = self.left_sets[categorical]
+        return sets
 
     def add_to_binned_rows(self, bins: np.ndarray, rows: np.ndarray, missing_bin: np.ndarray, scores: np.ndarray,
                            leaf_nodes: np.ndarray | None = None, leaves_out: np.ndarray | None = None) -> None:
@@ -122,12 +157,16 @@ class Tree:
             leaf_of_node[leaf_nodes] = np.arange(leaf_nodes.size, dtype=np.int32)
         decisions = pack_bin_decisions(self.feature, self.bin_threshold, self.missing_left, missing_bin, self.left)
         ahead = WALK_PREFETCH_ROWS if bins.shape[1] >= WIDE_ROW_BYTES else None
-        add_tree_to_rows(bins, rows, decisions, self.value, leaf_of_node, scores, leaves_out, ahead)
+        left_sets = self.left_bin_sets(missing_bin) if self.categorical_nodes.any() else None
+        add_tree_to_rows(bins, rows, decisions, left_sets, self.value, leaf_of_node, scores, leaves_out, ahead)
 
     def to_dict(self) -> dict[str, list]:
-        """JSON-ready representation; non-finite thresholds become strings ('inf', '-inf')."""
-        out = {f.name: getattr(self, f.name).tolist() for f in fields(self)}
+        """JSON-ready representation; non-finite thresholds become strings ('inf', '-inf'), and a
+        model with categorical features lists each node's left bins (``left_bins``)."""
+        out = {name: getattr(self, name).tolist() for name in _NODE_DTYPES}
         out["threshold"] = [t if np.isfinite(t) else repr(t) for t in out["threshold"]]
+        if self.left_sets is not None:
+            out["left_bins"] = [bins.tolist() for bins in _bins_of_sets(self.left_sets)]
         return out
 
     @classmethod
@@ -140,7 +179,8 @@ class Tree:
             A missing, mistyped or ragged array, an entry out of its range, or nodes that do not
             form a tree, naming the field (e.g. ``trees[3].left[7]``).
         """
-        schema.known_keys(schema.of_type(data, dict, path), _NODE_DTYPES, path)
+        keys = (*_NODE_DTYPES, "left_bins") if bin_mapper.categories else _NODE_DTYPES
+        schema.known_keys(schema.of_type(data, dict, path), keys, path)
         n = len(schema.member(data, "left", path, list))
         if not 0 < n < MAX_NODES:
             schema.fail(schema.child(path, "left"), f"has {n} nodes, not 1 to {MAX_NODES - 1}")
@@ -154,6 +194,9 @@ class Tree:
                                           infinities=name == "threshold")
             if arrays[name].size != n:
                 schema.fail(field, f"has {arrays[name].size} entries, not {n} (one per node, as 'left')")
+        if bin_mapper.categories:
+            arrays["left_sets"] = _left_sets_from_dict(schema.member(data, "left_bins", path, list), n,
+                                                       schema.child(path, "left_bins"))
         tree = cls(**arrays)
         tree._check(bin_mapper, path)
         return tree
@@ -182,6 +225,8 @@ class Tree:
         bins = self.bin_threshold[internal]
         refuse("bin_threshold", internal & (self.bin_threshold >= bin_mapper.n_bins[self.feature]),
                "outside its feature's value bins")
+        if self.left_sets is not None:
+            self._check_categorical(bin_mapper, path, internal, refuse)
         # The float threshold must be the one bin_mapper gives the bin split, or raw and binned
         # data (continued training, validation sets) would take different paths.
         table, offsets = bin_mapper.threshold_table
@@ -189,6 +234,55 @@ class Tree:
         expected[internal] = table[offsets[features] + bins]
         refuse("threshold", internal & (self.threshold != expected),
                "not the threshold bin_mapper gives this node's feature and bin_threshold")
+
+    def _check_categorical(self, bin_mapper: BinMapper, path: str, internal: np.ndarray, refuse: Any) -> None:
+        """A split of a categorical feature sends some of its value bins left (never its missing
+        bin) and has bin_threshold 0 and missing_left false; no other node has left bins."""
+        categorical = internal & bin_mapper.categorical[np.where(internal, self.feature, 0)]
+        refuse("bin_threshold", categorical & (self.bin_threshold != 0), "a categorical split's must be 0")
+        refuse("missing_left", categorical & self.missing_left, "a categorical split sends missing values right")
+        left_bins = _bins_of_sets(self.left_sets)
+        sizes = np.array([bins.size for bins in left_bins])
+        highest = np.array([bins[-1] if bins.size else -1 for bins in left_bins])
+        where = schema.child(path, "left_bins")
+        for bad, problem in ((categorical & (sizes == 0), "is empty: a categorical split sends some bins left"),
+                             (categorical & (highest >= bin_mapper.n_bins[self.feature]),
+                              "holds a bin outside its feature's value bins"),
+                             (~categorical & (sizes > 0), "must be empty: no categorical split there")):
+            if bad.any():
+                schema.fail(schema.child(where, int(np.flatnonzero(bad)[0])), problem)
+
+
+def _sets_of_masks(masks: np.ndarray) -> np.ndarray:
+    """Bit sets (uint64, shape (n, 4)) of boolean masks of 256 bins (shape (n, 256))."""
+    bits = masks.reshape(-1, 4, 64).astype(np.uint64) << np.arange(64, dtype=np.uint64)
+    return np.bitwise_or.reduce(bits, axis=2)
+
+
+def bins_in_set(words: np.ndarray) -> np.ndarray:
+    """The bins (int64, increasing) of one bit set of four uint64 words."""
+    return _bins_of_sets(words.reshape(1, 4))[0]
+
+
+def _bins_of_sets(sets: np.ndarray) -> list[np.ndarray]:
+    """The bins (increasing) of each row of bit sets."""
+    bits = (sets[:, :, None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)
+    return [np.flatnonzero(row) for row in bits.reshape(-1, 4 * 64)]
+
+
+def _left_sets_from_dict(values: list, n: int, path: str) -> np.ndarray:
+    """A tree's ``left_bins``: one list of increasing bins per node, as bit sets."""
+    if len(values) != n:
+        schema.fail(path, f"has {len(values)} entries, not {n} (one per node, as 'left')")
+    masks = np.zeros((n, 4 * 64), np.bool_)
+    for node, bins in enumerate(values):
+        node_path = schema.child(path, node)
+        array = schema.numbers(bins, node_path, np.int64, 0, MAX_BIN - 1)
+        if array.size > 1 and not (array[1:] > array[:-1]).all():
+            k = int(np.argmin(array[1:] > array[:-1])) + 1
+            schema.fail(schema.child(node_path, k), f"is {array[k]}, not above the bin before it ({array[k - 1]})")
+        masks[node, array] = True
+    return _sets_of_masks(masks)
 
 
 class PackedTrees:
@@ -222,3 +316,8 @@ class PackedTrees:
         self.value = cat("value")
         self.left = cat_children("left")
         self.right = cat_children("right")
+        self.categorical: CategoricalNodes | None = None
+        """The categorical splits (None: there is none)."""
+        if any(t.categorical_nodes.any() for t in trees):
+            self.categorical = CategoricalNodes(np.concatenate([t.categorical_nodes for t in trees]),
+                                                np.concatenate([t.left_sets for t in trees]))

@@ -25,24 +25,26 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .predict import find_leaf
+from .predict import find_leaf, goes_left_raw
 
 _ROWS_PER_TASK = 64
 """Rows one parallel task explains with one allocation of scratch."""
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def leaf_indices(X, feature, threshold, missing_left, left, right, leaf_index, roots, missing_value, out):
+def leaf_indices(X, feature, threshold, missing_left, left, right, leaf_index, roots, missing_value, out,
+                 categorical):
     """``out[i, t]``: the leaf index (``leaf_index`` of the leaf node) row ``i`` reaches in tree ``t``.
 
-    Parameters are those of :func:`~smartboost._kernels.predict.predict_trees`; ``leaf_index``
+    Parameters are those of :func:`~smartboost._kernels.predict.predict_trees` (``categorical``
+    included: the categorical features' columns then hold the rows' bins); ``leaf_index``
     (int32, one per node of every tree) numbers each tree's leaves, ``out`` is int32 of shape
     (n_rows, n_trees).
     """
     for i in prange(X.shape[0]):
         for t in range(roots.shape[0]):
             out[i, t] = leaf_index[find_leaf(X, i, roots[t], feature, threshold, missing_left, missing_value, left,
-                                              right)]
+                                              right, categorical)]
 
 
 @njit(cache=True, nogil=True)
@@ -128,8 +130,8 @@ def _scratch(max_depth):
 
 
 @njit(cache=True, nogil=True)
-def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, value, cover_share, phi, column,
-                   scratch, condition, condition_feature):
+def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, categorical, value, cover_share, phi,
+                   column, scratch, condition, condition_feature):
     """Add one tree's SHAP values for row ``i`` to ``phi[column + f]`` (see the module docstring
     for the frames), ``scratch`` the row's own (:func:`_scratch`).
 
@@ -167,7 +169,7 @@ def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, va
             continue
         split = feature[node]
         x = X[i, split]
-        goes_left = missing_left[node] if x != x else x <= threshold[node]
+        goes_left = goes_left_raw(categorical, node, x, threshold, missing_left, x != x)
         hot, cold = (left[node], right[node]) if goes_left else (right[node], left[node])
         incoming_zero = 1.0
         incoming_one = 1.0
@@ -193,15 +195,20 @@ def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, va
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def tree_shap(X, feature, threshold, missing_left, left, right, value, cover_share, roots, n_outputs, max_depth, out):
+def tree_shap(X, feature, threshold, missing_left, left, right, categorical, value, cover_share, roots, n_outputs,
+              max_depth, out):
     """Add the path-dependent TreeSHAP values of every row to ``out``.
 
     Parameters
     ----------
     X : ndarray of float32 or float64, shape (n_rows, n_features)
-        Raw features, C order; NaN is missing (a row goes left at ``x <= threshold``).
+        Raw features, C order; NaN is missing (a row goes left at ``x <= threshold``). A
+        categorical feature's column holds the rows' bins (``Booster.predict``).
     feature, threshold, missing_left, left, right, value : ndarray, shape (n_nodes,)
         Nodes of all trees concatenated, as :class:`~smartboost.tree.PackedTrees` holds them.
+    categorical : CategoricalNodes or None
+        The nodes' categorical splits (a row goes left when its bin is in the node's set), as
+        for :func:`~smartboost._kernels.predict.predict_trees`; None: every feature is numeric.
     cover_share : ndarray of float64, shape (n_nodes,)
         Each node's cover over its parent's (what the expectation weighs the children by;
         taken once here rather than divided at every visit).
@@ -219,13 +226,13 @@ def tree_shap(X, feature, threshold, missing_left, left, right, value, cover_sha
         scratch = _scratch(max_depth)
         for i in range(task * _ROWS_PER_TASK, min(n_rows, (task + 1) * _ROWS_PER_TASK)):
             for t in range(roots.shape[0]):
-                _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, value, cover_share,
-                               out[i], (t % n_outputs) * (n_features + 1), scratch, 0, -1)
+                _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, categorical, value,
+                               cover_share, out[i], (t % n_outputs) * (n_features + 1), scratch, 0, -1)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def tree_shap_interactions(X, feature, threshold, missing_left, left, right, value, cover_share, roots, n_outputs,
-                           max_depth, tree_features, tree_features_start, out):
+def tree_shap_interactions(X, feature, threshold, missing_left, left, right, categorical, value, cover_share, roots,
+                           n_outputs, max_depth, tree_features, tree_features_start, out):
     """Add the path-dependent SHAP interaction values of every row to ``out``.
 
     The interaction of features ``a`` and ``b`` (a != b) is half the change of ``b``'s SHAP
@@ -237,7 +244,7 @@ def tree_shap_interactions(X, feature, threshold, missing_left, left, right, val
 
     Parameters
     ----------
-    X, feature, threshold, missing_left, left, right, value, cover_share, roots, n_outputs, max_depth
+    X, feature, threshold, missing_left, left, right, categorical, value, cover_share, roots, n_outputs, max_depth
         As :func:`tree_shap`.
     tree_features, tree_features_start : ndarray of int64
         The features tree ``t`` splits on: ``tree_features[tree_features_start[t]:tree_features_start[t + 1]]``.
@@ -255,15 +262,15 @@ def tree_shap_interactions(X, feature, threshold, missing_left, left, right, val
             phi[:] = 0.0
             for t in range(roots.shape[0]):
                 k = t % n_outputs
-                _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, value, cover_share, phi,
-                               k * width, scratch, 0, -1)
+                _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, categorical, value,
+                               cover_share, phi, k * width, scratch, 0, -1)
                 for a in tree_features[tree_features_start[t]:tree_features_start[t + 1]]:
                     present[:] = 0.0
                     absent[:] = 0.0
-                    _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, value, cover_share,
-                                   present, 0, scratch, 1, a)
-                    _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, value, cover_share,
-                                   absent, 0, scratch, -1, a)
+                    _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, categorical, value,
+                                   cover_share, present, 0, scratch, 1, a)
+                    _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, categorical, value,
+                                   cover_share, absent, 0, scratch, -1, a)
                     for b in range(n_features):
                         if b != a:
                             out[i, k, a, b] += 0.5 * (present[b] - absent[b])

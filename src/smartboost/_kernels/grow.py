@@ -15,6 +15,14 @@ The loop (docs/concepts/boosting.md, "Trees"):
   freed;
 - a child with a valid split stays open, holding its histogram; the others free theirs.
 
+Constraints act where a node is made and where its candidates are read: a child inherits its
+parent's output bounds, narrowed at the midpoint of the two children's outputs by a split on a
+monotone feature (LightGBM's "basic" method), and the interaction groups its path allows,
+narrowed to those of the split feature (:func:`_inherit`); a node's candidates are the features
+sharing a group with its path (:func:`_candidates_of`). Without constraints the state's arrays
+for them are left as they are and numba compiles none of this code (the records' fields are
+None).
+
 One loop serves every row source. It is a resumable state machine over a
 :class:`~smartboost._kernels.records.GrowthState`: :func:`grow_tree` advances the tree as far as
 it can and returns what it needs to go on. On rows held by this process (a ``LocalRows`` record)
@@ -33,9 +41,9 @@ from numba.extending import overload
 
 from .histogram import node_histogram
 from .partition import partition_node
-from .records import Candidates, NodeSums
+from .records import Candidates, NodeSums, ThresholdRule
 from .selection import draw_key, draw_node_candidates
-from .split import find_best_split, subtract_and_find_splits
+from .split import find_best_split, leaf_output, subtract_and_find_splits
 
 DONE, NEED_ROOT, NEED_SPLITS, NEED_SPACE = 0, 1, 2, 3
 """What :func:`grow_tree` returns: the tree is complete; the root's histogram is wanted in its
@@ -80,18 +88,18 @@ def _draw(node, row, draws, packed_row):
     return draws.features[row]
 
 
-def _candidates_of(node, row, choices):
-    """The :class:`Candidates` of ``node``: the tree's, or (``choices.per_node``) the node's own
-    draw into row ``row`` of the draws' buffers.
+def _drawn_candidates(node, row, choices):
+    """The :class:`Candidates` of ``node`` before interaction constraints: the tree's, or
+    (``choices.per_node``) the node's own draw into row ``row`` of the draws' buffers.
 
     Which applies is decided by the types when numba compiles the caller
-    (:func:`_candidates_of_types`): a branch on ``per_node is None`` would return the thresholds
-    as an optional array, which the split kernels' parallel loops misread as None."""
+    (:func:`_drawn_candidates_types`): a branch on ``per_node is None`` would return the
+    thresholds as an optional array, which the split kernels' parallel loops misread as None."""
 
 
-@overload(_candidates_of, jit_options={"cache": True, "nogil": True})
-def _candidates_of_types(node, row, choices):
-    """The implementation of :func:`_candidates_of` for the argument types."""
+@overload(_drawn_candidates, jit_options={"cache": True, "nogil": True})
+def _drawn_candidates_types(node, row, choices):
+    """The implementation of :func:`_drawn_candidates` for the argument types."""
     per_node = choices.types[choices.fields.index("per_node")]
     if isinstance(per_node, types.NoneType):
         return lambda node, row, choices: choices.tree
@@ -103,6 +111,82 @@ def _candidates_of_types(node, row, choices):
 
 
 @njit(cache=True, nogil=True)
+def _allowed(state, node, row, interactions, drawn):
+    """``drawn`` narrowed to the features that share an interaction group with the path of
+    ``node`` (written into row ``row`` of the constraint's buffer); ``drawn`` itself without
+    interaction constraints (``interactions`` None)."""
+    if interactions is None:
+        return drawn
+    groups = state.groups[node]
+    out = interactions.features[row]
+    for f in range(out.shape[0]):
+        shared = False
+        if drawn.features[f]:
+            for w in range(groups.shape[0]):
+                shared |= (interactions.feature_groups[f, w] & groups[w]) != 0
+        out[f] = shared
+    return Candidates(out, drawn.thresholds)
+
+
+@njit(cache=True, nogil=True)
+def _candidates_of(state, node, row, choices):
+    """The :class:`Candidates` of ``node`` (row ``row``, 0 or 1, of the buffers of two nodes'
+    candidates): RGBM's (:func:`_drawn_candidates`) among those its interaction constraints
+    allow (:func:`_allowed`)."""
+    return _allowed(state, node, row, choices.interactions, _drawn_candidates(node, row, choices))
+
+
+@njit(cache=True, nogil=True)
+def _node_sums(state, node):
+    """The :class:`NodeSums` of ``node``, with its output bounds."""
+    record = state.nodes[node]
+    return NodeSums(record.g, record.h, record.n_rows, state.bounds[node, 0], state.bounds[node, 1])
+
+
+@njit(cache=True, nogil=True)
+def _inherit(state, parent, child, params, units, monotone, interactions):
+    """Give the children ``child`` (left) and ``child + 1`` of ``parent`` their output bounds
+    and interaction groups (only what the constraints in use need)."""
+    _inherit_bounds(state, parent, child, params, units, monotone)
+    _inherit_groups(state, parent, child, interactions)
+
+
+@njit(cache=True, nogil=True)
+def _inherit_groups(state, parent, child, interactions):
+    """The children's interaction groups: the parent's that hold its split feature (nothing to
+    do without interaction constraints)."""
+    if interactions is None:
+        return
+    f = state.nodes[parent].feature
+    for side in (child, child + 1):
+        for w in range(state.groups.shape[1]):
+            state.groups[side, w] = state.groups[parent, w] & interactions.feature_groups[f, w]
+
+
+@njit(cache=True, nogil=True)
+def _inherit_bounds(state, parent, child, params, units, monotone):
+    """The children's output bounds: the parent's, cut at the midpoint of their (clamped)
+    outputs by a split on a monotone feature, the lower child below it (``monotone``:
+    ``Cells.monotone``; nothing to do without it)."""
+    if monotone is None:
+        return
+    p = state.nodes[parent]
+    lower, upper = state.bounds[parent, 0], state.bounds[parent, 1]
+    for side in (child, child + 1):
+        state.bounds[side, 0], state.bounds[side, 1] = lower, upper
+    direction = monotone[p.feature]
+    if direction == 0:
+        return
+    l1, l2 = params.lambda_l1, params.lambda_l2
+    w_left = leaf_output(p.gl * units.g, p.hl * units.h, l1, l2, lower, upper)
+    w_right = leaf_output((p.g - p.gl) * units.g, (p.h - p.hl) * units.h, l1, l2, lower, upper)
+    mid = 0.5 * (w_left + w_right)
+    low_side, high_side = (child, child + 1) if direction > 0 else (child + 1, child)
+    state.bounds[low_side, 1] = min(upper, mid)
+    state.bounds[high_side, 0] = max(lower, mid)
+
+
+@njit(cache=True, nogil=True)
 def start_tree(state, g_root, h_root, n_root):
     """Make ``state`` the root of a new tree with the given fixed-point sums and rows."""
     c = state.counts[0]
@@ -110,9 +194,11 @@ def start_tree(state, g_root, h_root, n_root):
     c.n_free = state.free.shape[0]
     for k in range(c.n_free):
         state.free[k] = c.n_free - 1 - k  # a stack: slot 0 is taken first
-    _new_node(state.nodes, 0, g_root, h_root, 0)
+    _new_node(state.nodes, np.int64(0), g_root, h_root, np.int64(0))  # no literals: see _keep_split
     root = state.nodes[0]
     root.n_rows, root.start, root.end = n_root, 0, n_root
+    state.bounds[0, 0], state.bounds[0, 1] = -np.inf, np.inf
+    state.groups[0, :] = ~np.uint64(0)  # every group: a feature in none is never a candidate
 
 
 @njit(cache=True, nogil=True)
@@ -142,11 +228,16 @@ def _release_slot(state, node):
 
 
 @njit(cache=True, nogil=True)
-def _keep_split(nodes, node, split):
-    """Record the best split of ``node``."""
-    record = nodes[node]
+def _keep_split(state, node, split):
+    """Record the best split of ``node`` (its left bins: a categorical split).
+
+    Callers pass node ids as int64 (``np.int64(0)``, not ``0``): a literal argument makes numba
+    compile a function once more, for the literal's own type."""
+    record = state.nodes[node]
     record.feature, record.bin, record.missing_left = split.feature, split.bin, split.missing_left
     record.gain, record.gl, record.hl = split.gain, split.gl, split.hl
+    for w in range(4):
+        state.left_sets[node, w] = split.left_set[w]
 
 
 @njit(cache=True, nogil=True)
@@ -175,7 +266,7 @@ def _pop_first_open(state, depthwise):
 
 
 @njit(cache=True, nogil=True)
-def _choose(state, limits, h_unit):
+def _choose(state, limits, params, units, monotone, interactions):
     """Move the next split (leaf-wise), or every split of the shallowest open level the leaf
     budget allows (depth-wise), to ``pending``, with a histogram slot for one child unless no
     child can be split after it, and create the children. Returns how many, 0 when the tree is
@@ -203,12 +294,13 @@ def _choose(state, limits, h_unit):
         c.n_leaves += 1
         p = nodes[parent]
         gr, hr = p.g - p.gl, p.h - p.hl
-        wanted = _wants_histogram(c.n_leaves < limits.max_leaves, p.depth + 1, p.hl, hr, h_unit, limits)
+        wanted = _wants_histogram(c.n_leaves < limits.max_leaves, p.depth + 1, p.hl, hr, units.h, limits)
         a = c.n_nodes
         c.n_nodes += 2
         p.left = a
         _new_node(nodes, a, p.gl, p.hl, p.depth + 1)
         _new_node(nodes, a + 1, gr, hr, p.depth + 1)
+        _inherit(state, parent, a, params, units, monotone, interactions)
         state.pending[j, 0] = parent
         state.pending[j, 1] = _take_slot(state) if wanted else -1
         state.pending[j, 2] = 0
@@ -218,16 +310,28 @@ def _choose(state, limits, h_unit):
 
 
 @njit(cache=True, nogil=True)
-def _split_rows(state, rows, n_bins):
+def _partition_split(state, parent, rows, n_bins, categorical):
+    """Partition the rows of ``parent`` by its split: its left bins when it splits a
+    categorical feature (``categorical``: ``Cells.categorical``), else its threshold."""
+    p = state.nodes[parent]
+    n_threads = rows.thread_hists.shape[0]
+    if categorical is not None:
+        if categorical[p.feature]:
+            return partition_node(rows.rows, p.start, p.end, rows.columns, p.feature, state.left_sets[parent],
+                                  rows.scratch, n_threads)
+    return partition_node(rows.rows, p.start, p.end, rows.columns, p.feature,
+                          ThresholdRule(p.bin, p.missing_left, n_bins[p.feature]), rows.scratch, n_threads)
+
+
+@njit(cache=True, nogil=True)
+def _split_rows(state, rows, cells):
     """Do the pending splits on local rows: partition each parent's rows, and build the smaller
     child's histogram into the split's slot."""
     c = state.counts[0]
     nodes = state.nodes
-    n_threads = rows.thread_hists.shape[0]
     for j in range(c.n_pending):
         p = nodes[state.pending[j, 0]]
-        n_left = partition_node(rows.rows, p.start, p.end, rows.columns, p.feature, p.bin, p.missing_left,
-                                n_bins[p.feature], rows.scratch, n_threads)
+        n_left = _partition_split(state, state.pending[j, 0], rows, cells.n_bins, cells.categorical)
         state.pending[j, 2] = n_left
         slot = state.pending[j, 1]
         if slot < 0:
@@ -262,13 +366,14 @@ def _finish(state, cells, choices, limits, params, units, scan_scratch):
         scan_small = can_split(s.depth, s.n_rows, s.h, units.h, limits)
         scan_large = can_split(g.depth, g.n_rows, g.h, units.h, limits)
         split_small, split_large = subtract_and_find_splits(
-            state.pool[g.slot], state.pool[s.slot], cells, choices.built, _candidates_of(small, np.int64(0), choices),
-            NodeSums(s.g, s.h, s.n_rows), scan_small, _candidates_of(large, np.int64(1), choices),
-            NodeSums(g.g, g.h, g.n_rows), scan_large, units, params, scan_scratch)
+            state.pool[g.slot], state.pool[s.slot], cells, choices.built,
+            _candidates_of(state, small, np.int64(0), choices), _node_sums(state, small), scan_small,
+            _candidates_of(state, large, np.int64(1), choices), _node_sums(state, large), scan_large, units, params,
+            scan_scratch)
         if scan_small:
-            _keep_split(nodes, small, split_small)
+            _keep_split(state, small, split_small)
         if scan_large:
-            _keep_split(nodes, large, split_large)
+            _keep_split(state, large, split_large)
         _open_or_release(state, a)
         _open_or_release(state, a + 1)
     c.n_pending = 0
@@ -317,13 +422,14 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
                            state.pool[root.slot], rows.thread_hists, rows.column_blocks)
         elif c.phase == _SCAN_ROOT:
             root = nodes[0]
-            _keep_split(nodes, 0, find_best_split(state.pool[root.slot], cells, _candidates_of(np.int64(0), np.int64(0),
-                                                                                              choices),
-                                                  NodeSums(root.g, root.h, root.n_rows), units, params, scan_scratch))
-            _open_or_release(state, 0)
+            _keep_split(state, np.int64(0), find_best_split(state.pool[root.slot], cells,
+                                                            _candidates_of(state, np.int64(0), np.int64(0), choices),
+                                                            _node_sums(state, np.int64(0)), units, params,
+                                                            scan_scratch))
+            _open_or_release(state, np.int64(0))
             c.phase = _CHOOSE
         elif c.phase == _CHOOSE:
-            chosen = _choose(state, limits, units.h)
+            chosen = _choose(state, limits, params, units, cells.monotone, choices.interactions)
             if chosen < 0:
                 return NEED_SPACE
             if chosen == 0:
@@ -332,7 +438,7 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
             c.phase = _FINISH
             if rows is None:
                 return NEED_SPLITS
-            _split_rows(state, rows, cells.n_bins)
+            _split_rows(state, rows, cells)
         elif c.phase == _FINISH:
             _finish(state, cells, choices, limits, params, units, scan_scratch)
             c.phase = _CHOOSE
@@ -341,4 +447,5 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
                 record = nodes[node]
                 if record.left < 0:
                     record.feature, record.bin, record.missing_left, record.gain = -1, 0, False, 0.0
+                    state.left_sets[node, :] = 0
             return DONE

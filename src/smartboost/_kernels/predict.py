@@ -6,6 +6,13 @@ On raw data ``split_value`` is the float64 threshold and "missing" is NaN; on bi
 the bin threshold and "missing" is the feature's missing-value bin. Because the thresholds are
 the bin edges, both give the same leaf for every row (tested).
 
+Categorical splits send the bins of a set left (the rest, missing values and unseen categories
+among them, right). The raw prediction reads a categorical feature's bins, which the caller puts
+in its column (``Booster.predict``), and tests them against the nodes' sets; the binned walk of a
+tree with categorical splits tests every node's set of left bins, numeric nodes' included
+(``Tree.left_bin_sets``). Both compile without that code for models without categorical features
+(the argument is None).
+
 Each row's score is updated tree after tree (``out[i] += value_t``), the order the boosting
 loop uses, so predicting the training rows reproduces the training scores bit for bit.
 """
@@ -18,22 +25,39 @@ from numba import njit, prange
 from ._intrinsics import prefetch, prefetch_bytes
 
 
+@njit(cache=True, nogil=True, inline="always")
+def in_set(sets, node, b):
+    """Whether bin ``b`` is in the set of node ``node`` (rows of four uint64 words)."""
+    return ((sets[node, np.uint64(b) >> np.uint64(6)] >> (np.uint64(b) & np.uint64(63))) & np.uint64(1)) != 0
+
+
 @njit(cache=True, nogil=True)
-def find_leaf(X, i, node, feature, split_value, missing_left, missing_value, left, right):
-    """Global index of the leaf that row ``i`` of ``X`` reaches from ``node``."""
+def goes_left_raw(categorical, node, x, split_value, missing_left, missing):
+    """The raw-data decision at ``node`` for the value ``x`` (``missing``: whether it is a
+    missing value of a numeric feature)."""
+    if categorical is not None:
+        if categorical.is_categorical[node]:
+            return in_set(categorical.left_sets, node, np.int64(x))
+    if missing:
+        return missing_left[node]
+    return x <= split_value[node]
+
+
+@njit(cache=True, nogil=True)
+def find_leaf(X, i, node, feature, split_value, missing_left, missing_value, left, right, categorical):
+    """Global index of the leaf that row ``i`` of ``X`` reaches from ``node`` (``categorical``:
+    see :func:`predict_trees`)."""
     while left[node] >= 0:
         f = feature[node]
         x = X[i, f]
-        if x != x or x == missing_value[f]:
-            go_left = missing_left[node]
-        else:
-            go_left = x <= split_value[node]
+        go_left = goes_left_raw(categorical, node, x, split_value, missing_left, x != x or x == missing_value[f])
         node = left[node] if go_left else right[node]
     return node
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def predict_trees(X, feature, split_value, missing_left, missing_value, left, right, value, roots, out, block):
+def predict_trees(X, feature, split_value, missing_left, missing_value, left, right, value, roots, out, block,
+                  categorical):
     """Add the trees' outputs to ``out``.
 
     Parameters
@@ -56,6 +80,9 @@ def predict_trees(X, feature, split_value, missing_left, missing_value, left, ri
         Scores to add to, in place; each row's trees are added in order.
     block : int
         Rows walked through one tree at a time (see ``Booster`` for the choice).
+    categorical : CategoricalNodes or None
+        The nodes' categorical splits, when some feature is categorical; its columns of ``X``
+        then hold the rows' bins (as floats). None: every feature is numeric.
     """
     n_rows = X.shape[0]
     for b in prange((n_rows + block - 1) // block):
@@ -64,7 +91,8 @@ def predict_trees(X, feature, split_value, missing_left, missing_value, left, ri
         for t in range(roots.shape[0]):
             root = roots[t]
             for i in range(start, stop):
-                out[i] += value[find_leaf(X, i, root, feature, split_value, missing_left, missing_value, left, right)]
+                out[i] += value[find_leaf(X, i, root, feature, split_value, missing_left, missing_value, left, right,
+                                          categorical)]
 
 
 _LEAF_ROWS_PREFETCH = 32
@@ -76,15 +104,12 @@ def add_leaf_values(raw, rows, ids, leaf_start, leaf_end, leaf_value, leaves_out
     """Add each leaf's value to the scores of the rows it holds (leaf segments of ``rows``),
     and write each row's leaf position ``k`` to ``leaves_out[row]`` when that is an array
     (None: compiled without). ``rows`` holds row ids, or with ``ids`` given, positions in
-    ``ids`` (a compact tree's row list: no gathered copy of the ids, 0.4 ms per tree of 100,000
-    sampled rows).
+    ``ids`` (a compact tree's row list: no gathered copy of the ids).
 
-    The training-score update with no tree traversal (docs/internals.md, "Partitions and score updates": 20-26x faster than
-    traversing the tree per row). Each row is in exactly one segment, so leaves run in parallel.
-    A leaf's rows are spread over the whole score array, one cache line each, so the score
-    ``_LEAF_ROWS_PREFETCH`` rows ahead is prefetched: per full-data tree at 1M x 28 and 255
-    leaves, 4.1-6.9 -> 3.3-4.3 ms, six alternating runs of 8 trees (on 255 random leaves in
-    isolation: 3.67 ms without, 2.93 / 2.49 / 2.35 / 2.12 ms with 8 / 16 / 32 / 64 rows ahead).
+    The training-score update with no tree traversal (docs/internals.md, "Partitions and score
+    updates"): the partitions already placed every row in its leaf. Each row is in exactly one
+    segment, so leaves run in parallel. A leaf's rows are spread over the whole score array, one
+    cache line each, so the score ``_LEAF_ROWS_PREFETCH`` rows ahead is prefetched.
     """
     for k in prange(leaf_value.shape[0]):
         v = leaf_value[k]
@@ -128,13 +153,17 @@ def pack_bin_decisions(feature, bin_threshold, missing_left, missing_bin, left):
 
 
 @njit(cache=True, nogil=True)
-def _binned_step(bins, decisions, node, row):
-    """``(child, leaf)``: the node a row goes to from ``node``; ``leaf`` when ``node`` is a leaf."""
+def _binned_step(bins, decisions, node, row, left_sets):
+    """``(child, leaf)``: the node a row goes to from ``node``; ``leaf`` when ``node`` is a leaf.
+    With ``left_sets`` (a tree with categorical splits) every node's set of left bins decides;
+    None: the range test of the decision word."""
     word = decisions[node]
     child = np.int64(word & _LEAF)
     if child == 0xFFFFFF:
         return node, True
     b = bins[row, np.int64((word >> np.uint64(24)) & _LEAF)]
+    if left_sets is not None:
+        return child + 1 - np.int64(in_set(left_sets, node, b)), False
     lo = np.uint8((word >> np.uint64(48)) & np.uint64(255))
     return child + (np.uint8(b - lo) < np.uint8(word >> np.uint64(56))), False
 
@@ -156,12 +185,12 @@ def _prefetch_row(bins, rows, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lane(bins, rows, decisions, value, leaf_of_node, scores, leaves_out, node, row, next_row, ahead):
+def _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores, leaves_out, node, row, next_row, ahead):
     """One level of one lane of :func:`add_tree_to_rows`: its row moves down a level, or, at
     its leaf, is scored and the lane takes row ``rows[next_row]`` (and prefetches the row
     ``ahead`` entries further, unless ``ahead`` is None). Returns the lane's new ``(node, row,
     next_row)``."""
-    node, leaf = _binned_step(bins, decisions, node, row)
+    node, leaf = _binned_step(bins, decisions, node, row, left_sets)
     if leaf:
         _add_leaf(value, leaf_of_node, scores, leaves_out, node, row)
         if ahead is not None:
@@ -171,16 +200,16 @@ def _lane(bins, rows, decisions, value, leaf_of_node, scores, leaves_out, node, 
 
 
 @njit(cache=True, nogil=True)
-def _walk_row(bins, decisions, value, leaf_of_node, scores, leaves_out, node, row):
+def _walk_row(bins, decisions, left_sets, value, leaf_of_node, scores, leaves_out, node, row):
     """The rest of one row's walk, from ``node`` to its leaf."""
     leaf = False
     while not leaf:
-        node, leaf = _binned_step(bins, decisions, node, row)
+        node, leaf = _binned_step(bins, decisions, node, row, left_sets)
     _add_leaf(value, leaf_of_node, scores, leaves_out, node, row)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def add_tree_to_rows(bins, rows, decisions, value, leaf_of_node, scores, leaves_out, ahead):
+def add_tree_to_rows(bins, rows, decisions, left_sets, value, leaf_of_node, scores, leaves_out, ahead):
     """Add one tree's output to ``scores[rows]`` by walking it on the rows' bins.
 
     The training loop's update of the rows a tree was not grown on, and of evaluation sets
@@ -190,20 +219,15 @@ def add_tree_to_rows(bins, rows, decisions, value, leaf_of_node, scores, leaves_
     lanes are 8 pairs of scalars (``_lane`` inlined 8 times), which stay in registers; in
     arrays they stay in memory. ``_lane`` and ``_prefetch_row`` are inlined by numba
     (``inline="always"``); the step and the leaf update inside them by LLVM, which compiles
-    faster: the four signatures 30.4 -> 16.3-16.9 s, the walk as fast (median of 60 alternating
-    calls, 28-byte rows: 8.26 against 8.25 ms). Left to LLVM, ``_lane`` is not inlined when it
-    prefetches, and the walk of 136-byte rows took 197-213 ms instead of 10-11 ms; without
-    numba's inlining of ``_prefetch_row`` alone, 13.7 against 11.3 ms. Measured for 900,000
-    rows and a 255-leaf tree, 2 threads:
-    38 ms one row at a time, 13.1 ms with 16 lanes in arrays, 8.1 ms with 8 scalar lanes (6
-    to 10 lanes within 2%, 4 lanes 8.9 ms).
+    them in about half the time numba's inlining takes, for the same code. Left to LLVM,
+    ``_lane`` is not inlined when it prefetches, and the walk then runs an order of magnitude
+    slower on wide rows. Eight lanes is where more stop paying: fewer leave load latency
+    exposed, more spill out of registers.
 
     Rows of 64 bytes or more (``WIDE_ROW_BYTES``) span several cache lines, and a lane reads
     one or two of them at random per level: there each lane prefetches, as it takes a row, the
-    row ``ahead`` entries further. 935,000 of 1.1M rows x 136 features (ranking, MVS 0.15),
-    255-leaf tree, 2 threads, medians of 10 calls in 3 alternating rounds: 23-34 ms without,
-    9.4-15 ms with 16 rows ahead (8: 15.3-15.5, 32: 14.8-14.9, 64: 15.3). On 28-byte rows it
-    made no difference beyond this machine's noise, and is not compiled in.
+    row ``ahead`` entries further. Narrower rows fit one line, which the walk's own load
+    fetches: there the prefetch is not compiled in.
 
     Parameters
     ----------
@@ -213,6 +237,9 @@ def add_tree_to_rows(bins, rows, decisions, value, leaf_of_node, scores, leaves_
         Rows to update.
     decisions : ndarray of uint64
         :func:`pack_bin_decisions` of the tree (root 0, right child = left child + 1).
+    left_sets : ndarray of uint64, shape (n_nodes, 4), or None
+        A tree with categorical splits: every node's set of left bins (``Tree.left_bin_sets``),
+        which then decide instead of the words' range tests. None: no categorical split.
     value : ndarray of float64
         Node values (leaf values are added).
     leaf_of_node : ndarray of int32
@@ -240,23 +267,24 @@ def add_tree_to_rows(bins, rows, decisions, value, leaf_of_node, scores, leaves_
                 np.int64(rows[start + 7])
             next_row = start + 8
             while next_row + 8 <= stop:  # a row for every lane that may finish in this round
-                n0, r0, next_row = _lane(bins, rows, decisions, value, leaf_of_node, scores, leaves_out, n0, r0,
-                                         next_row, ahead)
-                n1, r1, next_row = _lane(bins, rows, decisions, value, leaf_of_node, scores, leaves_out, n1, r1,
-                                         next_row, ahead)
-                n2, r2, next_row = _lane(bins, rows, decisions, value, leaf_of_node, scores, leaves_out, n2, r2,
-                                         next_row, ahead)
-                n3, r3, next_row = _lane(bins, rows, decisions, value, leaf_of_node, scores, leaves_out, n3, r3,
-                                         next_row, ahead)
-                n4, r4, next_row = _lane(bins, rows, decisions, value, leaf_of_node, scores, leaves_out, n4, r4,
-                                         next_row, ahead)
-                n5, r5, next_row = _lane(bins, rows, decisions, value, leaf_of_node, scores, leaves_out, n5, r5,
-                                         next_row, ahead)
-                n6, r6, next_row = _lane(bins, rows, decisions, value, leaf_of_node, scores, leaves_out, n6, r6,
-                                         next_row, ahead)
-                n7, r7, next_row = _lane(bins, rows, decisions, value, leaf_of_node, scores, leaves_out, n7, r7,
-                                         next_row, ahead)
+                n0, r0, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                                         leaves_out, n0, r0, next_row, ahead)
+                n1, r1, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                                         leaves_out, n1, r1, next_row, ahead)
+                n2, r2, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                                         leaves_out, n2, r2, next_row, ahead)
+                n3, r3, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                                         leaves_out, n3, r3, next_row, ahead)
+                n4, r4, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                                         leaves_out, n4, r4, next_row, ahead)
+                n5, r5, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                                         leaves_out, n5, r5, next_row, ahead)
+                n6, r6, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                                         leaves_out, n6, r6, next_row, ahead)
+                n7, r7, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                                         leaves_out, n7, r7, next_row, ahead)
             for node, row in ((n0, r0), (n1, r1), (n2, r2), (n3, r3), (n4, r4), (n5, r5), (n6, r6), (n7, r7)):
-                _walk_row(bins, decisions, value, leaf_of_node, scores, leaves_out, node, row)
+                _walk_row(bins, decisions, left_sets, value, leaf_of_node, scores, leaves_out, node, row)
         for i in range(next_row, stop):
-            _walk_row(bins, decisions, value, leaf_of_node, scores, leaves_out, np.int64(0), np.int64(rows[i]))
+            _walk_row(bins, decisions, left_sets, value, leaf_of_node, scores, leaves_out, np.int64(0),
+                      np.int64(rows[i]))

@@ -13,36 +13,59 @@ from collections import namedtuple
 
 import numpy as np
 
-__all__ = ["SplitParams", "Units", "NodeSums", "Cells", "Candidates", "Split", "HistogramArrays",
-           "PartitionColumns", "LocalRows", "NodeDraws", "SplitChoices", "GrowthLimits", "GrowthState", "NODE",
-           "COUNTS"]
+__all__ = ["SplitParams", "Units", "NodeSums", "Cells", "Candidates", "Split", "NO_LEFT_SET",
+           "ThresholdRule", "HistogramArrays", "PartitionColumns", "LocalRows", "NodeDraws", "Interactions",
+           "SplitChoices", "GrowthLimits", "GrowthState", "CategoricalNodes", "NODE", "COUNTS"]
 
 SplitParams = namedtuple("SplitParams", ["lambda_l1", "lambda_l2", "min_gain_to_split", "min_sum_hessian_in_leaf",
-                                         "min_data_in_leaf"])
-SplitParams.__doc__ = """The regularisation and limits a split must satisfy (every field a float).
+                                         "min_data_in_leaf", "max_cat_to_onehot", "max_cat_threshold", "cat_smooth",
+                                         "cat_l2", "min_data_per_group", "sign_leaves"],
+                         defaults=(4.0, 32.0, 10.0, 10.0, 100.0, 0.0))
+SplitParams.__doc__ = """The regularisation and limits a split must satisfy, those of categorical
+splits (``_kernels.split.scan_categorical``; LightGBM's parameters and defaults), and the split
+criterion; every field a float.
 
-``min_data_in_leaf`` counts rows through the hessian estimate (``_kernels.split``)."""
+``min_data_in_leaf`` counts rows through the hessian estimate (``_kernels.split``);
+``sign_leaves`` (1.0, or 0.0 by default) scores splits for leaves that output signs
+(``weak_learner="sign"``)."""
 
 Units = namedtuple("Units", ["g", "h"])
 Units.__doc__ = """Fixed-point units of a tree: a gradient sum ``G`` stands for ``G * g``, a hessian
 sum ``H`` for ``H * h`` (``_kernels.gradients``)."""
 
-NodeSums = namedtuple("NodeSums", ["g", "h", "n_rows"])
-NodeSums.__doc__ = """A node's fixed-point gradient and hessian sums and its rows."""
+NodeSums = namedtuple("NodeSums", ["g", "h", "n_rows", "lower", "upper"], defaults=(-np.inf, np.inf))
+NodeSums.__doc__ = """A node's fixed-point gradient and hessian sums, its rows, and the bounds its
+output and its children's outputs must keep (monotone constraints; -inf and +inf without)."""
 
-Cells = namedtuple("Cells", ["offsets", "n_bins"])
-Cells.__doc__ = """The histogram cells: feature ``f`` owns cells ``offsets[f] .. offsets[f] + n_bins[f]``
-(its value bins, then its missing-value bin)."""
+Cells = namedtuple("Cells", ["offsets", "n_bins", "categorical", "monotone"], defaults=(None, None))
+Cells.__doc__ = """The features' histogram cells and how they split: feature ``f`` owns cells
+``offsets[f] .. offsets[f] + n_bins[f]`` (its value bins, then its missing-value bin);
+``categorical`` (bool, one per feature) marks the categorical features, ``monotone`` (int8, one
+per feature: -1, 0, +1) the monotone constraints. Either is None when no feature has one, and is
+then read through a function taking it as an argument, which numba compiles without that code
+(``_kernels.split``). They are fields of this record, which the split kernels' parallel loops
+take as a whole: numba cannot pass an array nested two records deep into them."""
 
 Candidates = namedtuple("Candidates", ["features", "thresholds"])
 Candidates.__doc__ = """What a node may split on: ``features`` (bool mask) and, for RGBM's Type 1, the
 only thresholds to try, packed (feature ``f``'s sorted bins are
 ``thresholds[thresholds[f]:thresholds[f + 1]]``); ``thresholds`` None: every threshold."""
 
-Split = namedtuple("Split", ["feature", "bin", "missing_left", "gain", "gl", "hl"])
+Split = namedtuple("Split", ["feature", "bin", "missing_left", "gain", "gl", "hl", "left_set"])
 Split.__doc__ = """A node's best split: rows with bin <= ``bin`` of ``feature`` (and missing values
 when ``missing_left``) go left; ``gl``, ``hl`` are the left child's fixed-point sums.
-``feature`` is -1 when no valid split exists."""
+``feature`` is -1 when no valid split exists. A split on a categorical feature sends the bins
+of ``left_set`` left (a 256-bit set, four uint64 words: bin ``b`` is bit ``b % 64`` of word
+``b // 64``), and the rest, missing values among them, right (``bin`` 0, ``missing_left``
+False); a numeric split's ``left_set`` is empty."""
+
+NO_LEFT_SET = (np.uint64(0), np.uint64(0), np.uint64(0), np.uint64(0))
+"""The ``left_set`` of a numeric split."""
+
+ThresholdRule = namedtuple("ThresholdRule", ["threshold", "missing_left", "missing_bin"])
+ThresholdRule.__doc__ = """A numeric split as partitions apply it to bins: value bins ``<= threshold``
+go left, and the ``missing_bin`` too when ``missing_left`` (``_kernels.partition``; a categorical
+split is applied as its set of left bins, a uint64 array of four words)."""
 
 HistogramArrays = namedtuple("HistogramArrays", ["dense_bins", "dense_offsets", "sparse_indptr", "sparse_cells",
                                                  "sparse_first", "sparse_last", "default_cells", "cells"])
@@ -72,10 +95,18 @@ the random stream and iteration keying them, ``t`` and the ``pool`` of features 
 feature's threshold count, and buffers for two nodes' draws (rows of ``features``, and of
 ``packed`` for Type 1, None for Types 2 and 3; ``chosen`` and ``rest`` are scratch)."""
 
-SplitChoices = namedtuple("SplitChoices", ["built", "tree", "per_node"])
+Interactions = namedtuple("Interactions", ["feature_groups", "features"])
+Interactions.__doc__ = """Interaction constraints (``_kernels.grow``): ``feature_groups`` (uint64,
+shape (n_features, n_words)) holds the bit set of the groups each feature belongs to, and
+``features`` (bool, shape (2, n_features)) is the buffer of two nodes' allowed candidates. A node
+may split on a feature sharing a group with every feature of its path: the groups of the path
+are the node's row of ``GrowthState.groups``."""
+
+SplitChoices = namedtuple("SplitChoices", ["built", "tree", "per_node", "interactions"], defaults=(None,))
 SplitChoices.__doc__ = """The splits a tree may make: ``built``, the features whose histograms it builds;
 ``tree``, the :class:`Candidates` of every node; ``per_node``, the :class:`NodeDraws` that replace
-them node by node (None: ``tree`` holds for every node)."""
+them node by node (None: ``tree`` holds for every node); ``interactions``, the
+:class:`Interactions` that narrow every node's candidates (None: no constraint)."""
 
 GrowthLimits = namedtuple("GrowthLimits", ["max_leaves", "max_depth", "min_rows_to_split", "min_hess_to_split",
                                            "depthwise"])
@@ -98,10 +129,20 @@ COUNTS = np.dtype([
 """The scalars of a growing tree: nodes and leaves so far, open leaves, free histogram slots,
 splits waiting for their rows, the loop's phase, and the sizes it asked for when it ran out."""
 
-GrowthState = namedtuple("GrowthState", ["nodes", "open", "free", "pool", "pending", "counts"])
+GrowthState = namedtuple("GrowthState", ["nodes", "open", "free", "pool", "pending", "counts", "left_sets",
+                                         "bounds", "groups"])
 GrowthState.__doc__ = """A tree being grown by ``_kernels.grow.grow_tree``: ``nodes`` (:data:`NODE`
 records), the ids of the ``open`` leaves (those with a valid split), a stack of ``free``
 histogram slots of ``pool`` (int64, shape (slots, n_cells, 2)), the ``pending`` splits (int64
 rows ``(parent, slot, n_left, built)``: the slot for one child's histogram, -1 when none is
 wanted, and once the rows are split, the left child's rows and the child whose histogram was
-built), and ``counts`` (one :data:`COUNTS` record)."""
+built), and ``counts`` (one :data:`COUNTS` record). Per node besides its record: the left bins of
+its categorical split (``left_sets``, uint64, shape (n, 4); see :class:`Split`), the bounds of
+its output (``bounds``, float64, shape (n, 2): lower, upper; monotone constraints) and the bit
+set of the interaction groups its path allows (``groups``, uint64, shape (n, n_words); no
+column without interaction constraints)."""
+
+CategoricalNodes = namedtuple("CategoricalNodes", ["is_categorical", "left_sets"])
+CategoricalNodes.__doc__ = """The categorical splits of trees as the raw prediction reads them
+(``_kernels.predict.predict_trees``): per node, whether it splits a categorical feature, and its
+set of left bins (uint64, shape (n_nodes, 4)); the feature's raw values are its bins there."""

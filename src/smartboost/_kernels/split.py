@@ -15,6 +15,23 @@ threshold is tried with them on the left and on the right, and the better direct
 "all values left, missing right" is a candidate too. When it has none, missing values met at
 prediction time follow the side with the larger hessian sum (scikit-learn's rule, by samples).
 
+Categorical features (``cells.categorical``; docs/howto/categorical.md) are scanned by
+:func:`scan_categorical`: one category against the rest when the node has at most
+``max_cat_to_onehot`` categories holding rows, else LightGBM's many-vs-many partition (the
+categories sorted by ``sum_g / (sum_h + cat_smooth)``, Fisher's result, and cut from either end).
+Their missing-value bin, which also holds categories unseen in training, always goes right.
+
+Monotone constraints (``cells.monotone``; docs/howto/constraints.md) are LightGBM's "basic"
+method: a node's output, and its children's, are clamped to the node's bounds
+(``NodeSums.lower``, ``upper``), a split is scored by the loss reduction of the clamped outputs,
+and a split on a constrained feature is valid only when those outputs are ordered its way
+(:func:`scan_bounded`). Nodes without bounds scan unconstrained features as without constraints.
+
+Sign leaves (``weak_learner="sign"``, ``params.sign_leaves``): a leaf outputs ``-sign(G)``, so a
+tree's correlation with the negative gradients is the sum of its leaves' ``|G|`` (AnyBoost's
+criterion; RGBM's normalised stump), and a split's gain is ``|GL| + |GR| - |G|`` (see
+:func:`_scan_sign`); the hessians then enter the validity tests only.
+
 ``params`` is a :class:`~smartboost._kernels.records.SplitParams`; a node's sums and the tree's
 fixed-point units come as :class:`~smartboost._kernels.records.NodeSums` and ``Units``, and a
 node's best split is returned as a :class:`~smartboost._kernels.records.Split`.
@@ -26,7 +43,7 @@ import numba
 import numpy as np
 from numba import get_thread_id, njit, prange
 
-from .records import Split
+from .records import NO_LEFT_SET, Split
 
 _GAIN_EPS = 1e-12
 """A split must beat the parent's score by this relative margin: float rounding of a pure node
@@ -71,6 +88,34 @@ def least_child_hessian(min_h, l2):
     ``l2 >= 0``): ``min_h`` when ``l2 > 0``, else at least the least positive normal float (a
     subnormal hessian sum counts as an empty child)."""
     return min_h if l2 > 0.0 else max(min_h, _LEAST_NORMAL)
+
+
+@njit(cache=True, nogil=True)
+def _least_hessian(params, h_total, n_rows):
+    """:func:`least_child_hessian` of a node with hessian sum ``h_total`` (value) and ``n_rows``
+    rows: ``min_sum_hessian_in_leaf``, and ``min_data_in_leaf`` rows by the hessian estimate."""
+    min_h = params.min_sum_hessian_in_leaf
+    if params.min_data_in_leaf > 0.0:
+        min_h = max(min_h, params.min_data_in_leaf * h_total / n_rows) if n_rows > 0 else np.inf
+    return least_child_hessian(min_h, params.lambda_l2)
+
+
+@njit(cache=True, nogil=True)
+def leaf_output(g, h, l1, l2, lower, upper):
+    """The Newton value ``-T(g)/(h + l2)`` of a leaf with sums ``(g, h)`` (values), clamped to
+    ``[lower, upper]`` (0 when ``h + l2`` is not positive)."""
+    d = h + l2
+    w = -_threshold_l1(g, l1) / d if d > 0.0 else 0.0
+    return min(max(w, lower), upper)
+
+
+@njit(cache=True, nogil=True)
+def _bounded_score(g, h, l1, l2, lower, upper):
+    """Twice the loss reduction of a leaf with sums ``(g, h)`` whose output ``w`` is clamped to
+    ``[lower, upper]``: ``-(2 T(g) w + (h + l2) w^2)``, which is ``T(g)^2/(h + l2)`` when the
+    bounds do not bind (LightGBM's ``GetLeafGainGivenOutput``)."""
+    w = leaf_output(g, h, l1, l2, lower, upper)
+    return -(2.0 * _threshold_l1(g, l1) * w + (h + l2) * w * w)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -136,6 +181,11 @@ def _max_score(score, n):
     return max(max(m0, m1), max(m2, m3))
 
 
+_FEW_THRESHOLDS = 8
+"""Features with at most this many thresholds (binary and other few-valued features) are
+scanned in one pass (:func:`_scan_thresholds`): the vectorised passes cost more than they save
+there. On a9a's binary features, 123 features a node: 36 -> 12 us per node."""
+
 _NEAR_BEST = 1e-12
 """Thresholds whose score (divided out) is within this relative margin of the largest one are
 compared exactly, by cross-multiplication. The margin is far above the few units of rounding of
@@ -183,20 +233,19 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     (:func:`_near_best`) finds one alone there. Every pass indexes with unsigned integers
     (numba's negative-index wrap costs a compare and a select per access).
 
-    Measured: 0.62 us per 255-bin feature against 1.0 us for one pass comparing every threshold
-    by cross-multiplication (itself 0.88 us against 1.51 us with early exits and 1.55 us with two
-    divisions, before vectorisation). On 40 node histograms of a sampled 136-feature ranking
-    tree, one thread, alternating in one process, the same splits: the unsigned indices
-    852-919 -> 739-790 ns per feature, the count 684-695 -> 636-644 ns (another day). Then, one
-    thread on one of those histograms: 660 -> 560 ns per feature with the validity test as one
-    bound per side (:func:`least_child_hessian`) and no soft threshold without L1 (the score pass
-    219 -> 126 ns), 512 ns with the fixed-point sums added up for the node's winning feature only
-    (:func:`_split_sums`) instead of every feature's best.
+    The division-based score pass vectorises, where a pass comparing every threshold by
+    cross-multiplication cannot; the exact comparison then runs on the few thresholds near the
+    best only. The validity test is one hessian bound per side (:func:`least_child_hessian`),
+    and the fixed-point sums are added up for the node's winning feature only
+    (:func:`_split_sums`), not for every feature's best.
+
+    Features of at most ``_FEW_THRESHOLDS`` thresholds, and candidate lists, are scanned in one
+    pass that compares each threshold in order by cross-multiplication, the same winner.
     """
     best_num = -1.0
     best_den = 1.0
     best_bin = -1
-    if candidates is None:
+    if candidates is None and n_thresholds > _FEW_THRESHOLDS:
         g_left, h_left, score = scratch[0], scratch[1], scratch[2]
         _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_unit, h_unit, g_left, h_left)
         _threshold_scores(g_left, h_left, n_thresholds, g_total, h_total, least_h, l1, l2, score)
@@ -220,18 +269,78 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     gl = g_extra
     hl = h_extra
     b = 0
-    for k in range(candidates.shape[0]):
-        candidate = candidates[k]
+    for k in range(n_thresholds if candidates is None else candidates.shape[0]):
+        candidate = k if candidates is None else candidates[k]
+        if candidate >= n_thresholds:
+            break
+        while b <= candidate:
+            cell = np.uint64(first_cell + b)
+            gl += hist[cell, 0]
+            hl += hist[cell, 1]
+            b += 1
+        num, den, valid = _children_score(gl * g_unit, hl * h_unit, g_total, h_total, least_h, l1, l2)
+        if valid and _beats(num, den, best_num, best_den, highest):
+            best_num, best_den, best_bin = num, den, candidate
+    return best_num, best_den, best_bin
+
+
+@njit(cache=True, nogil=True)
+def _scan_sign(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_total, h_total, g_unit, h_unit,
+               least_h, highest):
+    """Best threshold for sign leaves with ``(g_extra, h_extra)`` on the left: the largest
+    ``|GL| + |GR|`` among valid thresholds (all, or those in ``candidates``), ties to the lowest
+    or the ``highest``. Returns ``(score, bin)``, ``bin`` -1 when none is valid."""
+    best = -1.0
+    best_bin = -1
+    gl = g_extra
+    hl = h_extra
+    b = 0
+    if candidates is None:
+        n_candidates = n_thresholds
+    else:
+        n_candidates = candidates.shape[0]
+    for k in range(n_candidates):
+        candidate = k
+        if candidates is not None:
+            candidate = candidates[k]
         if candidate >= n_thresholds:
             break
         while b <= candidate:
             gl += hist[first_cell + b, 0]
             hl += hist[first_cell + b, 1]
             b += 1
-        num, den, valid = _children_score(gl * g_unit, hl * h_unit, g_total, h_total, least_h, l1, l2)
-        if valid and _beats(num, den, best_num, best_den, highest):
-            best_num, best_den, best_bin = num, den, candidate
-    return best_num, best_den, best_bin
+        g_left = gl * g_unit
+        h_left = hl * h_unit
+        score = abs(g_left) + abs(g_total - g_left)
+        if h_left >= least_h and h_total - h_left >= least_h and (score > best or (highest and score == best)):
+            best, best_bin = score, candidate
+    return best, best_bin
+
+
+@njit(cache=True, nogil=True)
+def _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h,
+                       min_gain_to_split):
+    """:func:`scan_feature` for sign leaves: gain ``|GL| + |GR| - |G|``, missing values tried on
+    both sides as there."""
+    g_missing = hist[first_cell + n_bins, 0]
+    h_missing = hist[first_cell + n_bins, 1]
+    has_missing = g_missing != 0 or h_missing != 0
+    zero = np.int64(0)
+    best, best_bin = _scan_sign(hist, first_cell, n_bins if has_missing else n_bins - 1, thresholds, zero, zero,
+                                g_total, h_total, g_unit, h_unit, least_h, not has_missing)
+    missing_left = False
+    if has_missing:
+        best_l, bin_l = _scan_sign(hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total,
+                                   g_unit, h_unit, least_h, True)
+        if bin_l >= 0 and best_l >= best:
+            best, best_bin, missing_left = best_l, bin_l, True
+    if best_bin < 0:
+        return _NO_GAIN, -1, False
+    parent = abs(g_total)
+    gain = best - parent
+    if gain - min_gain_to_split <= _GAIN_EPS * parent:
+        return _NO_GAIN, -1, False
+    return gain, best_bin, missing_left
 
 
 @njit(cache=True, nogil=True)
@@ -280,15 +389,15 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     g_unit, h_unit = units.g, units.h
     g_total = sums.g * g_unit
     h_total = sums.h * h_unit
-    min_h = params.min_sum_hessian_in_leaf
-    if params.min_data_in_leaf > 0.0:
-        min_h = max(min_h, params.min_data_in_leaf * h_total / sums.n_rows) if sums.n_rows > 0 else np.inf
-    least_h = least_child_hessian(min_h, l2)
+    least_h = _least_hessian(params, h_total, sums.n_rows)
+    if params.sign_leaves != 0.0:
+        return _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h,
+                                  params.min_gain_to_split)
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
-    # np.int64(0), not 0: a literal argument makes numba compile the callee (and all it calls)
-    # once more, for the literal's own type
+    # np.int64(0) and np.bool_(True), not 0 and True: a literal argument makes numba compile the
+    # callee (and all it calls) once more, for the literal's own type
     zero = np.int64(0)
     num, den, best_bin = _scan_thresholds(
         hist, first_cell, n_bins if has_missing else n_bins - 1, thresholds, zero, zero, g_total, h_total, g_unit,
@@ -297,16 +406,226 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     if has_missing:
         num_l, den_l, bin_l = _scan_thresholds(
             hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total, g_unit, h_unit, least_h,
-            l1, l2, True, scratch)
+            l1, l2, np.bool_(True), scratch)
         if bin_l >= 0 and _beats(num_l, den_l, num, den, True):
             num, den, best_bin, missing_left = num_l, den_l, bin_l, True
     if best_bin < 0:
-        return _NO_GAIN, -1, False
+        return _NO_GAIN, np.int64(-1), False
     parent_score = leaf_score(g_total, h_total, l1, l2)
     gain = 0.5 * (num / den - parent_score)
     if gain - params.min_gain_to_split <= _GAIN_EPS * parent_score:
-        return _NO_GAIN, -1, False
-    return gain, best_bin, missing_left
+        return _NO_GAIN, np.int64(-1), False
+    return gain, np.int64(best_bin), missing_left
+
+
+@njit(cache=True, nogil=True)
+def _scan_bounded_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_total, h_total, g_unit,
+                             h_unit, least_h, l1, l2, lower, upper, direction, highest):
+    """:func:`_scan_thresholds` with the children's outputs clamped to ``[lower, upper]``: the
+    best children's score (:func:`_bounded_score`) and its threshold (-1: none valid). With
+    ``direction`` +1 (-1) the left output must not be above (below) the right one."""
+    best = _NO_GAIN
+    best_bin = -1
+    gl = g_extra
+    hl = h_extra
+    b = 0
+    n = n_thresholds if candidates is None else candidates.shape[0]
+    for k in range(n):
+        t = k if candidates is None else candidates[k]
+        if t >= n_thresholds:
+            break
+        while b <= t:
+            gl += hist[first_cell + b, 0]
+            hl += hist[first_cell + b, 1]
+            b += 1
+        g_left, h_left = gl * g_unit, hl * h_unit
+        g_right, h_right = g_total - g_left, h_total - h_left
+        if h_left >= least_h and h_right >= least_h:
+            w_left = leaf_output(g_left, h_left, l1, l2, lower, upper)
+            w_right = leaf_output(g_right, h_right, l1, l2, lower, upper)
+            if direction * (w_right - w_left) >= 0.0:
+                score = _bounded_score(g_left, h_left, l1, l2, lower, upper) + \
+                    _bounded_score(g_right, h_right, l1, l2, lower, upper)
+                if score > best or (highest and score == best):
+                    best, best_bin = score, t
+    return best, best_bin
+
+
+@njit(cache=True, nogil=True)
+def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, direction):
+    """:func:`scan_feature` in a node with output bounds or on a monotone feature
+    (``direction`` -1, 0 or +1): the children's outputs are clamped to the node's bounds, the
+    gain is the loss reduction of the clamped outputs against the node's own clamped output, and
+    a split on a monotone feature must order its children's outputs its way. Missing values and
+    ties are treated as in :func:`scan_feature` (exact comparisons of the scores)."""
+    l1, l2 = params.lambda_l1, params.lambda_l2
+    g_unit, h_unit = units.g, units.h
+    g_total = sums.g * g_unit
+    h_total = sums.h * h_unit
+    lower, upper = sums.lower, sums.upper
+    least_h = _least_hessian(params, h_total, sums.n_rows)
+    g_missing = hist[first_cell + n_bins, 0]
+    h_missing = hist[first_cell + n_bins, 1]
+    has_missing = g_missing != 0 or h_missing != 0
+    zero = np.int64(0)
+    score, best_bin = _scan_bounded_thresholds(
+        hist, first_cell, n_bins if has_missing else n_bins - 1, thresholds, zero, zero, g_total, h_total, g_unit,
+        h_unit, least_h, l1, l2, lower, upper, direction, not has_missing)
+    missing_left = False
+    if has_missing:
+        score_l, bin_l = _scan_bounded_thresholds(
+            hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total, g_unit, h_unit, least_h,
+            l1, l2, lower, upper, direction, True)
+        if bin_l >= 0 and score_l >= score:
+            score, best_bin, missing_left = score_l, bin_l, True
+    if best_bin < 0:
+        return _NO_GAIN, np.int64(-1), False
+    gain = _bounded_gain(score, g_total, h_total, l1, l2, lower, upper, params.min_gain_to_split)
+    if gain == _NO_GAIN:
+        return _NO_GAIN, np.int64(-1), False
+    return gain, np.int64(best_bin), missing_left
+
+
+@njit(cache=True, nogil=True)
+def _bounded_gain(score, g_total, h_total, l1, l2, lower, upper, min_gain):
+    """The gain of a split whose children score ``score`` (:func:`_bounded_score` summed) over
+    the node's own bounded score, or ``_NO_GAIN`` when it does not clear ``min_gain`` (with
+    the relative margin that keeps rounding noise from splitting)."""
+    parent_score = _bounded_score(g_total, h_total, l1, l2, lower, upper)
+    gain = 0.5 * (score - parent_score)
+    if gain - min_gain <= _GAIN_EPS * abs(parent_score):
+        return _NO_GAIN
+    return gain
+
+
+@njit(cache=True, nogil=True)
+def _value_sums(hist, first_cell, n_bins, units, grad, hess):
+    """``grad[b]``, ``hess[b]``: the value bins' sums (values) of a feature; returns how many
+    bins hold rows."""
+    used = 0
+    for b in range(n_bins):
+        g = hist[first_cell + b, 0]
+        h = hist[first_cell + b, 1]
+        grad[b] = g * units.g
+        hess[b] = h * units.h
+        used += (g != 0) | (h != 0)
+    return used
+
+
+@njit(cache=True, nogil=True)
+def _sorted_categories(grad, hess, n_bins, rows_per_h, smooth, keys):
+    """The bins of a many-vs-many categorical split, in the order it cuts them: the bins holding
+    rows and at least ``cat_smooth`` (estimated) rows, sorted by ``grad / (hess + cat_smooth)``
+    (stable: ties in bin order). ``keys`` is scratch."""
+    eligible = np.empty(n_bins, np.int64)
+    m = 0
+    for b in range(n_bins):
+        if (grad[b] != 0.0 or hess[b] != 0.0) and hess[b] * rows_per_h >= smooth:
+            eligible[m] = b
+            keys[m] = grad[b] / (hess[b] + smooth)
+            m += 1
+    return eligible[np.argsort(keys[:m], kind="mergesort")]
+
+
+@njit(cache=True, nogil=True)
+def scan_categorical(hist, first_cell, n_bins, sums, units, params, scratch):
+    """Best split of a categorical feature.
+
+    The missing-value bin (missing values, and categories unseen in training) always goes
+    right. With at most ``max_cat_to_onehot`` bins holding rows in the node, each of them alone
+    on the left is tried (one-vs-rest). Otherwise the categories of :func:`_sorted_categories`
+    are cut after their first ``k + 1`` (``k < max_cat_threshold``, at most half of them), from
+    the low end and from the high end, as LightGBM does: a cut is tried once at least
+    ``min_data_per_group`` rows were added since the last one tried, the right side must keep
+    ``min_data_per_group`` rows, and the children's score takes ``lambda_l2 + cat_l2``. Both
+    sides must hold ``min_sum_hessian_in_leaf`` and ``min_data_in_leaf`` (as estimated); the
+    children's outputs are clamped to the node's bounds (monotone constraints of ancestors).
+    Ties go to the first cut tried (ascending bins, then the low end, then the high end).
+
+    Returns
+    -------
+    gain : float
+        -inf when no split is valid.
+    k : int
+        One-vs-rest: the bin on the left. Many-vs-many: the left side's categories less one.
+    from_top : bool
+        Many-vs-many: whether they are the high end of the sorted categories.
+    """
+    l1, l2 = params.lambda_l1, params.lambda_l2
+    lower, upper = sums.lower, sums.upper
+    g_total = sums.g * units.g
+    h_total = sums.h * units.h
+    least_h = _least_hessian(params, h_total, sums.n_rows)
+    rows_per_h = sums.n_rows / h_total if h_total > 0.0 else 0.0
+    grad, hess = scratch[0], scratch[1]
+    used = _value_sums(hist, first_cell, n_bins, units, grad, hess)
+    best = _NO_GAIN
+    best_k = -1
+    best_top = False
+    if used <= params.max_cat_to_onehot:
+        for b in range(n_bins):
+            h_left = hess[b]
+            if h_left >= least_h and h_total - h_left >= least_h:
+                score = _bounded_score(grad[b], h_left, l1, l2, lower, upper) + \
+                    _bounded_score(g_total - grad[b], h_total - h_left, l1, l2, lower, upper)
+                if score > best:
+                    best, best_k = score, b
+    else:
+        order = _sorted_categories(grad, hess, n_bins, rows_per_h, params.cat_smooth, scratch[2])
+        m = order.shape[0]
+        l2_cat = l2 + params.cat_l2
+        for from_top in (False, True):
+            g_left = 0.0
+            h_left = 0.0
+            group = 0.0
+            for k in range(min(m, int(params.max_cat_threshold), (m + 1) // 2)):
+                b = order[m - 1 - k] if from_top else order[k]
+                g_left += grad[b]
+                h_left += hess[b]
+                group += hess[b] * rows_per_h
+                if h_left < least_h:
+                    continue
+                h_right = h_total - h_left
+                if h_right < least_h or h_right * rows_per_h < params.min_data_per_group:
+                    break
+                if group < params.min_data_per_group:
+                    continue
+                group = 0.0
+                score = _bounded_score(g_left, h_left, l1, l2_cat, lower, upper) + \
+                    _bounded_score(g_total - g_left, h_right, l1, l2_cat, lower, upper)
+                if score > best:
+                    best, best_k, best_top = score, k, from_top
+    if best_k < 0:
+        return _NO_GAIN, np.int64(-1), False
+    gain = _bounded_gain(best, g_total, h_total, l1, l2, lower, upper, params.min_gain_to_split)
+    if gain == _NO_GAIN:
+        return _NO_GAIN, np.int64(-1), False
+    return gain, np.int64(best_k), best_top
+
+
+@njit(cache=True, nogil=True)
+def _categorical_split_sums(hist, first_cell, n_bins, k, from_top, sums, units, params, scratch):
+    """The left bins of the categorical split :func:`scan_categorical` found (its ``k`` and
+    ``from_top``), as a :class:`Split`'s ``left_set``, and the left child's fixed-point sums."""
+    grad, hess = scratch[0], scratch[1]
+    used = _value_sums(hist, first_cell, n_bins, units, grad, hess)
+    if used <= params.max_cat_to_onehot:
+        order = np.full(1, k, np.int64)
+        count = 1
+    else:
+        h_total = sums.h * units.h
+        rows_per_h = sums.n_rows / h_total if h_total > 0.0 else 0.0
+        order = _sorted_categories(grad, hess, n_bins, rows_per_h, params.cat_smooth, scratch[2])
+        count = k + 1
+    words = np.zeros(4, np.uint64)
+    gl = 0
+    hl = 0
+    for i in range(count):
+        b = order[order.shape[0] - 1 - i] if from_top else order[i]
+        words[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+        gl += hist[first_cell + b, 0]
+        hl += hist[first_cell + b, 1]
+    return (words[0], words[1], words[2], words[3]), gl, hl
 
 
 @njit(cache=True, nogil=True)
@@ -332,14 +651,32 @@ def _split_sums(hist, first_cell, n_bins, bin_threshold, missing_left, h_fixed):
 
 
 @njit(cache=True, nogil=True)
-def _scan(hist, first_cell, n_bins, thresholds, f, sums, units, params, scratch):
-    """:func:`scan_feature` of feature ``f`` with its own thresholds (packed; None: all), on the
-    calling thread's ``scratch``."""
+def _scan_feature_kind(hist, first_cell, n_bins, thresholds, f, sums, units, params, work, categorical, monotone):
+    """The scan that feature ``f`` takes: :func:`scan_categorical` (categorical; RGBM's
+    thresholds only say whether it is a candidate), :func:`scan_bounded` (a monotone feature,
+    or a node with output bounds) or :func:`scan_feature`. ``categorical`` and ``monotone`` are
+    the cells' fields, arguments so that numba compiles no code for them when they are None."""
+    if categorical is not None:
+        if categorical[f]:
+            return scan_categorical(hist, first_cell, n_bins, sums, units, params, work)
+    if monotone is not None:
+        direction = monotone[f]
+        if direction != 0 or sums.lower > -np.inf or sums.upper < np.inf:
+            return scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, direction)
+    return scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, work)
+
+
+@njit(cache=True, nogil=True)
+def _scan(hist, cells, thresholds, f, sums, units, params, scratch):
+    """The scan of feature ``f`` (:func:`_scan_feature_kind`) with its own thresholds (packed;
+    None: all), on the calling thread's ``scratch``."""
     work = scratch[get_thread_id()]
+    first_cell, n_bins = cells.offsets[f], cells.n_bins[f]
     if thresholds is None:
-        return scan_feature(hist, first_cell, n_bins, None, sums, units, params, work)
-    return scan_feature(hist, first_cell, n_bins, thresholds[thresholds[f]:thresholds[f + 1]], sums, units, params,
-                        work)
+        return _scan_feature_kind(hist, first_cell, n_bins, None, f, sums, units, params, work, cells.categorical,
+                                  cells.monotone)
+    return _scan_feature_kind(hist, first_cell, n_bins, thresholds[thresholds[f]:thresholds[f + 1]], f, sums, units,
+                              params, work, cells.categorical, cells.monotone)
 
 
 def split_scratch(n_bins: np.ndarray) -> np.ndarray:
@@ -364,18 +701,32 @@ def _no_splits(n_nodes, n_features):
 
 
 @njit(cache=True, nogil=True)
-def _best_of(gains, bins, missing_left, hist, cells, h_fixed):
+def _best_of(gains, bins, missing_left, hist, cells, sums, units, params, scratch):
     """The :class:`Split` of the best feature among per-feature results (ties go to the lowest
     feature index), with its missing direction and left sums (:func:`_split_sums` on the
-    node's ``hist``)."""
+    node's ``hist``), or its left bins (a categorical feature)."""
     best = -1
     for f in range(gains.shape[0]):
         if gains[f] > _NO_GAIN and (best < 0 or gains[f] > gains[best]):
             best = f
     if best < 0:
-        return Split(np.int32(-1), np.int32(-1), False, _NO_GAIN, np.int64(0), np.int64(0))
-    missing, gl, hl = _split_sums(hist, cells.offsets[best], cells.n_bins[best], bins[best], missing_left[best], h_fixed)
-    return Split(np.int32(best), np.int32(bins[best]), missing, gains[best], np.int64(gl), np.int64(hl))
+        return Split(np.int32(-1), np.int32(-1), False, _NO_GAIN, np.int64(0), np.int64(0), NO_LEFT_SET)
+    return _split_of(hist, cells, best, gains[best], bins[best], missing_left[best], sums, units, params, scratch,
+                     cells.categorical)
+
+
+@njit(cache=True, nogil=True)
+def _split_of(hist, cells, f, gain, k, missing_left, sums, units, params, scratch, categorical):
+    """The :class:`Split` of feature ``f``'s scan result (``categorical``: ``cells.categorical``,
+    an argument so that numba compiles no categorical code without it)."""
+    first, n_bins = cells.offsets[f], cells.n_bins[f]
+    if categorical is not None:
+        if categorical[f]:
+            left_set, gl, hl = _categorical_split_sums(hist, first, n_bins, k, missing_left, sums, units, params,
+                                                       scratch[get_thread_id()])
+            return Split(np.int32(f), np.int32(0), False, gain, np.int64(gl), np.int64(hl), left_set)
+    missing, gl, hl = _split_sums(hist, first, n_bins, k, missing_left, sums.h)
+    return Split(np.int32(f), np.int32(k), missing, gain, np.int64(gl), np.int64(hl), NO_LEFT_SET)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -399,16 +750,15 @@ def find_best_split(hist, cells, candidates, sums, units, params, scratch):
     -------
     Split
     """
-    offsets, n_bins = cells.offsets, cells.n_bins
-    n_features = offsets.shape[0]
+    n_features = cells.offsets.shape[0]
     gains, bins, missing_left = _no_splits(np.int64(1), n_features)
     gains, bins, missing_left = gains[0], bins[0], missing_left[0]
     features = candidates.features
     for f in prange(n_features):
         if features[f]:
             gains[f], bins[f], missing_left[f] = _scan(  # f as int64: subtract_and_find_splits' type
-                hist, offsets[f], n_bins[f], candidates.thresholds, np.int64(f), sums, units, params, scratch)
-    return _best_of(gains, bins, missing_left, hist, cells, sums.h)
+                hist, cells, candidates.thresholds, np.int64(f), sums, units, params, scratch)
+    return _best_of(gains, bins, missing_left, hist, cells, sums, units, params, scratch)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -416,11 +766,9 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
                              large_sums, scan_large, units, params, scratch):
     """Derive the larger child by subtraction and find both children's best splits.
 
-    One parallel loop does the subtraction and both scans (docs/internals.md: 9.5 ms per tree,
-    against 15.8 ms serial and 10.9 ms one child per thread), over (feature, child) pairs of the
-    built features, so that a tree on a few features keeps both threads busy: with 3 of 28 features
-    built, all in the first half (a static schedule over features gave them to one thread), 21.7-24.7
-    -> 17.8-19.5 us per call; 3 spread out, or all 28, the same as over features.
+    One parallel loop does the subtraction and both scans (docs/internals.md, "Splits"), over
+    (feature, child) pairs of the built features, so that a tree on a few features keeps every
+    thread busy (a static schedule over features could give them all to one thread).
 
     Parameters
     ----------
@@ -456,16 +804,15 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
         first = offsets[f]
         if item & 1:
             for k in range(n_bins[f] + 1):
-                # unsigned: numba's negative-index wrap kept the loop scalar (136 features: 320 ->
-                # 308 us per call of this kernel)
+                # unsigned: numba's negative-index wrap would keep the loop scalar
                 cell = np.uint64(first + k)
                 parent[cell, 0] -= small[cell, 0]
                 parent[cell, 1] -= small[cell, 1]
             if scan_large and large_candidates.features[f]:
                 gains[1, f], bins[1, f], missing_left[1, f] = _scan(
-                    parent, first, n_bins[f], large_candidates.thresholds, f, large_sums, units, params, scratch)
+                    parent, cells, large_candidates.thresholds, f, large_sums, units, params, scratch)
         elif scan_small and small_candidates.features[f]:
             gains[0, f], bins[0, f], missing_left[0, f] = _scan(
-                small, first, n_bins[f], small_candidates.thresholds, f, small_sums, units, params, scratch)
-    return (_best_of(gains[0], bins[0], missing_left[0], small, cells, small_sums.h),
-            _best_of(gains[1], bins[1], missing_left[1], parent, cells, large_sums.h))
+                small, cells, small_candidates.thresholds, f, small_sums, units, params, scratch)
+    return (_best_of(gains[0], bins[0], missing_left[0], small, cells, small_sums, units, params, scratch),
+            _best_of(gains[1], bins[1], missing_left[1], parent, cells, large_sums, units, params, scratch))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._params import TrainingParams
-from ..grower import GrownTree
+from ..grower import GrownTree, SplitRequest
 from ..sampling import make_sampler
 from ..sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
                                     total_by_radix)
@@ -135,13 +135,13 @@ class _DaskRows:
         """See ``grower.RowSource``."""
         _add_up(self.workers.call("root_histogram"), out)
 
-    def split_many(self, requests: list[tuple]) -> list[tuple[int, int, int]]:
+    def split_many(self, requests: list[SplitRequest]) -> list[tuple[int, int, int]]:
         """See ``grower.RowSource``: one round trip; the histogram written is always the left child's."""
-        # a request: (node, left, right, feature, bin, missing_left, left sums, right sums, out)
-        answers = self.workers.call("split_many", [(*request[:6], request[8] is not None) for request in requests])
+        answers = self.workers.call("split_many", [request._replace(out=None) for request in requests],
+                                    [request.out is not None for request in requests])
         results = []
         for j, request in enumerate(requests):
-            left, out = request[1], request[8]
+            left, out = request.left, request.out
             if out is not None:
                 _add_up([answer[j][2] for answer in answers], out)
             results.append((sum(answer[j][0] for answer in answers), sum(answer[j][1] for answer in answers),

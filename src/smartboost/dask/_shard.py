@@ -20,17 +20,18 @@ import distributed
 import numpy as np
 
 from .._common import FIXED_DTYPE
-from .._data import to_matrix, to_query_starts, to_vector
+from .._data import concat_features, to_features, to_query_starts, to_vector
 from .._kernels.scale import radix_buckets
 from .._kernels.topk import count_ties
 from .._params import TrainingParams
 from .._rows import TrainingRows
-from ..binning import BinMapper, BinnedData
+from ..binning import BinMapper, BinnedData, category_counts
 from ..booster import Booster
 from ..engine import start_scores
 from ..errors import DataError
-from ..grower import GrownTree
+from ..grower import GrownTree, SplitRequest
 from ..objectives import make_objective
+from ..tree import bins_in_set
 from ._transport import _no_delay, _portable
 
 _BINNING_STREAM = 0x42494E5348  # the shards' binning samples: their own random stream
@@ -98,23 +99,29 @@ class _Shard:
     # -- setup ------------------------------------------------------------------------------
 
     def op_describe(self) -> dict[str, Any]:
-        """Rows, features, and the first and last query id of each partition."""
+        """Rows, features, the columns categorical by their type, and the first and last query
+        id of each partition."""
         qids = []
         start = 0
         for n in self.part_rows:
             if self.qid is not None and n:
                 qids.append((self.qid[start], self.qid[start + n - 1]))
             start += n
-        return {"n_rows": self.X.shape[0], "n_features": self.X.shape[1], "part_rows": self.part_rows,
-                "part_qids": qids}
+        return {"n_rows": self.X.matrix.shape[0], "n_features": self.X.matrix.shape[1], "part_rows": self.part_rows,
+                "part_qids": qids, "from_dtype": self.X.from_dtype}
 
     def op_bin_sample(self, n_sample: int, seed: int) -> np.ndarray:
         """``n_sample`` of this worker's rows, drawn without replacement (all when fewer)."""
-        n = self.X.shape[0]
+        X = self.X.matrix
+        n = X.shape[0]
         if n_sample >= n:
-            return np.asarray(self.X, dtype=np.float64)
+            return np.asarray(X, dtype=np.float64)
         rng = np.random.default_rng([seed, _BINNING_STREAM])
-        return np.asarray(self.X[np.sort(rng.choice(n, n_sample, replace=False))], dtype=np.float64)
+        return np.asarray(X[np.sort(rng.choice(n, n_sample, replace=False))], dtype=np.float64)
+
+    def op_categories(self, features: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """The categories of these rows in each of the categorical ``features``, with their counts."""
+        return {f: category_counts(self.X, f) for f in features}
 
     def op_bin(self, mapper: BinMapper) -> np.ndarray:
         """Bin the rows with the global edges (the raw values are dropped); their missing counts."""
@@ -203,19 +210,24 @@ class _Shard:
         """Histogram of this worker's rows of the root."""
         return self._build(0)
 
-    def op_split(self, node: int, left: int, right: int, feature: int, bin_threshold: int, missing_left: bool,
-                 want_histogram: bool) -> tuple[int, int, np.ndarray | None]:
-        """Partition the node; with ``want_histogram``, the histogram of this worker's rows in
-        ``left`` (built for the smaller child here, the other one by subtraction)."""
+    def op_split(self, request: SplitRequest, want_histogram: bool) -> tuple[int, int, np.ndarray | None]:
+        """Partition the node of ``request`` (its ``out`` is not sent); with ``want_histogram``,
+        the histogram of this worker's rows in its left child (built for the smaller child here,
+        the other one by subtraction)."""
+        node, left, right, feature = request.node, request.left, request.right, request.feature
         parent = self._hists.pop(node)
         g, h = self._sums.pop(node)
         offset = int(self.binned.histogram_layout.offsets[feature])
-        left_cells = parent[offset:offset + bin_threshold + 1].sum(axis=0)
-        if missing_left:
-            left_cells = left_cells + parent[offset + int(self.binned.mapper.n_bins[feature])]
+        if request.left_set is not None:
+            left_cells = parent[offset + bins_in_set(request.left_set)].sum(axis=0)
+        else:
+            left_cells = parent[offset:offset + request.bin + 1].sum(axis=0)
+            if request.missing_left:
+                left_cells = left_cells + parent[offset + int(self.binned.mapper.n_bins[feature])]
         gl, hl = int(left_cells[0]), int(left_cells[1])
         self._sums[left], self._sums[right] = (gl, hl), (g - gl, h - hl)
-        n_left, n_right = self.node_rows.partition(node, left, right, feature, bin_threshold, missing_left)
+        n_left, n_right = self.node_rows.partition(node, left, right, feature, request.bin, request.missing_left,
+                                                   request.left_set)
         if not want_histogram:
             self._free.append(parent)
             return n_left, n_right, None
@@ -225,10 +237,11 @@ class _Shard:
         self._hists[large] = parent
         return n_left, n_right, self._hists[left]
 
-    def op_split_many(self, requests: list[tuple]) -> list[tuple[int, int, np.ndarray | None]]:
+    def op_split_many(self, requests: list[SplitRequest],
+                      wanted: list[bool]) -> list[tuple[int, int, np.ndarray | None]]:
         """:meth:`op_split` of every node of a depth-wise level, in order (none is a child of
         another, so no returned histogram is touched by a later split of the list)."""
-        return [self.op_split(*request) for request in requests]
+        return [self.op_split(request, want) for request, want in zip(requests, wanted)]
 
     def _build(self, node: int) -> np.ndarray:
         hist = self._free.pop() if self._free else np.empty((self.binned.histogram_layout.n_cells, 2), FIXED_DTYPE)
@@ -254,11 +267,13 @@ def _concat(parts: list[Any], part_index: list[int], name: str) -> np.ndarray | 
     for part, index in zip(parts, part_index):
         try:
             if name == "X":
-                arrays.append(to_matrix(part, name)[0])
+                arrays.append(to_features(part, name))
             elif name == "qid":
                 arrays.append(np.asarray(part).ravel())
             else:
                 arrays.append(to_vector(part, len(part), name))
         except DataError as exc:
             raise DataError(f"partition {index}: {exc}") from None
+    if name == "X":
+        return concat_features(arrays)
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)

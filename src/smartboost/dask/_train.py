@@ -19,7 +19,7 @@ from .._params import TrainingParams, check_distributed_params, training_params
 from ..binning import BinMapper
 from ..booster import Booster
 from ..callback import Checkpoint, TrainingCallback
-from ..dataset import Dataset
+from ..dataset import Dataset, categorical_mask
 from ..engine import Trainer, check_start, load_init_model, run_training, start_model, training_objective
 from ..errors import DataError, DistributedError, ParameterError
 from ._placement import _check_aligned, _check_queries_in_partitions, _partitions, _start_shards
@@ -107,11 +107,11 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
                 part_qids[i] = q
         if qid is not None:
             _check_queries_in_partitions([q for q in part_qids if q is not None])
-        mapper = _bin_edges(workers, described, resolved, init if init is not None else reference, n_features)
+        names = feature_name or names_from_frame or [f"Column_{i}" for i in range(n_features)]
+        mapper = _bin_edges(workers, described, resolved, init if init is not None else reference, names)
         missing = sum(workers.call("bin", mapper))
         usable = (mapper.n_bins > 1) | (missing > 0)
         label_values, label_weights = _merge_labels(workers.call("labels", resolved))
-        names = feature_name or names_from_frame or [f"Column_{i}" for i in range(n_features)]
         booster = start_model(resolved, objective, label_values, label_weights, init, init_score is not None, mapper,
                               names)
         # the labels' part of the start check (initial scores stay on the workers)
@@ -147,8 +147,10 @@ def _driver_threads(link_ends: list[tuple[str, str]], num_threads: int) -> int:
 
 
 def _bin_edges(workers: _Workers, described: list[dict], params: TrainingParams, reference: Any,
-               n_features: int) -> BinMapper:
-    """Bin edges learned from a sample of every shard's rows (or the reference's edges)."""
+               names: list[str]) -> BinMapper:
+    """Bin edges learned from a sample of every shard's rows, and the bins of the categorical
+    features from every shard's categories (or the reference's bins)."""
+    n_features = len(names)
     if reference is not None:
         mapper = getattr(reference, "bin_mapper", None)
         if not isinstance(mapper, BinMapper):
@@ -160,7 +162,29 @@ def _bin_edges(workers: _Workers, described: list[dict], params: TrainingParams,
     wanted = params.bin_construct_sample_cnt
     quota = [d["n_rows"] if n_rows <= wanted else int(round(wanted * d["n_rows"] / n_rows)) for d in described]
     samples = workers.call_each("bin_sample", [(q, params.seed) for q in quota])
-    return BinMapper.from_params(params.as_dict()).fit(np.concatenate(samples))
+    mapper = BinMapper.from_params(params.as_dict()).fit(np.concatenate(samples), np.zeros(n_features, np.bool_))
+    declared = params.categorical_feature
+    categorical = (np.logical_or.reduce([d["from_dtype"] for d in described]) if declared == "auto"
+                   else categorical_mask(declared, names, "categorical_feature"))
+    if categorical.any():
+        mapper.set_categories(_merge_categories(workers.call("categories", np.flatnonzero(categorical).tolist()),
+                                                names))
+    return mapper
+
+
+def _merge_categories(answers: list[dict[int, tuple[np.ndarray, np.ndarray]]],
+                      names: list[str]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Every shard's categories of each categorical feature, with their summed counts."""
+    merged = {}
+    for f in answers[0]:
+        values = [answer[f][0] for answer in answers]
+        if len({v.dtype == object for v in values if v.size}) > 1:
+            raise DataError(f"column {names[f]!r} holds text on some workers and integer codes on others")
+        distinct, inverse = np.unique(np.concatenate(values), return_inverse=True)
+        counts = np.bincount(inverse, weights=np.concatenate([answer[f][1] for answer in answers]),
+                             minlength=distinct.size)
+        merged[f] = (distinct, counts.astype(np.int64))
+    return merged
 
 
 def _merge_labels(answers: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
