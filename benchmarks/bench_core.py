@@ -18,6 +18,7 @@ Usage::
     python benchmarks/bench_core.py                       # everything
     python benchmarks/bench_core.py --datasets synthetic --repeats 3
     python benchmarks/bench_core.py --scaling             # time per tree at 250k / 500k / 1M rows
+    python benchmarks/bench_core.py --thread-scaling 1 2 4 8 16   # time per tree against threads
 
 Prints markdown tables; ``--json PATH`` also writes the raw measurements.
 """
@@ -155,8 +156,8 @@ def child(library: str, path: str, leaves: int, trees: int) -> dict:
             "logloss": log_loss(yt, np.clip(prob, 1e-15, 1 - 1e-15)), "rows": len(y)}
 
 
-def _run_child(library, path, leaves, trees, env=None) -> dict:
-    cmd = [sys.executable, __file__, "--child", library, path, str(leaves), str(trees)]
+def _run_child(library, path, leaves, trees, env=None, threads=None) -> dict:
+    cmd = [sys.executable, __file__, "--child", library, path, str(leaves), str(trees), str(threads or THREADS)]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"{library} on {path} failed:\n{out.stderr[-3000:]}")
@@ -220,6 +221,30 @@ def scaling(repeats: int, trees: int, folder: str) -> dict:
     return results
 
 
+def thread_scaling(thread_counts: list[int], repeats: int, trees: int, folder: str) -> dict:
+    """Time per tree against the thread count (1M synthetic rows, 255 leaves), smartboost and LightGBM,
+    and whether smartboost's test predictions are the same at every thread count."""
+    results = {}
+    path = prepare("synthetic", folder)
+    print(f"\n### threads: synthetic 1,000,000 rows, {trees} trees x 255 leaves, median of {repeats}\n")
+    print("| threads | smartboost ms/tree | lightgbm ms/tree | ratio | smartboost speed-up | lightgbm speed-up |")
+    print("|---|---|---|---|---|---|")
+    first = None
+    for threads in thread_counts:
+        runs = {lib: [] for lib in ("smartboost", "lightgbm")}
+        for _ in range(repeats):
+            for lib in runs:
+                runs[lib].append(_run_child(lib, path, 255, trees, threads=threads))
+        ms = {lib: _median(r, "training") / trees * 1e3 for lib, r in runs.items()}
+        first = first or ms
+        results[threads] = {**ms, "auc": [r["auc"] for r in runs["smartboost"]]}
+        print(f"| {threads} | {ms['smartboost']:.1f} | {ms['lightgbm']:.1f} | {ms['smartboost'] / ms['lightgbm']:.2f} | "
+              f"{first['smartboost'] / ms['smartboost']:.2f} | {first['lightgbm'] / ms['lightgbm']:.2f} |")
+    aucs = {auc for r in results.values() for auc in r["auc"]}
+    print(f"\nsmartboost test AUC identical at every thread count: {len(aucs) == 1}")
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
@@ -227,18 +252,23 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--scaling", action="store_true", help="only the rows-scaling table")
+    parser.add_argument("--thread-scaling", type=int, nargs="+", metavar="THREADS",
+                        help="only the time-per-tree table at these thread counts")
     parser.add_argument("--json", help="write raw measurements here")
-    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global THREADS
     if args.child:
-        library, path, leaves, trees = args.child
+        library, path, leaves, trees, THREADS = args.child[:4] + [int(args.child[4])]
         print(json.dumps(child(library, path, int(leaves), int(trees))))
         return
     if "smartboost" not in args.libraries:
         args.libraries.insert(0, "smartboost")
-    print(f"machine: {os.cpu_count()} cores; threads per library: {THREADS}")
+    print(f"machine: {os.cpu_count()} cores" + ("" if args.thread_scaling else f"; threads per library: {THREADS}"))
     with tempfile.TemporaryDirectory() as folder:
-        if args.scaling:
+        if args.thread_scaling:
+            results = {"threads": thread_scaling(args.thread_scaling, args.repeats, args.trees, folder)}
+        elif args.scaling:
             results = {"scaling": scaling(args.repeats, args.trees, folder)}
         else:
             print(f"smartboost cold kernel compile (empty numba cache): {cold_compile_seconds(folder):.1f} s")

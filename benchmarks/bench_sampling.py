@@ -8,10 +8,16 @@ Usage (public sets are read through ``smartboost.datasets`` from ``$SMARTBOOST_D
         [--lightgbm]
     python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2 \\
         [--libraries lightgbm] [--leaves 31] [--seed 1]
+    python benchmarks/bench_sampling.py smart-paper-cost --dataset a8a [--trees 100]
 
 The first three are ``smartboost experiment sampling --which ...`` (the functions of
 ``smartboost.experiments.sampling``) on 2 threads; this script adds LightGBM and CatBoost side by
-side. Every run prints markdown; tables and PNG plots (matplotlib) go to ``benchmarks/results/``.
+side. ``smart-paper-cost`` explains SMART's a8a table under the paper's protocol
+(``smartboost experiment sampling --protocol paper``): where an iteration's wall time goes on one
+thread for the baseline and each sampled method (``benchmarks/phases.py``), and what the paper's
+improved diagonal approximation does to the sampled gradients (their norm and correlation
+against the uncorrected ones). Every run prints markdown; tables and PNG plots (matplotlib) go
+to ``benchmarks/results/``.
 ``iteration-cost --phases`` also prints where the wall time of an iteration goes, step by step
 (``benchmarks/phases.py``), for no sampling and each sampler and rate (tree growth as one step,
 or with ``--split-growth`` its kernels one by one, grown by the Python loop); ``--lightgbm`` the same
@@ -42,7 +48,7 @@ from phases import PhaseTimer
 import smartboost as sb
 from smartboost.experiments.report import Result
 from smartboost.experiments.sampling import (COST_SAMPLERS, SamplerSpec, base_params, iteration_cost, load, mvs_figure,
-                                             smart_table)
+                                             smart_paper_params, smart_table)
 from smartboost.metrics import get_metric
 
 THREADS = 2
@@ -150,6 +156,54 @@ def _phase_table(data, samplers, rates, trees, split_growth=False) -> None:
         lines.append(f"| {label} | " + " | ".join(f"{ms.get(p, 0.0):.1f}" for p in phases)
                      + f" | {sum(ms.values()):.1f} |")
     print("\n".join(lines))
+
+
+def cmd_smart_paper_cost(args) -> None:
+    """Phases of an iteration (one thread) and the paper correction's effect on the gradients."""
+    from smartboost.sampling.importance import Smart2Sampler
+
+    data = load(args.dataset, args.rows)
+    params = smart_paper_params(threads=1)
+    train_set = sb.Dataset(data.X, data.y)
+    runs = [("baseline", {}), ("uniform 0.4", {"sampling": "uniform", "sample_rate": 0.4}),
+            ("1st-order rho=0.5", {"sampling": "smart1", "smart_rho": 0.5}),
+            ("2nd-order rho=0.5", {"sampling": "smart2", "smart_rho": 0.5, "smart_correction": "paper",
+                                   "smart_eta": 1.0}),
+            ("2nd-order rho=0.5, no correction", {"sampling": "smart2", "smart_rho": 0.5, "smart_eta": 0.0})]
+    for _, extra in runs:  # compile outside the timing
+        sb.train({**params, **extra}, train_set, 3)
+    rows = []
+    for label, extra in runs:
+        timer = PhaseTimer()
+        try:
+            booster = sb.train({**params, **extra}, train_set, args.trees)
+        finally:
+            timer.restore()
+        ms = timer.split(args.trees, float(np.sum(booster.iteration_stats["seconds"])), "wall")
+        rows.append({"run": label, "ASRI": float(np.mean(booster.iteration_stats["sample_rate"])),
+                     **{phase: value for phase, value in ms.items()}, "total": sum(ms.values())})
+    _show(Result(f"smart_paper_phases_{data.name}", f"Wall ms per iteration by step, {data.describe()}, SMART's "
+                                                    f"LogitBoost, 1 thread, {args.trees} iterations", rows))
+    seen = []
+    original = Smart2Sampler.correct_gradients
+
+    def spy(self, ctx, sample, totals=None):
+        out = original(self, ctx, sample, totals)
+        if out is not None and ctx.iteration in (5, 20, 60):
+            g, old = ctx.grad[sample], ctx.past_grad[1][sample]
+            seen.append({"iteration": ctx.iteration + 1,
+                         "norm(g - l'(y~)) / norm(g)": float(np.linalg.norm(g - old) / np.linalg.norm(g)),
+                         "norm(corrected) / norm(g)": float(np.linalg.norm(out) / np.linalg.norm(g)),
+                         "correlation(corrected, g)": float(np.corrcoef(out, g)[0, 1])})
+        return out
+
+    Smart2Sampler.correct_gradients = spy
+    try:
+        sb.train({**params, **runs[3][1]}, train_set, 61)
+    finally:
+        Smart2Sampler.correct_gradients = original
+    _show(Result(f"smart_paper_correction_{data.name}", f"The paper's correction (eta = 1) on the sampled rows' "
+                                                        f"gradients, {data.describe()}, 2nd-order rho=0.5", seen))
 
 
 # -- side by side ---------------------------------------------------------------------------------
@@ -262,7 +316,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     for name, fn in (("smart-table", cmd_smart_table), ("mvs-figure", cmd_mvs_figure),
-                     ("iteration-cost", cmd_iteration_cost), ("side-by-side", cmd_side_by_side)):
+                     ("iteration-cost", cmd_iteration_cost), ("side-by-side", cmd_side_by_side),
+                     ("smart-paper-cost", cmd_smart_paper_cost)):
         cmd = commands.add_parser(name)
         cmd.set_defaults(run=fn)
         cmd.add_argument("--dataset", default="synthetic" if name == "iteration-cost" else "a8a",

@@ -229,6 +229,41 @@ def test_experiment_rgbm_without_matplotlib_prints_tables_only(tmp_path):
     assert [p.name for p in results.iterdir()] == ["rgbm_synthetic.md"]
 
 
+def test_experiment_sampling_paper_protocol_tables(tmp_path):
+    out = _experiment(tmp_path, "sampling", "--protocol", "paper", "--which", "smart-table", "mvs-figure", "--dataset",
+                      "synthetic", "--rows", "1500", "--trees", "6", "--rhos", "1", "--rates", "0.8", "--seeds", "1",
+                      "--folds", "2", "--no-plot")
+    assert out.returncode == 0, out.stderr
+    assert "LogitBoost (SMART's logistic form, from F = 0)" in out.stdout
+    methods = ["baseline", "uniform 0.4", "trimming 0.42", "1st-order rho=1", "2nd-order rho=1",
+               "2nd-order rho=1, no correction"]
+    assert [_table(out.stdout, m)[0] for m in methods] == methods
+    assert _table(out.stdout, "baseline")[-5:] == ["0.325", "60", "1", "65", "1"]  # the paper's figures beside
+    assert abs(float(_table(out.stdout, "uniform 0.4")[3]) - 0.4) < 0.01  # ASRI
+    assert "| goss | 0.8 |" in out.stdout and "cross-validated 1-AUC" in out.stdout
+    assert "MVS learning time at rate 0.8" in out.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "mvs_paper_lambda_synthetic.md", "mvs_paper_synthetic.md", "mvs_paper_time_synthetic.md",
+        "smart_paper_synthetic_best.md", "smart_paper_synthetic_target.md"]
+
+
+def test_experiment_ranking_and_rgbm_paper_protocols(tmp_path):
+    out = _experiment(tmp_path / "ranking", "ranking", "--protocol", "paper", "--queries", "40", "--trees", "5",
+                      "--no-plot")
+    assert out.returncode == 0, out.stderr
+    assert "the paper's lambdas (no normalisation)" in out.stdout and "LightGBM's normalised lambdas" in out.stdout
+    assert _table(out.stdout, "trimming 0.1")[0] == "trimming 0.1"
+    assert any(line.startswith("| loss-based rho=") for line in out.stdout.splitlines())
+    assert len(list((tmp_path / "ranking").iterdir())) == 4
+    out = _experiment(tmp_path / "rgbm", "rgbm", "--protocol", "paper", "--dataset", "synthetic", "--seconds", "0.05",
+                      "--types", "0", "2", "--no-plot")
+    assert out.returncode == 0, out.stderr
+    assert "the paper's normalised stumps from F = 0" in out.stdout
+    steps = [(row[0], row[1]) for row in (_table(out.stdout, name) for name in ("Type 0 (t=2000)", "Type 2 (t=1)"))]
+    assert steps == [("Type 0 (t=2000)", "line search"), ("Type 2 (t=1)", "line search")]
+    assert out.stdout.count("| 1/sigma |") == 2
+
+
 def test_experiment_errors_are_one_line(tmp_path):
     wrong_task = _experiment(tmp_path, "ranking", "--dataset", "a8a")
     assert wrong_task.returncode == 1 and "Traceback" not in wrong_task.stderr

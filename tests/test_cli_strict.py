@@ -121,6 +121,9 @@ def test_missing_and_extra_columns_are_named(csv_model, tmp_path, capsys):
     assert "extra.csv: columns 'y', 'id' are neither features of the model nor its label" in err
     err = _fails(capsys, "predict", model, extra, "--label-column", "name:y")
     assert "columns 'id' are neither features" in err
+    assert _fails(capsys, "predict", model, extra, "--label-column", "y") == err  # a bare name as 'name:y'
+    err = _fails(capsys, "evaluate", model, folder / "train.csv", "--label-column", "target")
+    assert "label column 'target' is not in the file's header" in err
 
 
 def test_parquet_columns_by_name_and_text_columns(csv_model, tmp_path, capsys):

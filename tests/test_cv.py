@@ -121,6 +121,18 @@ def test_metrics_argument_replaces_the_params_metric():
         sb.cv(_PARAMS, sb.Dataset(X, y), 2, nfold=1)
 
 
+def test_cv_trains_sign_trees_and_refuses_them_with_newton_steps():
+    X, y = make_binary(n=1200, seed=51)
+    params = {**_PARAMS, "boosting": "gradient", "weak_learner": "sign", "step_rule": "line"}
+    folds = [(np.flatnonzero(np.arange(y.size) % 3 != k), np.flatnonzero(np.arange(y.size) % 3 == k)) for k in range(3)]
+    result = sb.cv(params, sb.Dataset(X, y), 5, folds=folds)
+    auc = np.array([h["valid"]["auc"] for h in _by_hand(params, X, y, folds, 5)]).T
+    assert result["valid auc-mean"] == [np.mean(v) for v in auc]
+    assert result["valid auc-mean"][-1] > 0.7
+    with pytest.raises(ParameterError, match="boosting='gradient'"):
+        sb.cv({**_PARAMS, "weak_learner": "sign"}, sb.Dataset(X, y), num_boost_round=5, nfold=3)
+
+
 def test_subset_keeps_bins_labels_weights_scores_and_queries():
     rng = np.random.default_rng(54)
     X = rng.standard_normal((300, 4))

@@ -119,7 +119,7 @@ def test_radix_scale_equals_the_sort_reference(case, rate):
 
 
 @pytest.mark.parametrize("sampling", ["none", "bernoulli", "mvs", "smart1", "smart2", "loss", "trimming",
-                                      "trimming_alpha"])
+                                      "trimming_alpha", "smart2_paper", "loss_rho", "sign_trees"])
 def test_trees_equal_single_machine(client, sampling):
     X, y = _data()
     weight = np.random.default_rng(1).uniform(0.5, 2.0, y.size)
@@ -127,6 +127,12 @@ def test_trees_equal_single_machine(client, sampling):
               "sampling": sampling}
     if sampling == "trimming_alpha":
         params.update(sampling="trimming", trimming_alpha=0.2)
+    elif sampling == "smart2_paper":
+        params.update(sampling="smart2", sample_rate=0.3, smart_correction="paper", smart_eta=0.5)
+    elif sampling == "loss_rho":  # SMART's fixed rho: the sample size follows the losses
+        params.update(sampling="loss", smart_rho=0.5)
+    elif sampling == "sign_trees":  # AnyBoost's {-1, +1} trees, RGBM's constant step on them
+        params.update(sampling="none", boosting="gradient", weak_learner="sign", step_rule="smooth")
     elif sampling != "none":
         params["sample_rate"] = 0.3
     chunks = (800, 700, 900, 600)

@@ -167,6 +167,32 @@ def test_lockstep_takes_turns_in_a_rotating_order_until_each_run_is_done():
     assert calls == [0, 1, 2, 1, 0, 1]  # round 0: 0 1 2; round 1: 0 and 1 left, from 1; round 2: 1
 
 
+def test_lockstep_retires_a_run_whose_step_says_it_is_done():
+    from smartboost.experiments.timing import lockstep
+
+    calls = []
+
+    def step(k):
+        calls.append(k)
+        return not (k == 0 and calls.count(0) == 2)  # run 0 is done after its second iteration
+
+    lockstep([lambda k=k: step(k) for k in range(2)], [4, 4])
+    assert calls == [0, 1, 1, 0, 1, 1]
+
+
+def test_train_in_lockstep_stops_each_run_at_its_time_budget(binary_data):
+    from smartboost.experiments.timing import train_in_lockstep
+
+    train = sb.Dataset(*binary_data)
+    seen = []
+    trainers = train_in_lockstep([{"objective": "binary", "verbosity": -1, "num_threads": 1}] * 2, train, None,
+                                 10_000, lambda k, trainer: seen.append(k), seconds=0.05)
+    for k, trainer in enumerate(trainers):
+        seconds = trainer.booster.iteration_stats["seconds"]
+        assert sum(seconds) >= 0.05 and sum(seconds[:-1]) < 0.05  # stopped right after the budget
+        assert seen.count(k) == len(seconds) < 10_000
+
+
 def test_custom_callback_can_stop_training(binary_data):
     class StopAt(sb.TrainingCallback):
         def after_iteration(self, env):

@@ -318,8 +318,13 @@ def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3, pairs=None):
     feature's wins, then missing-left, then the highest bin, except among missing-right ones
     in a node with missing values, the lowest (LightGBM's order)."""
     l1, l2, min_gain, min_hess, min_data = params[:5]
+    sign_leaves = params.sign_leaves
     G, H = g.sum() * unit, h.sum() * unit
-    parent = leaf_score(G, H, l1, l2)
+
+    def score(g_sum, h_sum):  # sign leaves: |G| (the leaf's correlation); else the Newton score
+        return abs(g_sum) if sign_leaves else leaf_score(g_sum, h_sum, l1, l2)
+
+    parent = score(G, H)
     found = []
     for f in range(X.shape[1]):
         bins = binned.row_major[:, f]
@@ -335,7 +340,7 @@ def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3, pairs=None):
             gr, hr = G - gl, H - hl
             if min(hl, hr) < min_hess or min(hl, hr) * len(g) / H < min_data:
                 continue
-            gain = 0.5 * (leaf_score(gl, hl, l1, l2) + leaf_score(gr, hr, l1, l2) - parent)
+            gain = (1.0 if sign_leaves else 0.5) * (score(gl, hl) + score(gr, hr) - parent)
             if gain - min_gain > 1e-12 * parent:
                 found.append((gain, f, b, missing_left, has_missing))
     if not found:
@@ -354,15 +359,19 @@ def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3, pairs=None):
     (3, [0.0, 1.0, 0.0, 30.0, 0.0]),
     (4, [0.0, 1.0, 0.0, 0.0, 40.0]),
     (5, [0.0, 1.0, 1e3, 0.0, 0.0]),
+    (6, [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]),
+    (7, [0.0, 1.0, 0.0, 30.0, 0.0, 1.0]),
+    (8, [0.0, 0.0, 0.0, 0.0, 40.0, 1.0]),
 ])
 @pytest.mark.parametrize("share", [None, 0.3])
 def test_split_finding_matches_brute_force(seed, params, share):
-    """Every threshold, or (share) only a random third of the (feature, threshold) pairs (RGBM Type 1)."""
+    """Every threshold, or (share) only a random third of the (feature, threshold) pairs (RGBM Type 1);
+    Newton gains, and sign leaves' |GL| + |GR| - |G| (``weak_learner="sign"``)."""
     X, mapper, binned, offsets, n_cells, g, h = _binned(n=200, n_features=3, seed=seed, missing_rate=0.2,
                                                          max_bin=8)
     rows = np.arange(200, dtype=np.uint32)
     hist = _reference_histogram(binned, offsets, n_cells, rows, g, h)
-    params = SplitParams(*params)
+    params = SplitParams(*params[:5], sign_leaves=params[5] if len(params) > 5 else 0.0)
     usable, packed, pairs = np.ones(3, np.bool_), None, None
     if share is not None:
         every = [(f, b) for f in range(3) for b in range(mapper.n_bins[f])]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from conftest import make_binary, make_regression
@@ -43,6 +45,41 @@ def test_regularized_logistic_adds_mu_f_to_the_logistic_gradient():
     make_objective("regularized_logistic", {"logistic_mu": 0.5}).grad_hess(y, F, g, h)
     np.testing.assert_allclose(g, g0 + 0.5 * F, atol=1e-12)
     np.testing.assert_allclose(h, h0 + 0.5, atol=1e-12)
+
+
+_DIFFERENTIABLE = [*MARGIN, "sigmoid_margin", "gaussian_margin"]
+
+
+@pytest.mark.parametrize("name, options", [(n, {}) for n in _DIFFERENTIABLE]
+                         + [("gaussian_margin", {"gaussian_c": 0.3, "gaussian_s": -0.8}),
+                            ("regularized_logistic", {"logistic_mu": 0.2})])
+def test_margin_gradients_and_hessians_are_the_loss_derivatives(name, options):
+    """Central differences of loss() against grad_hess() (and of the gradient against the hessian)."""
+    rng = np.random.default_rng(1)
+    y = (rng.random(400) < 0.5).astype(float)
+    F = rng.standard_normal(400) * 2.0
+    objective = make_objective(name, options)
+    g, h, g_up, g_down, _ = (np.empty(400) for _ in range(5))
+    objective.grad_hess(y, F, g, h)
+    step = 1e-5
+    numeric_g = (objective.loss(y, F + step) - objective.loss(y, F - step)) / (2 * step)
+    np.testing.assert_allclose(g, numeric_g, rtol=1e-6, atol=1e-8)
+    objective.grad_hess(y, F + step, g_up, _)
+    objective.grad_hess(y, F - step, g_down, _)
+    np.testing.assert_allclose(h, (g_up - g_down) / (2 * step), rtol=1e-5, atol=1e-7)
+
+
+def test_gaussian_margin_loss_peaks_at_minus_half_s_and_gives_up_beyond():
+    objective = make_objective("gaussian_margin", {"gaussian_c": 2.0, "gaussian_s": 1.0})
+    margin = np.linspace(-3, 3, 601)
+    loss = objective.phi(margin)
+    assert margin[np.argmax(loss)] == pytest.approx(-0.5)
+    g, h = np.empty(601), np.empty(601)
+    objective.grad_hess(np.ones(601), margin, g, h)  # y = 1: F is the margin
+    assert (g[margin > -0.5] < 0).all() and (g[margin < -0.5] > 0).all()  # below the peak: pushed down
+    assert objective.sigma_smooth == pytest.approx(np.abs(h).max(), rel=1e-3)
+    with pytest.raises(ParameterError, match="boosting='gradient'"):
+        sb.train({"objective": "gaussian_margin", "verbosity": -1}, sb.Dataset(*make_binary(n=200, seed=3)), 1)
 
 
 def test_objective_options_are_saved_with_the_model(tmp_path):
@@ -103,14 +140,14 @@ def test_custom_objective_errors_name_the_problem(bad, match):
 
 # -- first-order boosting and step rules ------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["hinge", "sigmoid_margin"])
+@pytest.mark.parametrize("name", ["hinge", "sigmoid_margin", "gaussian_margin"])
 def test_first_order_only_losses_train_with_gradient_boosting(name):
     X, y = make_binary(n=3000, seed=16)
     with pytest.raises(ParameterError, match="boosting='gradient'"):
         sb.train({"objective": name, "verbosity": -1}, sb.Dataset(X, y), 1)
     booster = sb.train({"objective": name, "boosting": "gradient", "num_leaves": 7, "learning_rate": 0.5,
                         "verbosity": -1}, sb.Dataset(X[:2000], y[:2000]), 40)
-    # learns (chance is 0.5); the non-convex sigmoid loss gives up on badly misclassified rows
+    # learns (chance is 0.5); the non-convex sigmoid and Gaussian losses give up on badly misclassified rows
     assert roc_auc_score(y[2000:], booster.predict(X[2000:], raw_score=True)) > 0.75
 
 
@@ -151,6 +188,77 @@ def test_line_search_beats_plain_shrinkage_per_iteration():
     line = _training_losses({**base, "step_rule": "leaf_line"}, X, y, 10)
     plain = _training_losses(base, X, y, 10)
     assert line[-1] < plain[-1]
+
+
+# -- sign trees: AnyBoost's {-1, +1} classifiers, RGBM's normalised stump -------------------------
+
+def _sign_stump(X, y, objective, rule="shrinkage"):
+    """One sign stump from F = 0, on a bin per value (every threshold a candidate)."""
+    params = {"objective": objective, "boosting": "gradient", "weak_learner": "sign", "max_depth": 1,
+              "min_data_in_leaf": 1, "learning_rate": 1.0, "boost_from_average": False, "step_rule": rule,
+              "verbosity": -1}
+    return sb.train(params, sb.Dataset(X, y, params={"min_data_in_bin": 1}), 1)
+
+
+def test_sign_stump_maximises_the_correlation_with_the_negative_gradients():
+    X, y = make_regression(n=200, seed=21)
+    tree = _sign_stump(X, y, "regression").trees[0]
+    r = y  # the negative gradients at F = 0
+    best = max(abs(r[X[:, f] <= t].sum()) + abs(r[X[:, f] > t].sum())
+               for f in range(X.shape[1]) for t in np.unique(X[:, f])[:-1])
+    left = X[:, tree.feature[0]] <= tree.threshold[0]
+    chosen = abs(r[left].sum()) + abs(r[~left].sum())
+    assert chosen == pytest.approx(best, rel=1e-9)
+    leaves = tree.value[tree.left < 0]
+    np.testing.assert_array_equal(np.sort(leaves), np.sort([np.sign(r[left].sum()), np.sign(r[~left].sum())]))
+
+
+def test_sign_stump_smooth_step_is_rgbm_constant_step():
+    """(1/sigma) <r, b> b with b = f / sqrt(n): each leaf is sign * sum_j |G_j| / (sigma n)."""
+    X, y = make_regression(n=200, seed=22)
+    tree = _sign_stump(X, y, "regression", "smooth").trees[0]
+    left = X[:, tree.feature[0]] <= tree.threshold[0]
+    step = (abs(y[left].sum()) + abs(y[~left].sum())) / (1.0 * len(y))
+    np.testing.assert_allclose(tree.value[tree.left[0]], np.sign(y[left].sum()) * step, rtol=1e-6)
+    np.testing.assert_allclose(tree.value[tree.right[0]], np.sign(y[~left].sum()) * step, rtol=1e-6)
+
+
+@pytest.mark.parametrize("objective", ["exponential", "binary", "regularized_logistic"])
+def test_anyboost_sign_trees_with_line_search_learn_and_never_increase_the_loss(objective):
+    X, y = make_binary(n=2500, seed=23)
+    params = {"objective": objective, "boosting": "gradient", "weak_learner": "sign", "step_rule": "line",
+              "num_leaves": 4, "learning_rate": 1.0, "boost_from_average": False}
+    losses = _training_losses(params, X[:1500], y[:1500], 30)
+    assert all(b <= a + 1e-12 for a, b in zip(losses, losses[1:])), losses
+    booster = sb.train({**params, "verbosity": -1}, sb.Dataset(X[:1500], y[:1500]), 30)
+    values = np.concatenate([tree.value[tree.left < 0] / abs(tree.value[tree.left < 0]).max()
+                             for tree in booster.trees])
+    np.testing.assert_array_equal(np.abs(values), 1.0)  # every leaf +-alpha
+    assert roc_auc_score(y[1500:], booster.predict(X[1500:], raw_score=True)) > 0.8
+
+
+def test_sign_trees_round_trip_and_new_options_stay_out_of_default_model_files(tmp_path):
+    X, y = make_binary(n=500, seed=25)
+    params = {"objective": "binary", "boosting": "gradient", "step_rule": "line", "verbosity": -1}
+    sign = sb.train({**params, "weak_learner": "sign"}, sb.Dataset(X, y), 5)
+    sign.save_model(tmp_path / "sign.json")
+    loaded = sb.Booster(model_file=tmp_path / "sign.json")
+    assert loaded.params["weak_learner"] == "sign"
+    np.testing.assert_array_equal(loaded.predict(X), sign.predict(X))
+    plain = json.loads(sb.train(params, sb.Dataset(X, y), 1).model_to_string())["params"]
+    assert not {"weak_learner", "smart_correction", "gaussian_c", "gaussian_s"} & set(plain)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"objective": "binary"}, "boosting='gradient'"),
+    ({"objective": "binary", "boosting": "gradient", "step_rule": "leaf_line"}, "leaf_line"),
+    ({"objective": "binary", "boosting": "gradient", "lambda_l1": 1.0}, "lambda_l1"),
+    ({"objective": "regression_l1", "boosting": "gradient"}, "refits every leaf"),
+])
+def test_sign_trees_misuse_is_reported(params, match):
+    X, y = make_binary(n=200, seed=24)
+    with pytest.raises(ParameterError, match=match):
+        sb.train({**params, "weak_learner": "sign", "verbosity": -1}, sb.Dataset(X, y), 1)
 
 
 def test_step_rule_misuse_is_reported():

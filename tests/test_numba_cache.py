@@ -83,3 +83,40 @@ def test_a_compiled_function_outside_the_kernel_folders_is_found(tmp_path, monke
     finally:
         for name in [name for name in sys.modules if name == "pkg" or name.startswith("pkg.")]:
             del sys.modules[name]
+
+
+_CACHED_CALL = """
+import sys
+from smartboost._kernels.binning import _edge_between
+assert _edge_between(1.0, 2.0) == 1.5
+print(_edge_between._cache._cache_path)
+print(sum(_edge_between.stats.cache_hits.values()), sum(_edge_between.stats.cache_misses.values()))
+"""
+
+
+def test_the_cache_goes_to_the_user_cache_folder_when_the_package_folder_is_read_only(tmp_path):
+    """An installed package folder may be read-only: the compiled kernels are then cached in the
+    user's cache folder (numba's, under ``$XDG_CACHE_HOME``) and loaded from there next time."""
+    import shutil
+    import subprocess
+
+    package = tmp_path / "site" / "smartboost"
+    shutil.copytree(os.path.dirname(smartboost.__file__), package,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    # root may write to any folder, so the package's kernel folder is made unwritable for
+    # everyone by a file where numba would create its __pycache__ folder
+    (package / "_kernels" / "__pycache__").write_text("")
+    env = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
+    env.update(PYTHONPATH=str(tmp_path / "site"), XDG_CACHE_HOME=str(tmp_path / "user-cache"),
+               PYTHONDONTWRITEBYTECODE="1")
+
+    def run():
+        result = subprocess.run([sys.executable, "-c", _CACHED_CALL], env=env, capture_output=True, text=True,
+                                check=True)
+        path, counts = result.stdout.split("\n")[:2]
+        return path, tuple(int(n) for n in counts.split())
+
+    path, (hits, misses) = run()
+    assert path.startswith(str(tmp_path / "user-cache")) and (hits, misses) == (0, 1)
+    assert any(name.endswith(".nbi") for name in os.listdir(path))
+    assert run() == (path, (1, 0))

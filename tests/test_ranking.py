@@ -235,6 +235,47 @@ def test_lambdas_equal_the_brute_force_reference(name, truncation, gain_table, s
     np.testing.assert_allclose(h, expected_h, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["lambdarank", "rank_pairwise"])
+@pytest.mark.parametrize("truncation", [3, 100])
+def test_document_loss_shares_add_up_to_the_brute_force_pairwise_loss(name, truncation):
+    """sampling='loss' for ranking: half of each pair's w_ij log(1 + exp(-sigma (s_high - s_low))) to each document."""
+    _, y, sizes = make_ranking(12, seed=3)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    score = np.random.default_rng(4).standard_normal(len(y))
+    objective = make_objective(name, {"sigmoid": 1.5, "lambdarank_truncation_level": truncation})
+    objective.bind_queries(y, starts)
+    gain = 2.0 ** y - 1
+    expected = np.zeros_like(score)
+    for q in range(len(sizes)):
+        rows = np.arange(starts[q], starts[q + 1])
+        order = rows[np.argsort(-score[rows], kind="stable")]
+        position = {row: p for p, row in enumerate(order)}
+        ideal = sum(v / math.log2(2 + p) for p, v in enumerate(np.sort(gain[rows])[::-1][:truncation]))
+        for i in rows:
+            for j in rows:
+                if y[i] <= y[j] or min(position[i], position[j]) >= truncation or (name == "lambdarank" and not ideal):
+                    continue
+                w = (abs(gain[i] - gain[j]) * abs(1 / math.log2(2 + position[i]) - 1 / math.log2(2 + position[j]))
+                     / ideal if name == "lambdarank" else 1.0)
+                pair = w * np.logaddexp(0.0, -1.5 * (score[i] - score[j]))
+                expected[i] += pair / 2
+                expected[j] += pair / 2
+    np.testing.assert_allclose(objective.sampling_loss(y, score), expected, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("unit", ["row", "query"])
+def test_loss_sampling_trains_lambdamart(unit):
+    X, y, sizes = make_ranking(120, seed=5)
+    params = {"objective": "lambdarank", "sampling": "loss", "sample_rate": 0.3, "sampling_unit": unit,
+              "num_leaves": 7, "verbosity": -1}
+    train = sb.Dataset(X, y, group=sizes)
+    booster = sb.train({**params, "metric": "ndcg@10"}, train, 15, valid_sets=[train])
+    rates = booster.iteration_stats["sample_rate"]
+    assert 0.15 < np.mean(rates) < 0.45
+    history = booster.evals_result["training"]["ndcg@10"]
+    assert history[-1] > history[0]
+
+
 @pytest.mark.parametrize("n", [1, 2, 7, 60, 500])
 @pytest.mark.parametrize("start", ["identity", "reversed", "shuffled", "nearly sorted"])
 def test_rank_by_score_is_the_stable_sort(n, start):

@@ -385,6 +385,48 @@ def test_correct_sampled_matches_the_formula_in_sample_order():
     assert np.isnan(out[rows.size:]).all()  # only the first len(rows) slots are written
 
 
+@pytest.mark.parametrize("eta", [0.0, 0.4, 1.0])
+def test_smart2_paper_correction_is_sections_formula(eta):
+    """smart_correction='paper': g - l'(y~_i) + eta * leaf mean of l'(y~), eta scaling the mean only."""
+    from smartboost.sampling.importance import Smart2Sampler
+    rng = np.random.default_rng(5)
+    n, n_leaves = 400, 6
+    grad, old_grad = rng.standard_normal(n), rng.standard_normal(n)
+    leaf = rng.integers(0, n_leaves, n).astype(np.int32)
+    rows = np.sort(rng.choice(n, 150, replace=False)).astype(np.uint32)
+    params = _params(sampling="smart2", sample_rate=0.3, smart_eta=eta, smart_correction="paper")
+    sampler = Smart2Sampler(params, n)
+    ctx = SamplingContext(5, grad, np.ones(n), np.ones(n), np.zeros(n), np.zeros(n), make_objective("binary"),
+                          leaf, np.zeros(n_leaves), None, True, (rng.standard_normal(n), old_grad))
+    got = sampler.correct_gradients(ctx, rows)
+    means = np.bincount(leaf, old_grad, n_leaves) / np.bincount(leaf, minlength=n_leaves)
+    np.testing.assert_allclose(got, grad[rows] - old_grad[rows] + eta * means[leaf[rows]], rtol=0, atol=1e-14)
+
+
+def test_smart2_correction_forms_agree_at_eta_one_only(binary_data):
+    X, y = binary_data
+    train = sb.Dataset(X, y)
+    params = {"objective": "binary", "verbosity": -1, "sampling": "smart2", "sample_rate": 0.3}
+    for eta, same in ((1.0, True), (0.5, False)):
+        scaled = sb.train({**params, "smart_eta": eta}, train, 6)
+        paper = sb.train({**params, "smart_eta": eta, "smart_correction": "paper"}, train, 6)
+        assert (_trees(scaled) == _trees(paper)) is same
+
+
+@pytest.mark.parametrize("sampling", ["smart1", "loss"])
+def test_fixed_rho_keeps_rows_with_min_one_rho_importance(sampling):
+    ctx = _context(20_000)
+    params = _params(sampling=sampling, smart_rho=0.7)
+    sampler = make_sampler(params, 20_000)
+    rows, rest = np.empty(20_000, np.uint32), np.empty(20_000, np.uint32)
+    n, weight = sampler.sample(ctx, rows, rest)
+    importance = sampler.importance(ctx)
+    p = np.minimum(1.0, 0.7 * importance)
+    assert sampler.scale == 0.7
+    assert abs(n - p.sum()) < 4 * np.sqrt((p * (1 - p)).sum())
+    np.testing.assert_allclose(weight[rows[:n]], ctx.weight[rows[:n]] / p[rows[:n]], rtol=1e-12)
+
+
 @pytest.mark.parametrize("n", [0, 5, 100_003])
 def test_leaf_sums_are_the_per_leaf_sums_and_counts_for_any_thread_count(n):
     rng = np.random.default_rng(n)
@@ -483,6 +525,8 @@ def test_goss_rates():
 @pytest.mark.parametrize("params, match", [
     ({"sampling": "none", "sample_rate": 0.5}, "choose a sampler"),
     ({"sampling": "mvs", "sample_rate": 0.5, "smart_eta": 0.1}, "smart_eta.*smart2"),
+    ({"sampling": "smart1", "sample_rate": 0.5, "smart_correction": "paper"}, "smart_correction.*smart2"),
+    ({"sampling": "mvs", "smart_rho": 1.0}, "smart_rho.*smart1 or smart2 or loss"),
     ({"sampling": "uniform", "smart_rho": 2.0}, "smart_rho.*smart1 or smart2"),
     ({"sampling": "smart1", "smart_rho": 2.0, "sample_rate": 0.3}, "either smart_rho"),
     ({"sampling": "goss", "sample_rate": 0.2, "goss_top_rate": 0.3}, "goss_top_rate"),

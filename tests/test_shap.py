@@ -70,6 +70,16 @@ def test_contributions_sum_to_the_raw_score(models, name):
     np.testing.assert_allclose(partial, _raw_blocks(booster, X, num_iteration=half), rtol=1e-9, atol=1e-12)
 
 
+def test_sign_tree_contributions_sum_to_the_raw_score():
+    """Sign trees (``weak_learner="sign"``) are explained like any tree: their leaves hold the step."""
+    X, y = make_binary(n=800, seed=42)
+    booster = sb.train({**_SMALL, "objective": "binary", "boosting": "gradient", "weak_learner": "sign",
+                        "step_rule": "line"}, sb.Dataset(X, y), 10)
+    contributions = booster.predict(X, pred_contrib=True)
+    np.testing.assert_allclose(contributions.sum(axis=1), booster.predict(X, raw_score=True), rtol=1e-9, atol=1e-12)
+    assert np.count_nonzero(contributions[:, :-1]) > 0
+
+
 def test_sparse_input_gives_the_dense_contributions():
     X, y = make_binary(n=2000, seed=42)
     X[np.abs(X) < 0.8] = 0.0  # mostly zeros

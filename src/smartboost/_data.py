@@ -15,15 +15,25 @@ categories are integers holds those integers (category codes are never read).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .errors import DataError
 
-Matrix = np.ndarray | sp.csc_matrix
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+    Matrix = np.ndarray | sp.csc_matrix
+
+
+def issparse(data: Any) -> bool:
+    """Whether ``data`` is a scipy sparse matrix or array. scipy.sparse, slow to import, is not
+    imported for it: a sparse matrix exists only once it has been."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(data)
 
 
 @dataclass
@@ -126,6 +136,8 @@ def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
 
 
 def _from_sparse(data: Any, name: str) -> sp.csc_matrix:
+    import scipy.sparse as sp  # already imported: data is sparse
+
     csc = sp.csc_matrix(data)
     if csc.dtype not in (np.float32, np.float64):
         if csc.dtype.kind not in "biuf":
@@ -157,7 +169,7 @@ def to_features(data: Any, name: str = "X", allow_empty: bool = False) -> Featur
     features = None
     if data is None:
         raise DataError(f"{name} is None")
-    if sp.issparse(data):
+    if issparse(data):
         matrix: Matrix = _from_sparse(data, name)
     elif _is_dataframe(data):
         features = _from_dataframe(data)
@@ -201,13 +213,18 @@ def concat_features(parts: list[Features]) -> Features:
                     continue
                 matrix[rows, j] = np.searchsorted(vocabulary, own)[matrix[rows, j].astype(np.int64)]
         blocks.append(matrix)
-    matrix = sp.vstack(blocks, format="csc") if sp.issparse(blocks[0]) else np.concatenate(blocks)
+    if issparse(blocks[0]):
+        import scipy.sparse as sp  # already imported: the blocks are sparse
+
+        matrix = sp.vstack(blocks, format="csc")
+    else:
+        matrix = np.concatenate(blocks)
     return Features(matrix, parts[0].names, vocabularies, np.logical_or.reduce([part.from_dtype for part in parts]))
 
 
 def dense_rows(matrix: Matrix, start: int, stop: int) -> np.ndarray:
     """Rows ``start:stop`` of a converted matrix as a C-ordered float32/float64 array."""
-    if sp.issparse(matrix):
+    if issparse(matrix):
         return np.ascontiguousarray(matrix[start:stop].toarray())
     return np.ascontiguousarray(matrix[start:stop])
 

@@ -326,9 +326,9 @@ PARAMS: tuple[Param, ...] = (
           "'quantile', 'mape', 'poisson', 'gamma', 'tweedie' (log link), 'binary' (logistic, labels 0/1 or "
           "-1/+1), 'cross_entropy' (logistic, labels in [0, 1]), 'multiclass' (softmax, labels "
           "0..num_class-1), the margin losses 'exponential', 'smart_logistic', 'logistic_log2', "
-          "'squared_margin', 'regularized_logistic' (docs: objectives/margin.py), 'lambdarank' and "
-          "'rank_pairwise' (queries from the Dataset's group or qid), or a function fn(label, raw) -> "
-          "(grad, hess).",
+          "'squared_margin', 'regularized_logistic', 'sigmoid_margin', 'hinge', 'gaussian_margin' (docs: "
+          "objectives/margin.py), 'lambdarank' and 'rank_pairwise' (queries from the Dataset's group or qid), "
+          "or a function fn(label, raw) -> (grad, hess).",
           ("objective_type", "app", "application", "loss"), "core", "a registered objective name"),
     Param("num_class", 1, _int(1, _MAX_CLASSES),
           "Number of classes of a multiclass objective (>= 2 there, 1 otherwise); each iteration grows "
@@ -352,6 +352,13 @@ PARAMS: tuple[Param, ...] = (
     Param("logistic_mu", 0.0, _float(0.0),
           "regularized_logistic: the penalty mu F^2 / 2 on the score (RGBM's regularised logistic loss).",
           ("mu",), "core", ">= 0"),
+    Param("gaussian_c", 1.0, _float(0.0, low_open=True),
+          "gaussian_margin: the width c of the loss exp(-c M (M + s)) of the margin M (docs: objectives/margin.py).",
+          (), "core", "> 0", saved_at_default=False),
+    Param("gaussian_s", 2.0, _float(),
+          "gaussian_margin: the shift s of exp(-c M (M + s)); the loss peaks at M = -s/2 and rows of smaller margin "
+          "are given up.",
+          (), "core", "finite", saved_at_default=False),
     Param("sigmoid", 1.0, _float(0.0, low_open=True),
           "lambdarank, rank_pairwise: sigma of the pairwise logistic rho = 1 / (1 + exp(sigma (s_i - s_j))).",
           ("lambdarank_sigma",), "core", "> 0"),
@@ -488,12 +495,18 @@ PARAMS: tuple[Param, ...] = (
           "(docs/concepts/sampling.md).",
           ("bagging_by_query",), "sampling", "row \\| query"),
     Param("smart_rho", None, _optional(_float(0.0, low_open=True)),
-          "smart1/smart2: p_i = min(1, rho * importance) with this rho, instead of solving for sample_rate.",
+          "smart1/smart2/loss: p_i = min(1, rho * importance) with this rho, instead of solving for sample_rate "
+          "(SMART's fixed rho: the sample size follows the gradients).",
           (), "sampling", "> 0"),
     Param("smart_eta", 0.5, _float(0.0),
           "smart2: strength of the improved diagonal approximation; 0 switches it off, 1 is the paper's "
           "formula (0.5: the best across the datasets of docs/papers.md).",
           (), "sampling", ">= 0"),
+    Param("smart_correction", "scaled", _choice("scaled", "paper"),
+          "smart2: form of the correction. 'scaled': g + eta (leaf mean of l'(y~) - l'(y~_i)), eta scaling both "
+          "terms; 'paper': g - l'(y~_i) + eta (leaf mean of l'(y~)), SMART's Section 3.2 for every eta "
+          "(docs/concepts/sampling.md).",
+          (), "sampling", "scaled \\| paper", saved_at_default=False),
     Param("mvs_lambda", "adaptive", _mvs_lambda,
           "mvs: lambda in sqrt(g^2 + lambda h^2), or 'adaptive' (squared mean absolute leaf value of the "
           "previous tree).",
@@ -533,11 +546,18 @@ PARAMS: tuple[Param, ...] = (
           "the classic first-order GBM, trees fit the negative gradients by least squares (every hessian "
           "taken as 1 inside the tree).",
           ("boosting_type", "boost"), "boosting", "newton | gradient"),
+    Param("weak_learner", "tree", _choice("tree", "sign"),
+          "'tree': leaves output their fitted values. 'sign' (with boosting='gradient'): every leaf outputs -sign(G), "
+          "+1 or -1, and splits maximise the tree's correlation with the negative gradients, the sum of its leaves' "
+          "|G| (AnyBoost's {-1, +1} base classifiers; with max_depth=1, RGBM's normalised stump); the step rule "
+          "sizes the step (docs/concepts/boosting.md).",
+          (), "boosting", "tree | sign", saved_at_default=False),
     Param("step_rule", "shrinkage", _choice("shrinkage", "line", "leaf_line", "smooth"),
           "Size of each tree's step, always times learning_rate: 'shrinkage' the tree as fitted; 'line' "
           "the tree scaled by the line-search minimiser of the training loss; 'leaf_line' each leaf's own "
           "minimiser (Friedman's TreeBoost); 'smooth' the tree times 1/sigma, sigma the loss's smoothness "
-          "constant (RGBM's rule, with boosting='gradient').",
+          "constant (RGBM's rule, with boosting='gradient'; for sign trees, 1/sigma times the tree's correlation "
+          "with the negative gradients over the rows, RGBM's step on its normalised stump).",
           (), "boosting", "shrinkage | line | leaf_line | smooth"),
     Param("line_search_rows", "sample", _choice("sample", "all"),
           "Rows the line searches minimise over: the tree's sample (with its weights) or every row.",
@@ -693,8 +713,9 @@ def training_params(params: Mapping[str, Any] | None, num_boost_round: int | Non
 
 
 _SAMPLER_OWN_PARAMS = {
-    "smart_rho": ("smart1", "smart2"),
+    "smart_rho": ("smart1", "smart2", "loss"),
     "smart_eta": ("smart2",),
+    "smart_correction": ("smart2",),
     "mvs_lambda": ("mvs",),
     "goss_top_rate": ("goss",),
     "goss_other_rate": ("goss",),
@@ -786,6 +807,18 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
     if objective.first_order_only and params.boosting == "newton":
         raise ParameterError(f"objective '{objective.name}' has no usable second derivative; train it with "
                              "boosting='gradient'")
+    if params.weak_learner == "sign":
+        if params.boosting != "gradient":
+            raise ParameterError("weak_learner='sign' fits the negative gradients' signs: use it with "
+                                 "boosting='gradient'")
+        if rule == "leaf_line":
+            raise ParameterError("weak_learner='sign' takes step_rule 'shrinkage', 'line' or 'smooth' (leaf_line "
+                                 "would replace every leaf's sign by a value of its own)")
+        if params.lambda_l1 > 0.0:
+            raise ParameterError("weak_learner='sign' leaves have no soft threshold: lambda_l1 must be 0")
+        if objective.renews_leaves:
+            raise ParameterError(f"weak_learner='sign' with objective '{objective.name}', which refits every "
+                                 "leaf's value: the refit would replace the signs")
     if rule == "smooth" and params.boosting != "gradient":
         raise ParameterError("step_rule='smooth' (1/sigma) is the step of first-order boosting; use it with "
                              "boosting='gradient' (Newton steps are already scaled by the hessian)")
@@ -794,6 +827,9 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
                              "smoothness constant")
     monotone = params.monotone_constraints
     if monotone is not None and any(monotone.values() if isinstance(monotone, Mapping) else monotone):
+        if params.weak_learner == "sign":
+            raise ParameterError("weak_learner='sign' leaves output signs, which cannot be clamped to keep "
+                                 "monotone_constraints; use weak_learner='tree'")
         if rule == "leaf_line":
             raise ParameterError("step_rule='leaf_line' sets every leaf's value on its own, which breaks "
                                  "monotone_constraints; use 'shrinkage' or 'line' (one factor for the whole tree)")

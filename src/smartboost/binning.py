@@ -21,19 +21,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _schema as schema
 from ._common import X_BINNED_DTYPE
 from ._config import logger
-from ._data import Features, to_features
+from ._data import Features, issparse, to_features
 from ._kernels import binning as kernels
 from ._kernels import histogram as kernels_hist
 from ._kernels.records import HistogramArrays
 from .errors import DataError
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["BinMapper", "BinnedData", "CategoryBins", "HistogramLayout"]
 
@@ -154,6 +156,16 @@ def _category_bins(counts: np.ndarray, max_bin: int, min_data_in_bin: int) -> np
     return bins
 
 
+def _sorted_csc(sample: sp.csc_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, values, n_zeros)`` of a CSC sample: each column's stored values sorted (NaN
+    last), and its implicit zeros."""
+    indptr = sample.indptr.astype(np.int64)
+    lengths = np.diff(indptr)
+    column = np.repeat(np.arange(lengths.size), lengths)
+    values = sample.data.astype(np.float64, copy=False)
+    return indptr, values[np.lexsort((values, column))], sample.shape[0] - lengths
+
+
 class BinMapper:
     """Per-feature bin edges, and the bins of categorical features.
 
@@ -243,24 +255,31 @@ class BinMapper:
             rng = np.random.default_rng([self.seed, self._SAMPLE_STREAM])
             rows = np.sort(rng.choice(n_rows, self.sample_cnt, replace=False))
         sample = X if rows is None else X[rows]
-        if sp.issparse(sample):
-            sample = sp.csc_matrix(sample)
-        edges = np.zeros((n_features, self.max_bin - 1))
-        n_edges = np.zeros(n_features, np.int64)
-        if sp.issparse(X):
-            kernels.find_edges_csc(sample.indptr, sample.data.astype(np.float64, copy=False),
-                                   sample.shape[0], self.max_bin, self.min_data_in_bin, edges, n_edges)
+        if issparse(sample):
+            indptr, values, n_zeros = _sorted_csc(sample.tocsc())
         else:
-            kernels.find_edges(np.ascontiguousarray(sample.T, dtype=np.float64), self.max_bin,
-                               self.min_data_in_bin, edges, n_edges)
+            values = np.array(sample.T, np.float64, order="C")  # a copy: sorted in place
+            values.sort(axis=1)
+            values = values.ravel()
+            indptr = np.arange(n_features + 1, dtype=np.int64) * sample.shape[0]
+            n_zeros = np.zeros(n_features, np.int64)
+        # each feature's room for edges: at most one per distinct value (zero included), so the
+        # table follows the data, not n_features x max_bin
+        first_edge = np.zeros(n_features + 1, np.int64)
+        np.cumsum(np.minimum(self.max_bin - 1, np.diff(indptr) + (n_zeros > 0)), out=first_edge[1:])
+        edges = np.empty(first_edge[-1])
+        n_edges = np.zeros(n_features, np.int64)
+        kernels.find_edges(indptr, values, n_zeros, self.max_bin, self.min_data_in_bin, first_edge, edges, n_edges)
         self.categories = {}
         for f in np.flatnonzero(categorical):
-            values, counts = category_counts(features, int(f))
-            self.categories[int(f)] = CategoryBins(values, _category_bins(counts, self.max_bin, self.min_data_in_bin))
+            categories, counts = category_counts(features, int(f))
+            self.categories[int(f)] = CategoryBins(categories, _category_bins(counts, self.max_bin,
+                                                                             self.min_data_in_bin))
             n_edges[f] = self.categories[int(f)].n_bins - 1
-        self.edges = [np.zeros(0) if f in self.categories else edges[f, :n_edges[f]].copy() for f in range(n_features)]
+        self.edges = [np.zeros(0) if f in self.categories else edges[first_edge[f]:first_edge[f] + n_edges[f]].copy()
+                      for f in range(n_features)]
         self.n_bins = n_edges + 1
-        for name in ("_padded_edges", "threshold_table", "categorical"):
+        for name in ("_edge_table", "threshold_table", "categorical"):
             self.__dict__.pop(name, None)
         return self
 
@@ -272,15 +291,17 @@ class BinMapper:
             self.categories[f] = CategoryBins(values, _category_bins(counts, self.max_bin, self.min_data_in_bin))
             self.edges[f] = np.zeros(0)
             self.n_bins[f] = self.categories[f].n_bins
-        for name in ("_padded_edges", "threshold_table", "categorical"):
+        for name in ("_edge_table", "threshold_table", "categorical"):
             self.__dict__.pop(name, None)
 
     @cached_property
-    def _padded_edges(self) -> np.ndarray:
-        padded = np.zeros((self.n_features, max(1, int(self.n_bins.max()) - 1)))
-        for f, e in enumerate(self.edges):
-            padded[f, :e.size] = e
-        return padded
+    def _edge_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every feature's edges, concatenated, and each feature's first one in them: the
+        binning kernels' edges, as large as the edges (not features x ``max_bin``)."""
+        sizes = np.array([e.size for e in self.edges], np.int64)
+        first = np.zeros(sizes.size, np.int64)
+        np.cumsum(sizes[:-1], out=first[1:])
+        return np.concatenate([np.zeros(0), *self.edges]), first
 
     def transform(self, X: Any) -> BinnedData:
         """Bin the feature matrix ``X`` with these edges (categories by value: see
@@ -292,17 +313,17 @@ class BinMapper:
             raise DataError(f"data has {n_features} features but the bins were made for {self.n_features}")
         self.check_text_columns(features)
         n_edges = np.where(self.categorical, 0, self.n_bins - 1)
-        if sp.issparse(X):
+        if issparse(X):
             column_major = np.empty((n_features, n_rows), X_BINNED_DTYPE)
             missing = np.zeros(n_features, np.int64)
-            kernels.bin_csc(X.indptr, X.indices, X.data, self._padded_edges, n_edges, column_major, missing)
+            kernels.bin_csc(X.indptr, X.indices, X.data, *self._edge_table, n_edges, column_major, missing)
             for f in self.categories:
                 column_major[f] = self.category_bins(features, f)
                 missing[f] = np.count_nonzero(column_major[f] == self.n_bins[f])
             return BinnedData(self, None, missing, column_major=column_major)
         row_major = np.empty((n_rows, n_features), X_BINNED_DTYPE)
         missing_blocks = np.zeros(((n_rows + _BIN_BLOCK_ROWS - 1) // _BIN_BLOCK_ROWS, n_features), np.int64)
-        kernels.bin_dense(X, self._padded_edges, n_edges, row_major, missing_blocks)
+        kernels.bin_dense(X, *self._edge_table, n_edges, row_major, missing_blocks)
         missing = missing_blocks.sum(axis=0)
         for f in self.categories:
             row_major[:, f] = self.category_bins(features, f)
@@ -446,7 +467,7 @@ def _categories_from_dict(data: dict, path: str, max_bin: int, n_features: int):
 
 def _dense_column(matrix: Any, j: int) -> np.ndarray:
     """Column ``j`` of a converted matrix as float64 (a sparse one's implicit entries: 0)."""
-    if sp.issparse(matrix):
+    if issparse(matrix):
         return np.asarray(matrix[:, j].toarray()).ravel().astype(np.float64)
     return np.asarray(matrix[:, j], np.float64)
 
@@ -487,17 +508,24 @@ class BinnedData:
                  column_major: np.ndarray | None = None) -> None:
         self.mapper = mapper
         self.missing_count = missing_count
-        if row_major is None:
-            row_major = np.empty(column_major.shape[::-1], X_BINNED_DTYPE)
-            kernels.transpose_bins(column_major, row_major)
-        self.row_major = row_major
+        # the layout binning produced; the other one is made when first needed (a sparse
+        # training set's layouts read the column-major bins only)
+        if row_major is not None:
+            self.row_major = row_major
         if column_major is not None:
             self.column_major = column_major
 
     @property
     def n_rows(self) -> int:
         """Number of rows."""
-        return self.row_major.shape[0]
+        return self.column_major.shape[1] if "column_major" in self.__dict__ else self.row_major.shape[0]
+
+    @cached_property
+    def row_major(self) -> np.ndarray:
+        """Row-major bins (uint8, shape (n_rows, n_features)), made when first needed."""
+        out = np.empty(self.column_major.shape[::-1], X_BINNED_DTYPE)
+        kernels.transpose_bins(self.column_major, out)
+        return out
 
     @cached_property
     def column_major(self) -> np.ndarray:
@@ -545,10 +573,10 @@ class HistogramLayout:
     def __init__(self, data: BinnedData) -> None:
         n_bins = data.mapper.n_bins
         self.offsets, self.n_cells = histogram_cells(n_bins)
-        counts = [np.bincount(column, minlength=int(nb) + 1) for column, nb in zip(data.column_major, n_bins)]
-        default_bins = np.array([c.argmax() for c in counts], np.int64)
-        default_share = np.array([c.max() for c in counts]) / max(data.n_rows, 1)
-        sparse = default_share >= SPARSE_DEFAULT_FRACTION
+        default_bins = np.empty(n_bins.size, np.int64)
+        default_rows = np.empty(n_bins.size, np.int64)
+        kernels_hist.most_frequent_bins(data.column_major, default_bins, default_rows)
+        sparse = default_rows / max(data.n_rows, 1) >= SPARSE_DEFAULT_FRACTION
         dense_features = np.flatnonzero(~sparse)
         sparse_features = np.flatnonzero(sparse)
         self.dense_features = dense_features
@@ -558,13 +586,15 @@ class HistogramLayout:
             self.sparse_indptr = np.zeros(1, np.int64)
             self.sparse_cells = np.zeros(0, np.uint32)
         else:
-            self.dense_bins = np.ascontiguousarray(data.row_major[:, dense_features])
+            # from the column-major bins: a sparse training set has no row-major copy
+            self.dense_bins = np.empty((data.n_rows, dense_features.size), X_BINNED_DTYPE)
+            kernels.transpose_bins(data.column_major[dense_features], self.dense_bins)
             self.sparse_indptr = np.zeros(data.n_rows + 1, np.int64)
             defaults = default_bins[sparse_features].astype(np.uint8)
-            kernels_hist.sparse_row_lengths(data.row_major, sparse_features, defaults, self.sparse_indptr)
+            kernels_hist.sparse_row_lengths(data.column_major, sparse_features, defaults, self.sparse_indptr)
             np.cumsum(self.sparse_indptr, out=self.sparse_indptr)
             self.sparse_cells = np.empty(int(self.sparse_indptr[-1]), np.uint32)
-            kernels_hist.fill_sparse_rows(data.row_major, sparse_features, defaults, self.offsets[sparse_features],
+            kernels_hist.fill_sparse_rows(data.column_major, sparse_features, defaults, self.offsets[sparse_features],
                                           self.sparse_indptr, self.sparse_cells)
         self.sparse_first = self.offsets[sparse_features].astype(np.int64)
         self.sparse_last = self.sparse_first + n_bins[sparse_features] + 1

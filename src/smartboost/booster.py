@@ -8,11 +8,10 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import io
 from ._config import threads
-from ._data import dense_rows, to_features
+from ._data import dense_rows, issparse, to_features
 from ._kernels.predict import predict_trees
 from ._params import model_params
 from .binning import BinMapper, BinnedData
@@ -309,7 +308,7 @@ def _row_chunks(X: Any, category_bins: dict[int, np.ndarray]) -> Iterator[tuple[
     when it is one already and has no categorical feature; else ``_PREDICT_CHUNK_ROWS`` rows at a
     time). A categorical feature's column holds the rows' bins (``category_bins[f]``), which the
     tree walks test against the nodes' left sets, in a float64 copy of each block."""
-    if not category_bins and not sp.issparse(X) and X.flags.c_contiguous:
+    if not category_bins and not issparse(X) and X.flags.c_contiguous:
         yield 0, X
         return
     for start in range(0, X.shape[0], _PREDICT_CHUNK_ROWS):

@@ -41,7 +41,7 @@ import numpy as np
 from . import __version__
 from ._interrupt import interrupt_of, raise_interrupt
 from .callback import CallbackEnv, TrainingCallback
-from .errors import DataError, SmartBoostError
+from .errors import DataError, ParameterError, SmartBoostError
 
 __all__ = ["main"]
 
@@ -151,10 +151,14 @@ def _extra_params(tokens: list[str]) -> dict[str, Any]:
 
 
 def _label_column(text: str) -> int | str | None:
-    """``--label-column``: 'auto', None ('none'), 'name:<column>' or an index."""
-    if text.lower() == "none":
-        return None
-    return text.lower() if text.lower() == "auto" else text if text.startswith("name:") else int(text)
+    """``--label-column``: 'auto', None ('none'), an index, or a header name (``name:<column>`` as in
+    LightGBM, or the bare name when it is not a number)."""
+    if text.lower() in ("none", "auto"):
+        return None if text.lower() == "none" else "auto"
+    try:
+        return int(text)
+    except ValueError:
+        return text if text.startswith("name:") else f"name:{text}"
 
 
 def _choice(text: str) -> bool | str:
@@ -424,10 +428,26 @@ def _progress(line: str) -> None:
     print(f"  {line}", file=sys.stderr)
 
 
+def _protocol_threads(args: argparse.Namespace) -> None:
+    """``--threads`` left unset: all for smartboost's protocol; one for the papers' (the RGBM
+    paper's one CPU; steadier timings on a shared machine)."""
+    if args.threads is None:
+        args.threads = 1 if args.protocol == "paper" else 0
+
+
+def _trees(args: argparse.Namespace, default: int) -> int:
+    """``--trees``, or the experiment's default."""
+    return default if args.trees is None else args.trees
+
+
 def _experiment_sampling(args: argparse.Namespace, extra: list[str]) -> int:
     from .experiments import sampling
 
-    data = sampling.load(args.dataset, args.rows, args.seed)
+    _protocol_threads(args)
+    if args.protocol == "paper":
+        return _experiment_sampling_paper(args)
+    args.trees = _trees(args, 300)
+    data = sampling.load(args.dataset or "a8a", args.rows, args.seed)
     _start_experiment(args)
     common = {"leaves": args.leaves, "threads": args.threads, "progress": _progress}
     results = []
@@ -450,40 +470,91 @@ def _experiment_sampling(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def _experiment_sampling_paper(args: argparse.Namespace) -> int:
+    """``--protocol paper``: SMART's a8a tables (smart-table) and the MVS comparison (mvs-figure)."""
+    from .experiments import sampling
+
+    _start_experiment(args)
+    results = []
+    for which in dict.fromkeys(args.which):
+        if which == "iteration-cost":
+            raise ParameterError("--protocol paper runs smart-table and mvs-figure (iteration-cost has no paper "
+                                 "protocol)")
+        if which == "smart-table":
+            data = sampling.load(args.dataset or "a8a", args.rows, args.seed)
+            print(f"SMART's tables under its protocol on {data.describe()}", file=sys.stderr)
+            results += sampling.smart_paper_tables(data, _trees(args, 500), sampling.smart_paper_methods(args.rhos),
+                                                   leaves=args.leaves or 31, threads=args.threads,
+                                                   progress=_progress)
+        else:
+            data = sampling.load(args.dataset or "synthetic", args.rows or 100_000, args.seed)
+            print(f"the MVS comparison under its protocol on {data.describe()}", file=sys.stderr)
+            results += sampling.mvs_paper_tables(data, args.rates or [0.1, 0.2, 0.5, 0.8], _trees(args, 100),
+                                                 range(args.seed, args.seed + args.seeds), args.folds,
+                                                 leaves=args.leaves or 31, threads=args.threads,
+                                                 progress=_progress)
+    _report(results, args)
+    return 0
+
+
 def _experiment_ranking(args: argparse.Namespace, extra: list[str]) -> int:
     from .experiments import ranking
 
-    data = ranking.load(args.dataset, args.queries, args.rows, args.seed)
+    _protocol_threads(args)
+    args.trees = _trees(args, 100)
+    paper = args.protocol == "paper"
+    data = ranking.load(args.dataset or ("synthetic" if paper else "mq2008"), args.queries or (2000 if paper else None),
+                        args.rows, args.seed)
     _start_experiment(args)
-    print(f"ranking SMART table on {data.describe()}", file=sys.stderr)
-    _report([ranking.smart_table(data, args.rates, args.trees, args.samplers or ranking.DEFAULT_SAMPLERS,
-                                 args.leaves, args.tolerance, args.threads, _progress)], args)
+    if paper:
+        print(f"SMART's LambdaMART tables under its protocol on {data.describe()}", file=sys.stderr)
+        results = [table for rate in args.rates or [0.1]
+                   for table in ranking.smart_paper_tables(data, args.trees, rate, leaves=args.leaves,
+                                                           threads=args.threads, progress=_progress)]
+    else:
+        print(f"ranking SMART table on {data.describe()}", file=sys.stderr)
+        results = [ranking.smart_table(data, args.rates or [0.1, 0.2], args.trees,
+                                       args.samplers or ranking.DEFAULT_SAMPLERS, args.leaves, args.tolerance,
+                                       args.threads, _progress)]
+    _report(results, args)
     return 0
 
 
 def _experiment_rgbm(args: argparse.Namespace, extra: list[str]) -> int:
     from .experiments import rgbm
 
-    data = rgbm.load(args.dataset, args.rows, args.seed)
+    _protocol_threads(args)
+    args.trees = _trees(args, 500)
+    paper = args.protocol == "paper"
+    data = rgbm.load(args.dataset or "a9a", args.rows, args.seed, holdout=0.2 if paper else None)
     _start_experiment(args)
-    print(f"RGBM curves on {data.describe()}", file=sys.stderr)
-    _report([rgbm.rgbm_figure(data, args.trees, args.t, args.threads, _progress)], args)
+    if paper:
+        print(f"RGBM under its protocol on {data.describe()}", file=sys.stderr)
+        result = rgbm.rgbm_paper_figure(data, args.seconds, args.types, threads=args.threads, progress=_progress)
+    else:
+        print(f"RGBM curves on {data.describe()}", file=sys.stderr)
+        result = rgbm.rgbm_figure(data, args.trees, args.t, args.threads, _progress)
+    _report([result], args)
     return 0
 
 
-def _add_experiment(commands, name: str, run, help: str, description: str, dataset: str, trees: int,
+def _add_experiment(commands, name: str, run, help: str, description: str, dataset: str, trees: str,
                     epilog: str) -> argparse.ArgumentParser:
     command = commands.add_parser(name, help=help, description=description, epilog=epilog,
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-    command.add_argument("--dataset", default=dataset,
+    command.add_argument("--protocol", choices=["default", "paper"], default="default",
+                         help="'default': smartboost's settings; 'paper': the paper's own protocol (docs/papers.md) "
+                              "(default: default)")
+    command.add_argument("--dataset", default=None,
                          help=f"a name of `smartboost datasets list`, or 'synthetic' (generated) (default {dataset})")
-    command.add_argument("--trees", type=int, default=trees, help=f"boosting iterations per run (default {trees})")
+    command.add_argument("--trees", type=int, default=None, help=f"boosting iterations per run (default {trees})")
     command.add_argument("--rows", type=int, default=None,
                          help="training rows: public sets keep only the first ROWS (quick runs); generated sets "
                               "that are sized by rows have ROWS")
     command.add_argument("--seed", type=int, default=0,
                          help="seed of generated data and of the held-out test quarter of sets without a test split")
-    command.add_argument("--threads", type=int, default=0, help="threads (default 0: all)")
+    command.add_argument("--threads", type=int, default=None,
+                         help="threads (default 0: all; 1 under --protocol paper)")
     command.add_argument("--out", default="smartboost-results",
                          help="folder for the markdown tables and PNG figures (default ./smartboost-results)")
     command.add_argument("--no-plot", dest="plot", action="store_false", help="tables only, no PNG figures")
@@ -510,8 +581,18 @@ def _add_experiment_commands(commands) -> None:
         "  mvs-figure      the MVS paper's Figure 1: test 1-AUC and logloss after --trees trees against the\n"
         "                  sample rate (default 0.02 ... 1.0), mean +- std over --seeds seeds\n"
         "  iteration-cost  median ms per iteration per sampler and rate (default 0.05 0.1 0.2) vs none\n"
-        "'synthetic' is a generated HIGGS-like set of --rows training rows (default 1,000,000).",
-        "a8a", 300, "example: smartboost experiment sampling --dataset a8a --which smart-table mvs-figure --seeds 3")
+        "'synthetic' is a generated HIGGS-like set of --rows training rows (default 1,000,000).\n"
+        "--protocol paper:\n"
+        "  smart-table     SMART's a8a Table 2 as the paper ran it: LogitBoost from F = 0, fixed rho per\n"
+        "                  importance sampler (--rhos; the sample size follows the gradients, ASRI reported),\n"
+        "                  uniform 0.4, trimming 0.42, runs timed in lockstep; the table at test loss 0.325\n"
+        "                  and the table at each method's best, beside the paper's (--trees default 500)\n"
+        "  mvs-figure      the MVS comparison: test 1-AUC per rate (default 0.1 0.2 0.5 0.8) with GOSS's\n"
+        "                  ratio and MVS's lambda tuned by --folds-fold CV, the lambda sweep, and at 0.8 the\n"
+        "                  time to the no-sampling AUC (default data: synthetic, 100,000 rows; --trees 100)",
+        "a8a (paper mvs-figure: synthetic)", "300 (paper: 500 smart-table, 100 mvs-figure)",
+        "example: smartboost experiment sampling --dataset a8a --which smart-table mvs-figure --seeds 3\n"
+        "         smartboost experiment sampling --protocol paper --which smart-table")
     sampling.add_argument("--which", nargs="+", choices=["smart-table", "mvs-figure", "iteration-cost"],
                           default=["smart-table"], help="what to run (default smart-table)")
     sampling.add_argument("--rates", type=float, nargs="+", help="sample rates (default: per experiment)")
@@ -521,15 +602,27 @@ def _add_experiment_commands(commands) -> None:
                           help="leaves per tree (default 255 on synthetic, else 31)")
     sampling.add_argument("--tolerance", type=float, default=0.002,
                           help="smart-table: target = no-sampling best test logloss + this (default 0.002)")
+    sampling.add_argument("--rhos", type=float, nargs="+", default=[0.5, 1.0, 2.0],
+                          help="--protocol paper smart-table: the fixed rho values of first- and second-order "
+                               "sampling (default 0.5 1 2)")
+    sampling.add_argument("--folds", type=int, default=5,
+                          help="--protocol paper mvs-figure: cross-validation folds of the tuning (default 5)")
 
     ranking = _add_experiment(
         kinds, "ranking", _experiment_ranking, "SMART's LambdaMART table",
         "LambdaMART with each sampler at each rate (twice the trees) against no sampling: the seconds and\n"
         "iteration at which test NDCG@10 first reaches the no-sampling best - --tolerance, and the mean\n"
         "sample rate (ASRI); figure: test NDCG@10 against iterations and seconds. Ranking sets: mq2008,\n"
-        "mslr-5k, lightgbm-rank, mslr-web10k; 'synthetic' is a generated MSLR-like set of --queries queries.",
-        "mq2008", 100, "example: smartboost experiment ranking --dataset synthetic --queries 2000 --rates 0.1 0.2")
-    ranking.add_argument("--rates", type=float, nargs="+", default=[0.1, 0.2], help="sample rates (default 0.1 0.2)")
+        "mslr-5k, lightgbm-rank, mslr-web10k; 'synthetic' is a generated MSLR-like set of --queries queries.\n"
+        "--protocol paper: SMART's WEB30K table's methods (baseline, uniform, trimming, loss-based, first and\n"
+        "second order; the importance samplers at the fixed rho that keeps the rate at the first iteration),\n"
+        "with the paper's lambdas and with LightGBM's normalisation, runs timed in lockstep; tables at the\n"
+        "best NDCG@10 of uniform sampling and at each method's best (default: synthetic, 2,000 queries, rate 0.1).",
+        "mq2008 (paper: synthetic)", "100",
+        "example: smartboost experiment ranking --dataset synthetic --queries 2000 --rates 0.1 0.2\n"
+        "         smartboost experiment ranking --protocol paper --queries 2000")
+    ranking.add_argument("--rates", type=float, nargs="+", default=None,
+                         help="sample rates (default 0.1 0.2; paper: 0.1)")
     ranking.add_argument("--samplers", type=_sampler_spec, nargs="+", help=samplers_help)
     ranking.add_argument("--leaves", type=int, default=31, help="leaves per tree (default 31)")
     ranking.add_argument("--queries", type=int, default=None, help="synthetic: training queries (default 10,000)")
@@ -542,9 +635,19 @@ def _add_experiment_commands(commands) -> None:
         "per tree (Type 3), t = F being Type 0. Table: training loss reached within fractions of the t = F\n"
         "run's time, and the final test loss; figure: losses against iterations and seconds. Binary sets use\n"
         "the regularised logistic loss (mu 0.001), regression sets the squared loss; 'synthetic' is a\n"
-        "generated p >> n set (200 rows x 2,000 features).",
-        "a9a", 500, "example: smartboost experiment rgbm --dataset colon-cancer --t 16 64 256")
+        "generated p >> n set (200 rows x 2,000 features); 'rcv1-like' and 'yearprediction-like' are\n"
+        "generated stand-ins for the paper's rcv1 and YearPredictionMSD.\n"
+        "--protocol paper: the paper's normalised stumps from F = 0, every Type (0; 1 with t pairs; 2; 3 with\n"
+        "t features; t on the paper's geometric grid), each with line search and with 1/sigma, an 80/20\n"
+        "random split, 100 thresholds per feature, --seconds of training per run in lockstep; training and\n"
+        "test losses compared at equal times.",
+        "a9a", "500", "example: smartboost experiment rgbm --dataset colon-cancer --t 16 64 256\n"
+                      "         smartboost experiment rgbm --protocol paper --dataset colon-cancer --seconds 2")
     rgbm.add_argument("--t", type=int, nargs="+", help="candidate features per tree (default 1, 2, 4, ..., F)")
+    rgbm.add_argument("--seconds", type=float, default=5.0,
+                      help="--protocol paper: training seconds of every run (default 5)")
+    rgbm.add_argument("--types", type=int, nargs="+", choices=[0, 1, 2, 3], default=[0, 1, 2, 3],
+                      help="--protocol paper: selection Types to run (default 0 1 2 3)")
 
 
 # -- parser ----------------------------------------------------------------------------------
@@ -555,7 +658,8 @@ def _add_data_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--format", choices=FORMATS, default=None,
                          help="data format (default: from the file name; no extension means svmlight)")
     command.add_argument("--label-column", type=_label_column, default="auto",
-                         help="CSV/TSV/parquet label column: an index (from 0), 'name:<column>', 'none' or 'auto' "
+                         help="CSV/TSV/parquet label column: an index (from 0), a header name (or "
+                              "'name:<column>'), 'none' or 'auto' "
                               "(default): the first column of a training file; for a model's files, the one column "
                               "of a header that is not a feature (none: no label), or without names the first "
                               "column when there is one more than the model's features")

@@ -350,6 +350,17 @@ def _read_fields(lines: list[str], first_line: int, delimiter: str, names: list[
         return _read_text_fields(lines, first_line, delimiter, names, n_columns, missing, text)
     as_nan = dict.fromkeys(missing, "nan")
     rows = []
+    for line, fields in _csv_rows(lines, first_line, delimiter, names, n_columns):
+        try:
+            rows.append(list(map(float, [as_nan.get(field, field) for field in fields])))
+        except ValueError:  # a missing-value token with spaces around it, or not a number at all
+            rows.append([_value(field, line, j, names, missing) for j, field in enumerate(fields)])
+    return np.array(rows, np.float64).reshape(len(rows), n_columns)
+
+
+def _csv_rows(lines: list[str], first_line: int, delimiter: str, names: list[str] | None, n_columns: int):
+    """``(line number, fields)`` of each non-empty CSV row; a ragged row or a CSV syntax error is
+    a DataError naming its line."""
     reader = csv.reader(lines, delimiter=delimiter)
     try:
         for fields in reader:
@@ -359,32 +370,17 @@ def _read_fields(lines: list[str], first_line: int, delimiter: str, names: list[
             if len(fields) != n_columns:
                 raise DataError(f"line {line} has {len(fields)} fields, but line 1{' (the header)' if names else ''} "
                                 f"has {n_columns}")
-            try:
-                rows.append(list(map(float, [as_nan.get(field, field) for field in fields])))
-            except ValueError:  # a missing-value token with spaces around it, or not a number at all
-                rows.append([_value(field, line, j, names, missing) for j, field in enumerate(fields)])
+            yield line, fields
     except csv.Error as exc:
         raise DataError(f"line {first_line + reader.line_num - 1}: {exc}") from None
-    return np.array(rows, np.float64).reshape(len(rows), n_columns)
 
 
 def _read_text_fields(lines: list[str], first_line: int, delimiter: str, names: list[str] | None, n_columns: int,
                       missing: frozenset[str], text: np.ndarray) -> np.ndarray:
     """:func:`_read_fields` with the ``text`` columns kept as text: an object table."""
-    rows = []
-    reader = csv.reader(lines, delimiter=delimiter)
-    try:
-        for fields in reader:
-            line = first_line + reader.line_num - 1
-            if not fields:
-                continue
-            if len(fields) != n_columns:
-                raise DataError(f"line {line} has {len(fields)} fields, but line 1{' (the header)' if names else ''} "
-                                f"has {n_columns}")
-            rows.append([(None if field.strip() in missing else field.strip()) if text[j]
-                         else _value(field, line, j, names, missing) for j, field in enumerate(fields)])
-    except csv.Error as exc:
-        raise DataError(f"line {first_line + reader.line_num - 1}: {exc}") from None
+    rows = [[(None if field.strip() in missing else field.strip()) if text[j]
+             else _value(field, line, j, names, missing) for j, field in enumerate(fields)]
+            for line, fields in _csv_rows(lines, first_line, delimiter, names, n_columns)]
     table = np.empty((len(rows), n_columns), object)
     for i, row in enumerate(rows):
         table[i] = row

@@ -30,6 +30,7 @@ from .grower import TreeGrower
 from .metrics import get_metric
 from .objectives import Objective, make_objective
 from .selection import FeatureSelector
+from .steps import to_signs
 
 __all__ = ["train"]
 
@@ -269,12 +270,16 @@ class Trainer:
     def _take_step(self, grown, k: int) -> None:
         """Scale the new tree of output ``k`` from its Newton values into the model's step: the
         objective's refit of its leaves when it has one (the quantile losses), the step rule
-        (:mod:`smartboost.steps`), times ``learning_rate``."""
+        (:mod:`smartboost.steps`), times ``learning_rate``; a sign tree's values become signs
+        first (:func:`smartboost.steps.to_signs`)."""
         rule = self.params.step_rule
         learning_rate = self.params.learning_rate
         value = grown.tree.value
         if self.objective.renews_leaves:
             value[grown.leaf_nodes] = self.rows.renewed_leaf_values(k, grown)
+        smooth = 1.0 / self.objective.sigma_smooth if rule == "smooth" else 1.0
+        if self.params.weak_learner == "sign":
+            smooth *= to_signs(grown, self.params.lambda_l2)
         with np.errstate(over="ignore"):  # an overflow stops training below, with its reason
             if rule == "leaf_line":
                 steps = self.rows.leaf_line_steps(k, grown)
@@ -289,7 +294,7 @@ class Trainer:
             else:
                 value *= learning_rate
                 if rule == "smooth":
-                    value *= 1.0 / self.objective.sigma_smooth
+                    value *= smooth
             bound = self._score_bound[k] + np.abs(value).max()
         if not np.isfinite(bound):
             raise DataError(f"training diverged at iteration {self.iteration}: the new tree's values or the raw "

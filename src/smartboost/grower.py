@@ -35,7 +35,7 @@ from ._kernels.split import leaf_values, split_scratch
 from ._params import TrainingParams
 from .binning import BinMapper, BinnedData, histogram_cells
 from .constraints import interaction_groups, monotone_directions
-from .errors import DataError
+from .errors import DataError, ParameterError
 from .selection import FeatureSelector
 from .tree import Tree
 
@@ -356,6 +356,9 @@ class TreeGrower:
         offsets, self.n_cells = histogram_cells(self.n_bins)
         names = feature_names or [f"Column_{i}" for i in range(self.n_bins.size)]
         self.categorical = categorical = mapper.categorical
+        if params.weak_learner == "sign" and categorical.any():
+            raise ParameterError("weak_learner='sign' splits numeric features only; the data has categorical "
+                                 f"features ({', '.join(names[f] for f in np.flatnonzero(categorical))})")
         groups = interaction_groups(params.interaction_constraints, names)
         # features in no interaction group are never candidates: their histograms are not built
         self.usable = usable if groups is None else usable & groups.any(axis=1)
@@ -367,7 +370,8 @@ class TreeGrower:
         self.thresholds, self.threshold_offsets = mapper.threshold_table
         self.monotone = monotone_directions(params.monotone_constraints, names, categorical)
         self.cells = Cells(offsets, self.n_bins, categorical if categorical.any() else None, self.monotone)
-        self.split_params = SplitParams(*(float(getattr(params, name)) for name in SplitParams._fields))
+        self.split_params = SplitParams(*(float(getattr(params, name)) for name in SplitParams._fields[:-1]),
+                                        float(params.weak_learner == "sign"))
         self.scan_scratch = split_scratch(self.n_bins)
         depth, leaves = params.max_depth, params.num_leaves
         self.limits = GrowthLimits(leaves if leaves > 0 else np.iinfo(np.int64).max,

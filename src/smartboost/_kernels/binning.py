@@ -12,15 +12,16 @@ from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
-def bin_of(x, edges, n_edges):
-    """Bin of value ``x`` given the first ``n_edges`` entries of ``edges`` (NaN: ``n_edges + 1``)."""
+def bin_of(x, edges, first, n_edges):
+    """Bin of value ``x`` given the ``n_edges`` edges ``edges[first:first + n_edges]`` (NaN:
+    ``n_edges + 1``)."""
     if x != x:
         return n_edges + 1
     lo = 0
     hi = n_edges
     while lo < hi:
         mid = (lo + hi) >> 1
-        if edges[mid] < x:
+        if edges[first + mid] < x:
             lo = mid + 1
         else:
             hi = mid
@@ -140,7 +141,7 @@ def _feature_edges(distinct, counts, max_bin, min_data_in_bin, out):
     n = 0
     if n_left > 0:
         left_max_bin = max(1, int(counts[:n_left].sum() / (total - n_zero) * (max_bin - 1)))
-        n = _greedy_edges(distinct[:n_left], counts[:n_left], left_max_bin, min_data_in_bin, out, 0)
+        n = _greedy_edges(distinct[:n_left], counts[:n_left], left_max_bin, min_data_in_bin, out, np.int64(0))
         out[n] = -ZERO_THRESHOLD
         n += 1
     right_max_bin = max_bin - 1 - n
@@ -150,45 +151,57 @@ def _feature_edges(distinct, counts, max_bin, min_data_in_bin, out):
     return n
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def find_edges(sample, max_bin, min_data_in_bin, edges, n_edges):
-    """Bin edges of every feature from a dense row sample.
+@njit(cache=True, nogil=True)
+def _finite_range(column):
+    """``(lo, hi)``: the finite values of a sorted ``column`` are ``column[lo:hi]`` (numpy sorts
+    -inf first, then the finite values, +inf and NaN last)."""
+    lo = 0
+    hi = column.shape[0]
+    while lo < hi and column[lo] == -np.inf:
+        lo += 1
+    while hi > lo and not column[hi - 1] < np.inf:
+        hi -= 1
+    return lo, hi
+
+
+@njit(cache=True, nogil=True)
+def find_edges(indptr, values, n_zeros, max_bin, min_data_in_bin, first_edge, edges, n_edges):
+    """Bin edges of every feature from a row sample, each feature's values sorted.
+
+    The values are sorted by numpy before (its sort is faster than a compiled one, and keeps
+    the sort out of the compiled code). One serial loop: the rest is linear in the sample.
 
     Parameters
     ----------
-    sample : ndarray of float64, shape (n_features, n_sample_rows)
-        Sample values, one feature per row; NaN and +-inf are ignored.
+    indptr : ndarray of int64, shape (n_features + 1,)
+        Feature ``f``'s sample values are ``values[indptr[f]:indptr[f + 1]]``.
+    values : ndarray of float64
+        Each feature's sample values, sorted (NaN last); NaN and +-inf are ignored.
+    n_zeros : ndarray of int64, shape (n_features,)
+        Implicit zeros of each feature besides its values (sparse columns; 0 for dense ones).
     max_bin : int
         Maximum number of value bins.
     min_data_in_bin : int
         Fewest sample rows a bin closes with (:func:`_greedy_edges`).
-    edges : ndarray of float64, shape (n_features, max_bin - 1)
-        Output edges (first ``n_edges[f]`` entries of row ``f``).
+    first_edge : ndarray of int64, shape (n_features + 1,)
+        Feature ``f``'s edges go to ``edges[first_edge[f]:first_edge[f + 1]]``, room for at least
+        ``min(max_bin - 1, d)`` edges with ``d`` the feature's distinct values (zero included).
+    edges : ndarray of float64
+        Output edges (the first ``n_edges[f]`` entries of each feature's room).
     n_edges : ndarray of int64, shape (n_features,)
         Output edge counts.
     """
-    for f in prange(sample.shape[0]):
-        column = sample[f]
-        distinct, counts = _distinct_counts(np.sort(column[np.isfinite(column)]), 0)
-        n_edges[f] = _feature_edges(distinct, counts, max_bin, min_data_in_bin, edges[f])
+    for f in range(indptr.shape[0] - 1):
+        column = values[indptr[f]:indptr[f + 1]]
+        lo, hi = _finite_range(column)
+        distinct, counts = _distinct_counts(column[lo:hi], n_zeros[f])
+        n_edges[f] = _feature_edges(distinct, counts, max_bin, min_data_in_bin, edges[first_edge[f]:first_edge[f + 1]])
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def find_edges_csc(indptr, data, n_sample_rows, max_bin, min_data_in_bin, edges, n_edges):
-    """Bin edges of every feature from a CSC row sample (implicit entries are zeros).
-
-    Same outputs as :func:`find_edges`.
-    """
-    for f in prange(indptr.shape[0] - 1):
-        column = data[indptr[f]:indptr[f + 1]]
-        n_zeros = n_sample_rows - column.shape[0]
-        distinct, counts = _distinct_counts(np.sort(column[np.isfinite(column)]), n_zeros)
-        n_edges[f] = _feature_edges(distinct, counts, max_bin, min_data_in_bin, edges[f])
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def bin_dense(X, edges, n_edges, out, missing_count):
-    """Bin a dense matrix into row-major ``out`` (uint8, shape (n_rows, n_features)).
+def bin_dense(X, edges, first_edge, n_edges, out, missing_count):
+    """Bin a dense matrix into row-major ``out`` (uint8, shape (n_rows, n_features)); feature
+    ``f``'s edges are ``edges[first_edge[f]:first_edge[f] + n_edges[f]]``.
 
     ``missing_count`` (int64, shape (n_blocks, n_features), zeroed by the caller, ``n_blocks``
     row blocks) receives per-block NaN counts, summed by the caller.
@@ -200,22 +213,23 @@ def bin_dense(X, edges, n_edges, out, missing_count):
         for i in range(k * size, min(n_rows, (k + 1) * size)):
             for f in range(n_features):
                 x = X[i, f]
-                out[i, f] = bin_of(x, edges[f], n_edges[f])
+                out[i, f] = bin_of(x, edges, first_edge[f], n_edges[f])
                 missing_count[k, f] += x != x
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def bin_csc(indptr, indices, data, edges, n_edges, out, missing_count):
-    """Bin a CSC matrix into column-major ``out`` (uint8, shape (n_features, n_rows)).
+def bin_csc(indptr, indices, data, edges, first_edge, n_edges, out, missing_count):
+    """Bin a CSC matrix into column-major ``out`` (uint8, shape (n_features, n_rows)); edges as
+    in :func:`bin_dense`.
 
     Implicit entries are 0.0. ``missing_count`` (int64, shape (n_features,)) receives NaN counts.
     """
     for f in prange(out.shape[0]):
-        out[f, :] = bin_of(0.0, edges[f], n_edges[f])
+        out[f, :] = bin_of(0.0, edges, first_edge[f], n_edges[f])
         count = 0
         for k in range(indptr[f], indptr[f + 1]):
             x = data[k]
-            out[f, indices[k]] = bin_of(x, edges[f], n_edges[f])
+            out[f, indices[k]] = bin_of(x, edges, first_edge[f], n_edges[f])
             count += x != x
         missing_count[f] = count
 

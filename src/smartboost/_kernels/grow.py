@@ -337,7 +337,7 @@ def start_tree(state, g_root, h_root, n_root):
     c.n_free = state.free.shape[0]
     for k in range(c.n_free):
         state.free[k] = c.n_free - 1 - k  # a stack: slot 0 is taken first
-    _new_node(state.nodes, 0, g_root, h_root, 0, -1)
+    _new_node(state.nodes, np.int64(0), g_root, h_root, np.int64(0), np.int64(-1))  # no literals: see _keep_split
     root = state.nodes[0]
     root.n_rows, root.start, root.end = n_root, 0, n_root
     state.bounds[0, 0], state.bounds[0, 1] = -np.inf, np.inf
@@ -373,7 +373,10 @@ def _release_slot(state, node):
 
 @njit(cache=True, nogil=True)
 def _keep_split(state, node, split):
-    """Record the best split of ``node`` (its left bins: a categorical split)."""
+    """Record the best split of ``node`` (its left bins: a categorical split).
+
+    Callers pass node ids as int64 (``np.int64(0)``, not ``0``): a literal argument makes numba
+    compile a function once more, for the literal's own type."""
     record = state.nodes[node]
     record.feature, record.bin, record.missing_left = split.feature, split.bin, split.missing_left
     record.gain, record.gl, record.hl = split.gain, split.gl, split.hl
@@ -568,10 +571,11 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
                            state.pool[root.slot], rows.thread_hists, rows.column_blocks)
         elif c.phase == _SCAN_ROOT:
             root = nodes[0]
-            _keep_split(state, 0, find_best_split(state.pool[root.slot], cells,
-                                                  _candidates_of(state, np.int64(0), np.int64(0), choices),
-                                                  _node_sums(state, 0, cells.monotone), units, params, scan_scratch))
-            _open_or_release(state, 0)
+            _keep_split(state, np.int64(0), find_best_split(state.pool[root.slot], cells,
+                                                            _candidates_of(state, np.int64(0), np.int64(0), choices),
+                                                            _node_sums(state, np.int64(0), cells.monotone), units,
+                                                            params, scan_scratch))
+            _open_or_release(state, np.int64(0))
             c.phase = _CHOOSE
         elif c.phase == _CHOOSE:
             chosen = _choose(state, cells, choices, limits, params, units, scan_scratch)

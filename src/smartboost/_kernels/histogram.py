@@ -8,16 +8,13 @@ threads, and subtraction (``larger child = parent - smaller child``) is exact.
 
 Rows are gathered through the node's slice of the tree's row list; the row-major bins keep one
 row's features on one cache line (or a few, for wide data), and the row ``_PREFETCH_ROWS``
-ahead is prefetched, every line of it. On 1.1M x 136 ranking rows (column blocks of 68 bytes,
-2 threads, medians of 15 calls in 3 alternating rounds), against its first line only: nodes of
-20,000 and 100,000 rows of the full data 3.6-4.3 -> 2.2-3.5 and 14.2-15.5 -> 9.5-11.9 ms, of a
-compact 0.15 sample 20,000 rows 2.5-2.7 -> 1.9-2.5 ms; nodes of 500-2,000 rows the same.
+ahead is prefetched, every line of it: a wide row spans several lines, and fetching only the
+first leaves the others to stall the loop.
 
 When a tree may split on a few features only (RGBM's per-tree draws), :func:`gather_columns`
 first copies their bins into a compact row-major array (``n_rows x t``), which the same kernels
 then read as their dense bins: a gathered row touches ``t`` bytes instead of a full row, and the
-copy stays in cache (docs/internals.md; at 3 of 28 features, 39 vs 64 ms of histograms per tree on
-one thread, for a 3.5 ms copy; it still breaks even at 27 of 28). The kernels then zero and
+copy stays in cache (docs/internals.md, "Histograms"). The kernels then zero and
 merge only those features' cells (``cells``), and leave the others as they are.
 
 Sparse features (one "default" bin holds most rows, e.g. one-hot columns) are not read per row:
@@ -34,18 +31,15 @@ from .._common import HIST_PARALLEL_MIN_ROWS
 from ._intrinsics import prefetch, prefetch_bytes
 
 _PREFETCH_ROWS = 12
-"""Rows ahead the histogram loop prefetches. Measured on 1M x 28 (one thread, histograms per
-tree, same nodes): on compact rows of 7, 14 and 27 columns 12 and 16 beat 8 by 8-15% (3
-columns: 16 beats 8 by 17-19%; small nodes gain most), 24 is as slow as 8; on full rows 12 and
-8 are equal (ratio 0.99-1.01)."""
+"""Rows ahead the histogram loop prefetches: far enough for a fetch to arrive before its row is
+read on compact rows (few columns, little work per row), near enough that the prefetched lines
+are still in cache on full rows."""
 
 _PREFETCH_GAP_BYTES = 64
 """Rows are prefetched only when the average distance between a node's consecutive rows, in
-bytes of the bins or of ``gh`` (the wider), exceeds this (:func:`rows_far_apart`). Measured on
-one thread after streaming 64 MB, ns per row with and without the prefetch: 3 compact columns,
-rows 1 in 1 / 1 in 4 / 1 in 8 / 1 in 16: 7.5 vs 5.1, 7.6 vs 6.1, 10.7 vs 9.3, 14.2 vs 20.9;
-full 28-column rows, 1 in 1 / 1 in 2 / 1 in 3: 34.1 vs 33.8, 35.6 vs 35.6, 36.4 vs 42.0. The
-root histogram of a tree on 3 of 28 features (1M rows, 2 threads): 3.7-3.8 -> 2.5-3.1 ms."""
+bytes of the bins or of ``gh`` (the wider), exceeds this (:func:`rows_far_apart`): rows close
+together are already streamed by the hardware prefetcher, and a software prefetch then only
+adds instructions; rows far apart miss the cache without it."""
 
 
 @njit(cache=True, nogil=True)
@@ -127,8 +121,8 @@ def build_histogram(rows, start, end, dense_bins, dense_offsets, sparse_indptr, 
     dense_bins : ndarray of uint8, shape (n_rows, n_dense), C order
         Row-major bins of the dense features (or of some of them: :func:`gather_columns`).
     dense_offsets : ndarray of uint32, shape (n_dense,)
-        First cell of each of those features (unsigned: no negative-index handling in the loop,
-        measured 15% faster than int64).
+        First cell of each of those features (unsigned: no negative-index handling in the
+        loop).
     sparse_indptr, sparse_cells : ndarray of int64 and uint32
         The sparse features' non-default cells of row ``r``:
         ``sparse_cells[sparse_indptr[r]:sparse_indptr[r + 1]]`` (``sparse_indptr`` has one
@@ -200,10 +194,8 @@ def build_histogram_columns(rows, start, end, dense_bins, dense_offsets, sparse_
     sparse arrays are the layout's empty ones). Equal to :func:`build_histogram` exactly.
 
     No private histograms to zero and merge, and each block's cells stay in its core's cache,
-    while every block reads every row's g and h: wide data favours it. On 2 threads, histograms
-    per iteration against :func:`build_histogram_parallel` (same models): 136 features, 10,000
-    queries: 437-446 vs 488-592 ms; 84 features, 400k rows: 112-114 vs 137-143 ms; 56
-    features: equal; 28 features: 51 vs 43-46 ms (400k rows), 130-135 vs 95-98 ms (1M).
+    while every block reads every row's g and h: wide data favours it (from about 56 features;
+    narrower data favours :func:`build_histogram_parallel`).
     """
     n_dense = dense_bins.shape[1]
     per_block = (n_dense + n_blocks - 1) // n_blocks
@@ -243,7 +235,7 @@ def node_histogram(rows, start, end, layout, gh, g_total, h_total, hist, thread_
 
 _GATHER_BLOCK = 1024
 """Rows per block of :func:`gather_columns`: a block's output stays in L1 while it is written
-column by column (2.6 ms for 1M rows x 3 columns on one thread, against 6.6 ms row by row)."""
+column by column, instead of a row's columns scattered over the output."""
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -281,10 +273,7 @@ def gather_rows(ids, dense_bins, columns, out):
     is prefetched: every cache line of it when the whole row is copied, else its first.
 
     Whole rows (``columns`` None) are copied by a loop over consecutive columns, compiled
-    separately, which LLVM vectorises. 165,000 of 1.1M rows x 136 columns, 2 threads, medians
-    of 20 calls in 2 rounds: 11.6-14.1 ms with the column list and the first line prefetched,
-    6.2-7.9 with every line prefetched, 5.7-5.9 ms with both; 100,000 of 1M rows x 28: 2.0-2.3
-    against 1.8-1.9 ms.
+    separately, which LLVM vectorises.
 
     Parameters
     ----------
@@ -326,23 +315,58 @@ def gather_sparse_rows(ids, indptr, cells, out_indptr, out_cells):
             out_cells[j + k] = cells[first + k]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def sparse_row_lengths(row_major, sparse_features, default_bins, out):
-    """Number of non-default sparse-feature bins of every row (``out[r + 1]``)."""
-    for r in prange(row_major.shape[0]):
-        count = 0
-        for k in range(sparse_features.shape[0]):
-            count += row_major[r, sparse_features[k]] != default_bins[k]
-        out[r + 1] = count
+_LAYOUT_BLOCK_ROWS = 4096
+"""Rows of a block of :func:`sparse_row_lengths` and :func:`fill_sparse_rows`: the block's
+counters stay in cache while every sparse feature's column is read over the block."""
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def fill_sparse_rows(row_major, sparse_features, default_bins, sparse_offsets, indptr, cells):
-    """Write every row's non-default sparse cells (``offset + bin``) at ``cells[indptr[r]:]``."""
-    for r in prange(row_major.shape[0]):
-        j = indptr[r]
+def sparse_row_lengths(column_major, sparse_features, default_bins, out):
+    """Number of non-default sparse-feature bins of every row, added to ``out[r + 1]`` (zeroed
+    by the caller). Reads the column-major bins, in blocks of rows (one thread a block)."""
+    n_rows = column_major.shape[1]
+    for block in prange((n_rows + _LAYOUT_BLOCK_ROWS - 1) // _LAYOUT_BLOCK_ROWS):
+        first = block * _LAYOUT_BLOCK_ROWS
+        last = min(n_rows, first + _LAYOUT_BLOCK_ROWS)
         for k in range(sparse_features.shape[0]):
-            b = row_major[r, sparse_features[k]]
-            if b != default_bins[k]:
-                cells[j] = sparse_offsets[k] + b
-                j += 1
+            column = column_major[sparse_features[k]]
+            default = default_bins[k]
+            for r in range(first, last):
+                out[r + 1] += column[r] != default
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def fill_sparse_rows(column_major, sparse_features, default_bins, sparse_offsets, indptr, cells):
+    """Write every row's non-default sparse cells (``offset + bin``, in feature order) at
+    ``cells[indptr[r]:indptr[r + 1]]``; blocks of rows as :func:`sparse_row_lengths`."""
+    n_rows = column_major.shape[1]
+    for block in prange((n_rows + _LAYOUT_BLOCK_ROWS - 1) // _LAYOUT_BLOCK_ROWS):
+        first = block * _LAYOUT_BLOCK_ROWS
+        last = min(n_rows, first + _LAYOUT_BLOCK_ROWS)
+        cursor = indptr[first:last].copy()
+        for k in range(sparse_features.shape[0]):
+            column = column_major[sparse_features[k]]
+            default = default_bins[k]
+            offset = sparse_offsets[k]
+            for r in range(first, last):
+                b = column[r]
+                if b != default:
+                    cells[cursor[r - first]] = offset + b
+                    cursor[r - first] += 1
+
+
+@njit(cache=True, nogil=True)
+def most_frequent_bins(column_major, default_bin, default_count):
+    """Each feature's most frequent bin (the lowest of tied ones) and its rows."""
+    counts = np.zeros(256, np.int64)
+    for f in range(column_major.shape[0]):
+        counts[:] = 0
+        column = column_major[f]
+        for r in range(column.shape[0]):
+            counts[column[r]] += 1
+        best = 0
+        for b in range(1, 256):
+            if counts[b] > counts[best]:
+                best = b
+        default_bin[f] = best
+        default_count[f] = counts[best]

@@ -2,18 +2,14 @@
 
 The partition is stable (rows keep their order on each side), so a node's rows stay sorted by
 row id and the result is the same for any thread count. Decisions read the column-major bins
-(one feature's bins contiguous: docs/internals.md, "Bin layouts", 3.4x faster than row-major here), or a
-column of a sampled tree's compact row-major bins (a strided view, which numba compiles
-separately; see ``grower.NodeRows``), and the writes are branchless (docs/internals.md, "Partitions and score updates", 1.65x
-faster than branches). Passing the bins as (flat array, base, stride) instead, one kernel for
-both, made full-data partitions 13% slower (22.7 vs 20.0 ms per tree).
+(one feature's bins contiguous: docs/internals.md, "Bin layouts"), or a column of a sampled
+tree's compact row-major bins (a strided view, which numba compiles separately; see
+``grower.NodeRows``), and the writes are branchless (docs/internals.md, "Partitions and score
+updates"). The two layouts stay two compiled variants: one kernel over (flat array, base,
+stride) would lose the contiguous column's vectorised loads.
 
 Every index of the row loops is unsigned. numba wraps negative indices, and LLVM cannot tell
-that a signed index is not negative, so each load and store carried that check. Measured
-alternately on 1M rows, 2 threads: 2.83 -> 1.42 ms per parallel call, 4.71 -> 3.18 ms per
-serial call. Per tree at 1M x 28 with 255 leaves: 18.0-20.8 -> 10.7-12.4 ms with RGBM's
-Type 3 at t = 3, but only 23.6-29.1 -> 19.1-25.1 ms on every feature, where the histograms
-stream the whole row-major bins between partitions and leave them little cache.
+that a signed index is not negative, so each load and store would carry that check.
 
 Serial (small nodes): left rows are compacted forward in place, right rows go to the scratch
 buffer and are copied back after the left ones.
@@ -65,9 +61,8 @@ def partition(rows, start, end, column, rule, scratch):
     """Partition ``rows[start:end]`` on one thread.
 
     The bin of the row ``PREFETCH_DISTANCE`` ahead is prefetched: small nodes of a sampled tree
-    gather their bins from all over the column (measured 26 -> 15 us per call at 100,000
-    sampled rows of 1,000,000). Large nodes (parallel path) read nearly consecutive rows, where
-    the prefetch cost more than it saved (partitioning 21.7 -> 24-26 ms per full-data tree).
+    gather their bins from all over the column. Large nodes (parallel path) read nearly
+    consecutive rows, which the hardware prefetcher already streams, so they do without.
 
     Parameters
     ----------
@@ -100,7 +95,10 @@ def partition(rows, start, end, column, rule, scratch):
         scratch[right] = row
         left += go
         right += np.uint64(1) - go
-    rows[left:end] = scratch[:right]
+    # a loop, not ``rows[left:end] = scratch[:right]``: the slice assignment compiles numba's
+    # shape-mismatch check with its error message, most of this kernel's compile time
+    for k in range(right):
+        rows[left + k] = scratch[k]
     return np.int64(left) - start
 
 
@@ -135,7 +133,7 @@ def partition_parallel(rows, start, end, column, rule, scratch, n_chunks):
         n_chunk_left = n_left[k]
         dest = start + left_before[k]
         # unsigned indices: numba wraps negative ones, and LLVM cannot tell these are not, which
-        # kept the copies scalar (1.71-1.81 -> 1.57-1.74 ms for a 1M-row partition)
+        # would keep the copies scalar
         for i in range(n_chunk_left):
             rows[np.uint64(dest + i)] = scratch[np.uint64(chunk_start + i)]
         # right rows of earlier chunks: (chunk_start - start) - left_before[k]
@@ -157,7 +155,7 @@ def _partition_rows(rows, start, end, column, rule, scratch, n_threads):
 @njit(cache=True, nogil=True, parallel=True)
 def gather_column(ids, column, out):
     """``out[i] = column[ids[i]]``: one feature's bins of a compact tree's rows, in order
-    (165,000 of 1.1M rows on 2 threads: 0.04-0.05 ms, against 0.24 ms for ``np.take``)."""
+    (parallel, where ``np.take`` is serial)."""
     for i in prange(ids.shape[0]):
         out[i] = column[ids[i]]
 

@@ -104,15 +104,12 @@ def add_leaf_values(raw, rows, ids, leaf_start, leaf_end, leaf_value, leaves_out
     """Add each leaf's value to the scores of the rows it holds (leaf segments of ``rows``),
     and write each row's leaf position ``k`` to ``leaves_out[row]`` when that is an array
     (None: compiled without). ``rows`` holds row ids, or with ``ids`` given, positions in
-    ``ids`` (a compact tree's row list: no gathered copy of the ids, 0.4 ms per tree of 100,000
-    sampled rows).
+    ``ids`` (a compact tree's row list: no gathered copy of the ids).
 
-    The training-score update with no tree traversal (docs/internals.md, "Partitions and score updates": 20-26x faster than
-    traversing the tree per row). Each row is in exactly one segment, so leaves run in parallel.
-    A leaf's rows are spread over the whole score array, one cache line each, so the score
-    ``_LEAF_ROWS_PREFETCH`` rows ahead is prefetched: per full-data tree at 1M x 28 and 255
-    leaves, 4.1-6.9 -> 3.3-4.3 ms, six alternating runs of 8 trees (on 255 random leaves in
-    isolation: 3.67 ms without, 2.93 / 2.49 / 2.35 / 2.12 ms with 8 / 16 / 32 / 64 rows ahead).
+    The training-score update with no tree traversal (docs/internals.md, "Partitions and score
+    updates"): the partitions already placed every row in its leaf. Each row is in exactly one
+    segment, so leaves run in parallel. A leaf's rows are spread over the whole score array, one
+    cache line each, so the score ``_LEAF_ROWS_PREFETCH`` rows ahead is prefetched.
     """
     for k in prange(leaf_value.shape[0]):
         v = leaf_value[k]
@@ -222,20 +219,15 @@ def add_tree_to_rows(bins, rows, decisions, left_sets, value, leaf_of_node, scor
     lanes are 8 pairs of scalars (``_lane`` inlined 8 times), which stay in registers; in
     arrays they stay in memory. ``_lane`` and ``_prefetch_row`` are inlined by numba
     (``inline="always"``); the step and the leaf update inside them by LLVM, which compiles
-    faster: the four signatures 30.4 -> 16.3-16.9 s, the walk as fast (median of 60 alternating
-    calls, 28-byte rows: 8.26 against 8.25 ms). Left to LLVM, ``_lane`` is not inlined when it
-    prefetches, and the walk of 136-byte rows took 197-213 ms instead of 10-11 ms; without
-    numba's inlining of ``_prefetch_row`` alone, 13.7 against 11.3 ms. Measured for 900,000
-    rows and a 255-leaf tree, 2 threads:
-    38 ms one row at a time, 13.1 ms with 16 lanes in arrays, 8.1 ms with 8 scalar lanes (6
-    to 10 lanes within 2%, 4 lanes 8.9 ms).
+    them in about half the time numba's inlining takes, for the same code. Left to LLVM,
+    ``_lane`` is not inlined when it prefetches, and the walk then runs an order of magnitude
+    slower on wide rows. Eight lanes is where more stop paying: fewer leave load latency
+    exposed, more spill out of registers.
 
     Rows of 64 bytes or more (``WIDE_ROW_BYTES``) span several cache lines, and a lane reads
     one or two of them at random per level: there each lane prefetches, as it takes a row, the
-    row ``ahead`` entries further. 935,000 of 1.1M rows x 136 features (ranking, MVS 0.15),
-    255-leaf tree, 2 threads, medians of 10 calls in 3 alternating rounds: 23-34 ms without,
-    9.4-15 ms with 16 rows ahead (8: 15.3-15.5, 32: 14.8-14.9, 64: 15.3). On 28-byte rows it
-    made no difference beyond this machine's noise, and is not compiled in.
+    row ``ahead`` entries further. Narrower rows fit one line, which the walk's own load
+    fetches: there the prefetch is not compiled in.
 
     Parameters
     ----------

@@ -19,12 +19,15 @@ __all__ = ["SplitParams", "Units", "NodeSums", "Cells", "Candidates", "Split", "
 
 SplitParams = namedtuple("SplitParams", ["lambda_l1", "lambda_l2", "min_gain_to_split", "min_sum_hessian_in_leaf",
                                          "min_data_in_leaf", "max_cat_to_onehot", "max_cat_threshold", "cat_smooth",
-                                         "cat_l2", "min_data_per_group"], defaults=(4.0, 32.0, 10.0, 10.0, 100.0))
-SplitParams.__doc__ = """The regularisation and limits a split must satisfy, and those of categorical
-splits (``_kernels.split.scan_categorical``; LightGBM's parameters and defaults); every field a
-float.
+                                         "cat_l2", "min_data_per_group", "sign_leaves"],
+                         defaults=(4.0, 32.0, 10.0, 10.0, 100.0, 0.0))
+SplitParams.__doc__ = """The regularisation and limits a split must satisfy, those of categorical
+splits (``_kernels.split.scan_categorical``; LightGBM's parameters and defaults), and the split
+criterion; every field a float.
 
-``min_data_in_leaf`` counts rows through the hessian estimate (``_kernels.split``)."""
+``min_data_in_leaf`` counts rows through the hessian estimate (``_kernels.split``);
+``sign_leaves`` (1.0, or 0.0 by default) scores splits for leaves that output signs
+(``weak_learner="sign"``)."""
 
 Units = namedtuple("Units", ["g", "h"])
 Units.__doc__ = """Fixed-point units of a tree: a gradient sum ``G`` stands for ``G * g``, a hessian

@@ -2,8 +2,7 @@
 
 Knuth's selection sampling over the pairs in (feature, threshold) order, with the counter-based
 random numbers of the samplers (``uniform(key, i)`` for pair ``i``), written straight into the
-packed layout the split kernels read. One pass over all pairs: 33 us for the 7,140 pairs of
-28 features x 255 bins (on a loaded machine).
+packed layout the split kernels read, in one pass over all pairs.
 """
 
 from __future__ import annotations

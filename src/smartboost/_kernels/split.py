@@ -27,6 +27,11 @@ method: a node's output, and its children's, are clamped to the node's bounds
 and a split on a constrained feature is valid only when those outputs are ordered its way
 (:func:`scan_bounded`). Nodes without bounds scan unconstrained features as without constraints.
 
+Sign leaves (``weak_learner="sign"``, ``params.sign_leaves``): a leaf outputs ``-sign(G)``, so a
+tree's correlation with the negative gradients is the sum of its leaves' ``|G|`` (AnyBoost's
+criterion; RGBM's normalised stump), and a split's gain is ``|GL| + |GR| - |G|`` (see
+:func:`_scan_sign`); the hessians then enter the validity tests only.
+
 ``params`` is a :class:`~smartboost._kernels.records.SplitParams`; a node's sums and the tree's
 fixed-point units come as :class:`~smartboost._kernels.records.NodeSums` and ``Units``, and a
 node's best split is returned as a :class:`~smartboost._kernels.records.Split`.
@@ -176,6 +181,11 @@ def _max_score(score, n):
     return max(max(m0, m1), max(m2, m3))
 
 
+_FEW_THRESHOLDS = 8
+"""Features with at most this many thresholds (binary and other few-valued features) are
+scanned in one pass (:func:`_scan_thresholds`): the vectorised passes cost more than they save
+there. On a9a's binary features, 123 features a node: 36 -> 12 us per node."""
+
 _NEAR_BEST = 1e-12
 """Thresholds whose score (divided out) is within this relative margin of the largest one are
 compared exactly, by cross-multiplication. The margin is far above the few units of rounding of
@@ -223,20 +233,19 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     (:func:`_near_best`) finds one alone there. Every pass indexes with unsigned integers
     (numba's negative-index wrap costs a compare and a select per access).
 
-    Measured: 0.62 us per 255-bin feature against 1.0 us for one pass comparing every threshold
-    by cross-multiplication (itself 0.88 us against 1.51 us with early exits and 1.55 us with two
-    divisions, before vectorisation). On 40 node histograms of a sampled 136-feature ranking
-    tree, one thread, alternating in one process, the same splits: the unsigned indices
-    852-919 -> 739-790 ns per feature, the count 684-695 -> 636-644 ns (another day). Then, one
-    thread on one of those histograms: 660 -> 560 ns per feature with the validity test as one
-    bound per side (:func:`least_child_hessian`) and no soft threshold without L1 (the score pass
-    219 -> 126 ns), 512 ns with the fixed-point sums added up for the node's winning feature only
-    (:func:`_split_sums`) instead of every feature's best.
+    The division-based score pass vectorises, where a pass comparing every threshold by
+    cross-multiplication cannot; the exact comparison then runs on the few thresholds near the
+    best only. The validity test is one hessian bound per side (:func:`least_child_hessian`),
+    and the fixed-point sums are added up for the node's winning feature only
+    (:func:`_split_sums`), not for every feature's best.
+
+    Features of at most ``_FEW_THRESHOLDS`` thresholds, and candidate lists, are scanned in one
+    pass that compares each threshold in order by cross-multiplication, the same winner.
     """
     best_num = -1.0
     best_den = 1.0
     best_bin = -1
-    if candidates is None:
+    if candidates is None and n_thresholds > _FEW_THRESHOLDS:
         g_left, h_left, score = scratch[0], scratch[1], scratch[2]
         _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_unit, h_unit, g_left, h_left)
         _threshold_scores(g_left, h_left, n_thresholds, g_total, h_total, least_h, l1, l2, score)
@@ -260,18 +269,78 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     gl = g_extra
     hl = h_extra
     b = 0
-    for k in range(candidates.shape[0]):
-        candidate = candidates[k]
+    for k in range(n_thresholds if candidates is None else candidates.shape[0]):
+        candidate = k if candidates is None else candidates[k]
+        if candidate >= n_thresholds:
+            break
+        while b <= candidate:
+            cell = np.uint64(first_cell + b)
+            gl += hist[cell, 0]
+            hl += hist[cell, 1]
+            b += 1
+        num, den, valid = _children_score(gl * g_unit, hl * h_unit, g_total, h_total, least_h, l1, l2)
+        if valid and _beats(num, den, best_num, best_den, highest):
+            best_num, best_den, best_bin = num, den, candidate
+    return best_num, best_den, best_bin
+
+
+@njit(cache=True, nogil=True)
+def _scan_sign(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_total, h_total, g_unit, h_unit,
+               least_h, highest):
+    """Best threshold for sign leaves with ``(g_extra, h_extra)`` on the left: the largest
+    ``|GL| + |GR|`` among valid thresholds (all, or those in ``candidates``), ties to the lowest
+    or the ``highest``. Returns ``(score, bin)``, ``bin`` -1 when none is valid."""
+    best = -1.0
+    best_bin = -1
+    gl = g_extra
+    hl = h_extra
+    b = 0
+    if candidates is None:
+        n_candidates = n_thresholds
+    else:
+        n_candidates = candidates.shape[0]
+    for k in range(n_candidates):
+        candidate = k
+        if candidates is not None:
+            candidate = candidates[k]
         if candidate >= n_thresholds:
             break
         while b <= candidate:
             gl += hist[first_cell + b, 0]
             hl += hist[first_cell + b, 1]
             b += 1
-        num, den, valid = _children_score(gl * g_unit, hl * h_unit, g_total, h_total, least_h, l1, l2)
-        if valid and _beats(num, den, best_num, best_den, highest):
-            best_num, best_den, best_bin = num, den, candidate
-    return best_num, best_den, best_bin
+        g_left = gl * g_unit
+        h_left = hl * h_unit
+        score = abs(g_left) + abs(g_total - g_left)
+        if h_left >= least_h and h_total - h_left >= least_h and (score > best or (highest and score == best)):
+            best, best_bin = score, candidate
+    return best, best_bin
+
+
+@njit(cache=True, nogil=True)
+def _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h,
+                       min_gain_to_split):
+    """:func:`scan_feature` for sign leaves: gain ``|GL| + |GR| - |G|``, missing values tried on
+    both sides as there."""
+    g_missing = hist[first_cell + n_bins, 0]
+    h_missing = hist[first_cell + n_bins, 1]
+    has_missing = g_missing != 0 or h_missing != 0
+    zero = np.int64(0)
+    best, best_bin = _scan_sign(hist, first_cell, n_bins if has_missing else n_bins - 1, thresholds, zero, zero,
+                                g_total, h_total, g_unit, h_unit, least_h, not has_missing)
+    missing_left = False
+    if has_missing:
+        best_l, bin_l = _scan_sign(hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total,
+                                   g_unit, h_unit, least_h, True)
+        if bin_l >= 0 and best_l >= best:
+            best, best_bin, missing_left = best_l, bin_l, True
+    if best_bin < 0:
+        return _NO_GAIN, -1, False
+    parent = abs(g_total)
+    gain = best - parent
+    if gain - min_gain_to_split <= _GAIN_EPS * parent:
+        return _NO_GAIN, -1, False
+    return gain, best_bin, missing_left
 
 
 @njit(cache=True, nogil=True)
@@ -321,11 +390,14 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     g_total = sums.g * g_unit
     h_total = sums.h * h_unit
     least_h = _least_hessian(params, h_total, sums.n_rows)
+    if params.sign_leaves != 0.0:
+        return _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h,
+                                  params.min_gain_to_split)
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
-    # np.int64(0), not 0: a literal argument makes numba compile the callee (and all it calls)
-    # once more, for the literal's own type
+    # np.int64(0) and np.bool_(True), not 0 and True: a literal argument makes numba compile the
+    # callee (and all it calls) once more, for the literal's own type
     zero = np.int64(0)
     num, den, best_bin = _scan_thresholds(
         hist, first_cell, n_bins if has_missing else n_bins - 1, thresholds, zero, zero, g_total, h_total, g_unit,
@@ -334,7 +406,7 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     if has_missing:
         num_l, den_l, bin_l = _scan_thresholds(
             hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total, g_unit, h_unit, least_h,
-            l1, l2, True, scratch)
+            l1, l2, np.bool_(True), scratch)
         if bin_l >= 0 and _beats(num_l, den_l, num, den, True):
             num, den, best_bin, missing_left = num_l, den_l, bin_l, True
     if best_bin < 0:
@@ -408,11 +480,22 @@ def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, dire
             score, best_bin, missing_left = score_l, bin_l, True
     if best_bin < 0:
         return _NO_GAIN, np.int64(-1), False
-    parent_score = _bounded_score(g_total, h_total, l1, l2, lower, upper)
-    gain = 0.5 * (score - parent_score)
-    if gain - params.min_gain_to_split <= _GAIN_EPS * abs(parent_score):
+    gain = _bounded_gain(score, g_total, h_total, l1, l2, lower, upper, params.min_gain_to_split)
+    if gain == _NO_GAIN:
         return _NO_GAIN, np.int64(-1), False
     return gain, np.int64(best_bin), missing_left
+
+
+@njit(cache=True, nogil=True)
+def _bounded_gain(score, g_total, h_total, l1, l2, lower, upper, min_gain):
+    """The gain of a split whose children score ``score`` (:func:`_bounded_score` summed) over
+    the node's own bounded score, or ``_NO_GAIN`` when it does not clear ``min_gain`` (with
+    the relative margin that keeps rounding noise from splitting)."""
+    parent_score = _bounded_score(g_total, h_total, l1, l2, lower, upper)
+    gain = 0.5 * (score - parent_score)
+    if gain - min_gain <= _GAIN_EPS * abs(parent_score):
+        return _NO_GAIN
+    return gain
 
 
 @njit(cache=True, nogil=True)
@@ -514,9 +597,8 @@ def scan_categorical(hist, first_cell, n_bins, sums, units, params, scratch):
                     best, best_k, best_top = score, k, from_top
     if best_k < 0:
         return _NO_GAIN, np.int64(-1), False
-    parent_score = _bounded_score(g_total, h_total, l1, l2, lower, upper)
-    gain = 0.5 * (best - parent_score)
-    if gain - params.min_gain_to_split <= _GAIN_EPS * abs(parent_score):
+    gain = _bounded_gain(best, g_total, h_total, l1, l2, lower, upper, params.min_gain_to_split)
+    if gain == _NO_GAIN:
         return _NO_GAIN, np.int64(-1), False
     return gain, np.int64(best_k), best_top
 
@@ -684,11 +766,9 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
                              large_sums, scan_large, units, params, scratch):
     """Derive the larger child by subtraction and find both children's best splits.
 
-    One parallel loop does the subtraction and both scans (docs/internals.md: 9.5 ms per tree,
-    against 15.8 ms serial and 10.9 ms one child per thread), over (feature, child) pairs of the
-    built features, so that a tree on a few features keeps both threads busy: with 3 of 28 features
-    built, all in the first half (a static schedule over features gave them to one thread), 21.7-24.7
-    -> 17.8-19.5 us per call; 3 spread out, or all 28, the same as over features.
+    One parallel loop does the subtraction and both scans (docs/internals.md, "Splits"), over
+    (feature, child) pairs of the built features, so that a tree on a few features keeps every
+    thread busy (a static schedule over features could give them all to one thread).
 
     Parameters
     ----------
@@ -724,8 +804,7 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
         first = offsets[f]
         if item & 1:
             for k in range(n_bins[f] + 1):
-                # unsigned: numba's negative-index wrap kept the loop scalar (136 features: 320 ->
-                # 308 us per call of this kernel)
+                # unsigned: numba's negative-index wrap would keep the loop scalar
                 cell = np.uint64(first + k)
                 parent[cell, 0] -= small[cell, 0]
                 parent[cell, 1] -= small[cell, 1]

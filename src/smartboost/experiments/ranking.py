@@ -6,6 +6,15 @@ minus a tolerance, the iteration it happens at, and the mean sample rate (ASRI).
 train twice the trees, so that slower learners can still reach the target. Test NDCG@10 is
 evaluated after every iteration, outside the timing. ``benchmarks/bench_ranking.py`` adds
 LightGBM side by side, through :func:`ndcg_curve`.
+
+:func:`smart_paper_tables` runs the paper's protocol (``--protocol paper``): the methods of its
+MSLR-WEB30K table (baseline, uniform, weight trimming, loss-based, first and second order), the
+importance samplers at a fixed rho (set so that the first iteration keeps the given share of
+the rows: the sample size then follows the gradients), with the paper's lambdas (no
+normalisation) and with LightGBM's, every run timed in lockstep; its two tables at uniform
+sampling's best NDCG@10 (as the paper's) and at each method's best, beside the paper's WEB30K
+figures. The paper's MSLR-WEB10K/30K and Yahoo! sets cannot be had offline: the generated
+MSLR-like set stands in.
 """
 
 from __future__ import annotations
@@ -19,9 +28,10 @@ from .. import Dataset, train
 from ..datasets import make_ranking_like
 from .data import SYNTHETIC, ExperimentData, load_public
 from .report import Line, Panel, Result
-from .sampling import SamplerSpec
+from .sampling import PaperFigures, SamplerSpec, lockstep_curves, paper_tables, start_rho
 
-__all__ = ["load", "base_params", "ndcg_curve", "smart_table", "DEFAULT_SAMPLERS"]
+__all__ = ["load", "base_params", "ndcg_curve", "smart_table", "DEFAULT_SAMPLERS", "PAPER_WEB30K", "paper_methods",
+           "smart_paper_tables"]
 
 DEFAULT_SAMPLERS = tuple(SamplerSpec(name, {"sampling": name})
                          for name in ("uniform", "goss", "mvs", "smart1", "smart2"))
@@ -130,3 +140,63 @@ def smart_table(data: ExperimentData, rates: Sequence[float], trees: int,
     title = (f"SMART LambdaMART table, {data.describe()}, {leaves} leaves; target: no-sampling best test NDCG@10 "
              f"- {tolerance} = {target:.4f}; sampled runs train {2 * trees} trees, the other {trees}")
     return Result(f"ranking_smart_table_{data.name}_{leaves}", title, rows, panels)
+
+
+PAPER_WEB30K = {
+    "baseline": PaperFigures((0.464, 97, 1.0, 33773), (0.480, 228, 1.0, 89898)),
+    "uniform": PaperFigures((0.464, 117, 0.0800, 6495), (0.464, 117, 0.0800, 6495)),
+    "trimming": PaperFigures((0.464, 47, 0.1021, 2948), (0.471, 139, 0.0984, 9405)),
+    "loss-based": PaperFigures((0.464, 95, 0.1468, 7453), None),
+    "1st-order": PaperFigures((0.464, 94, 0.0901, 5652), (0.480, 247, 0.0836, 16234)),
+    "2nd-order": PaperFigures((0.464, 63, 0.0595, 1654), (0.480, 236, 0.0530, 6827)),
+}
+"""SMART's MSLR-WEB30K table (LambdaMART), by method: NDCG@10, iterations, ASRI, seconds."""
+
+
+def paper_methods(data: ExperimentData, params: dict[str, Any], rate: float, eta: float = 1.0) -> list[SamplerSpec]:
+    """The methods of SMART's WEB30K table at ``rate``: uniform and trimming keep that share of
+    the rows (trimming: the largest hessians); loss-based, first- and second-order sampling use
+    the fixed rho that keeps it at the first iteration (:func:`~.sampling.start_rho`); second
+    order with the paper's correction at ``eta``, and without it."""
+    def rho(sampling: str) -> float:
+        return start_rho({**params, "sampling": sampling}, data, rate)
+
+    return [SamplerSpec("baseline", {"sampling": "none"}),
+            SamplerSpec(f"uniform {rate:g}", {"sampling": "uniform", "sample_rate": rate}),
+            SamplerSpec(f"trimming {rate:g}", {"sampling": "trimming", "sample_rate": rate}),
+            SamplerSpec(f"loss-based rho={rho('loss'):.3g}", {"sampling": "loss", "smart_rho": rho("loss")}),
+            SamplerSpec(f"1st-order rho={rho('smart1'):.3g}", {"sampling": "smart1", "smart_rho": rho("smart1")}),
+            SamplerSpec(f"2nd-order rho={rho('smart2'):.3g}", {"sampling": "smart2", "smart_rho": rho("smart2"),
+                                                               "smart_eta": eta, "smart_correction": "paper"}),
+            SamplerSpec(f"2nd-order rho={rho('smart2'):.3g}, no correction",
+                        {"sampling": "smart2", "smart_rho": rho("smart2"), "smart_eta": 0.0})]
+
+
+def smart_paper_tables(data: ExperimentData, trees: int, rate: float = 0.1, norms: Sequence[bool] = (False, True),
+                       leaves: int = 31, threads: int = 1,
+                       progress: Callable[[str], None] | None = None) -> list[Result]:
+    """SMART's LambdaMART tables under its protocol (see the module docstring), once per
+    setting of ``lambdarank_norm`` in ``norms`` (False: the paper's lambdas).
+
+    Returns
+    -------
+    list of Result
+        Per setting, :func:`~.sampling.paper_tables`' two tables: at uniform sampling's best
+        test NDCG@10 (the paper's ranking tables read every method there), and at each
+        method's best.
+    """
+    train_set = Dataset(data.X, data.y, qid=data.qid)
+    valid_set = Dataset(data.X_test, data.y_test, qid=data.qid_test, reference=train_set)
+    results = []
+    for norm in norms:
+        params = {**base_params(leaves, threads), "lambdarank_norm": norm, "metric": "ndcg@10", "verbosity": -1}
+        methods = paper_methods(data, params, rate)
+        curves = lockstep_curves(methods, params, train_set, valid_set, trees,
+                                 lambda trainer: trainer.evaluate()[0].value, progress)
+        target = float(curves[1].values.max())  # the uniform run's best
+        lambdas = "LightGBM's normalised lambdas" if norm else "the paper's lambdas (no normalisation)"
+        title = (f"SMART's LambdaMART table under its protocol, {data.describe()}, {lambdas}, {leaves} leaves, "
+                 f"learning rate 0.1, rate {rate:g}, runs timed in lockstep")
+        results += paper_tables(curves, "NDCG@10", True, target, PAPER_WEB30K,
+                                f"ranking_smart_paper_{data.name}_{'norm' if norm else 'paper'}", title)
+    return results

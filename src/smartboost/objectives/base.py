@@ -92,6 +92,11 @@ class Objective:
         """Per-row loss l(y_i, F_i)."""
         raise NotImplementedError
 
+    def sampling_loss(self, label: np.ndarray, raw: np.ndarray) -> np.ndarray:
+        """Each row's share of the loss, what ``sampling="loss"`` draws by: :meth:`loss` by
+        default (ranking objectives share a query's pairwise loss among its documents)."""
+        return self.loss(label, raw)
+
     def transform(self, raw: np.ndarray) -> np.ndarray:
         """Prediction from raw scores (the inverse link); identity by default."""
         return raw

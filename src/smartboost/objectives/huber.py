@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
-from scipy.optimize import minimize_scalar
 
 from ..errors import ParameterError
 from .base import Objective, register
@@ -51,6 +50,8 @@ class Huber(Objective):
         lo, hi = float(label.min()), float(label.max())
         if lo == hi:
             return lo
+        from scipy.optimize import minimize_scalar  # imported on use: scipy.optimize is slow to import
+
         return float(minimize_scalar(lambda c: float(np.dot(w, self.loss(label, np.full_like(label, c)))),
                                      bounds=(lo, hi), method="bounded", options={"xatol": 1e-10 * (hi - lo)}).x)
 

@@ -25,7 +25,6 @@ import math
 
 import numpy as np
 from numba import njit, prange
-from scipy.special import xlogy
 
 from .._kernels.exp import exp
 from ..errors import DataError, ParameterError
@@ -58,6 +57,8 @@ def _tweedie_grad_hess(power, label, raw, out_grad, out_hess):
 
 def _poisson_deviance(label: np.ndarray, raw: np.ndarray) -> np.ndarray:
     """Half the Poisson unit deviance at mu = e^F (0 log 0 = 0)."""
+    from scipy.special import xlogy  # imported on use: scipy.special is slow to import
+
     return np.exp(raw) - label * raw - label + xlogy(label, label)
 
 

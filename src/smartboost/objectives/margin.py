@@ -11,10 +11,15 @@ The seminar's and the papers' binary losses other than LightGBM's logistic one. 
 | ``squared_margin`` | (1 - M)^2 | (F + 1) / 2, clipped | 2 |
 | ``regularized_logistic`` (RGBM) | log(1 + e^-M) + mu M^2 / 2 (= mu F^2 / 2) | sigmoid(F) | 1/4 + mu |
 | ``sigmoid_margin`` (first-order only) | 2 / (1 + e^M) | sigmoid(F) | 1/(3 sqrt 3) |
+| ``gaussian_margin`` (first-order only; BrownBoost's) | exp(-c M (M + s)) | sigmoid(F) | 2 c exp(c s^2 / 4) |
 | ``hinge`` (first-order only) | max(0, 1 - M) | 1 if F > 0 else 0 | none |
 
-The last two have no usable second derivative (negative, or zero almost everywhere): they train
-with ``boosting="gradient"`` only.
+The last three have no usable second derivative (negative somewhere, or zero almost everywhere):
+they train with ``boosting="gradient"`` only. The Gaussian loss rises from 0 at large negative
+margins to its peak exp(c s^2 / 4) at M = -s/2 and falls to 0 at large positive ones: rows
+misclassified by more than s/2 are pushed further down, that is, given up (BrownBoost's
+robustness to label noise); ``gaussian_c`` sets its width and ``gaussian_s`` the margin where
+it gives up. The seminar gives no values; the defaults c = 1, s = 2 put the peak at M = -1.
 
 The start score minimises the weighted loss of a constant (Brent's method on the convex sum).
 """
@@ -25,14 +30,13 @@ import math
 
 import numpy as np
 from numba import njit, prange
-from scipy.optimize import minimize_scalar
 
 from ..errors import ParameterError
 from .base import Objective, register
 from .binary import check_binary_label
 
 (_EXPONENTIAL, _SMART_LOGISTIC, _LOGISTIC_LOG2, _SQUARED_MARGIN, _REGULARIZED_LOGISTIC, _SIGMOID_MARGIN,
- _HINGE) = range(7)
+ _HINGE, _GAUSSIAN) = range(8)
 
 
 @njit(cache=True, nogil=True)
@@ -42,7 +46,9 @@ def _sigmoid(x):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _margin_grad_hess(kind, mu, label, raw, out_grad, out_hess):
+def _margin_grad_hess(kind, a, b, label, raw, out_grad, out_hess):
+    """phi'(M) and phi''(M) of every row; ``a``, ``b`` are the loss's own constants
+    (regularized_logistic: mu; gaussian_margin: c, s)."""
     for i in prange(label.shape[0]):
         s = 2.0 * label[i] - 1.0
         m = s * raw[i]
@@ -56,10 +62,14 @@ def _margin_grad_hess(kind, mu, label, raw, out_grad, out_hess):
         elif kind == _SQUARED_MARGIN:
             d1, d2 = -2.0 * (1.0 - m), 2.0
         elif kind == _REGULARIZED_LOGISTIC:
-            d1, d2 = -_sigmoid(-m) + mu * m, _sigmoid(m) * _sigmoid(-m) + mu
+            d1, d2 = -_sigmoid(-m) + a * m, _sigmoid(m) * _sigmoid(-m) + a
         elif kind == _SIGMOID_MARGIN:
             q = _sigmoid(m) * _sigmoid(-m)
             d1, d2 = -2.0 * q, 2.0 * q * (_sigmoid(m) - _sigmoid(-m))
+        elif kind == _GAUSSIAN:
+            slope = 2.0 * m + b
+            e = math.exp(-a * m * (m + b))
+            d1, d2 = -a * slope * e, a * (a * slope * slope - 2.0) * e
         else:  # _HINGE
             d1, d2 = (-1.0 if m < 1.0 else 0.0), 0.0
         out_grad[i] = s * d1
@@ -82,12 +92,13 @@ class MarginObjective(Objective):
         raise NotImplementedError
 
     @property
-    def _mu(self) -> float:
-        return 0.0
+    def _constants(self) -> tuple[float, float]:
+        """The loss's own constants as the gradient kernel takes them."""
+        return 0.0, 0.0
 
     def grad_hess(self, label, raw, out_grad, out_hess):
         """g = s phi'(sF), h = phi''(sF)."""
-        _margin_grad_hess(self.kind, self._mu, label, raw, out_grad, out_hess)
+        _margin_grad_hess(self.kind, *self._constants, label, raw, out_grad, out_hess)
 
     def loss(self, label, raw):
         """phi((2y - 1) F)."""
@@ -97,6 +108,8 @@ class MarginObjective(Objective):
         """The constant minimising the weighted loss."""
         w = np.ones_like(label) if weight is None else weight
         s = 2.0 * label - 1.0
+        from scipy.optimize import minimize_scalar  # imported on use: scipy.optimize is slow to import
+
         return float(minimize_scalar(lambda c: float(np.dot(w, self.phi(s * c))), bracket=(-1.0, 1.0)).x)
 
 
@@ -212,8 +225,8 @@ class RegularizedLogistic(MarginObjective):
         self.sigma_smooth = 0.25 + self.logistic_mu
 
     @property
-    def _mu(self) -> float:
-        return self.logistic_mu
+    def _constants(self) -> tuple[float, float]:
+        return self.logistic_mu, 0.0
 
     def phi(self, margin):
         """log(1 + e^-M) + mu M^2 / 2."""
@@ -240,6 +253,53 @@ class SigmoidMargin(MarginObjective):
     def phi(self, margin):
         """2 / (1 + e^M)."""
         return 2.0 * np.exp(-np.logaddexp(0.0, margin))
+
+    def transform(self, raw):
+        """sigmoid(F)."""
+        return np.exp(-np.logaddexp(0.0, -raw))
+
+
+@register
+class GaussianMargin(MarginObjective):
+    """The seminar's Gaussian (BrownBoost) margin loss exp(-c M (M + s)) (non-convex, bounded);
+    P(y = 1) = sigmoid(F), a monotone score rather than a calibrated probability.
+
+    Parameters
+    ----------
+    gaussian_c : float
+        The width constant ``c > 0`` (the ``gaussian_c`` parameter).
+    gaussian_s : float
+        The shift ``s`` (the ``gaussian_s`` parameter): the loss peaks at ``M = -s / 2``, and
+        rows with a smaller margin are given up.
+    """
+
+    name = "gaussian_margin"
+    aliases = ("brownboost", "gaussian")
+    kind = _GAUSSIAN
+    first_order_only = True
+    options = ("gaussian_c", "gaussian_s")
+
+    def __init__(self, gaussian_c: float = 1.0, gaussian_s: float = 2.0) -> None:
+        if not (gaussian_c > 0.0 and math.isfinite(gaussian_c)):
+            raise ParameterError(f"gaussian_c must be a finite number > 0, got {gaussian_c}")
+        if not math.isfinite(gaussian_s):
+            raise ParameterError(f"gaussian_s must be finite, got {gaussian_s}")
+        self.gaussian_c = float(gaussian_c)
+        self.gaussian_s = float(gaussian_s)
+        # |phi''| peaks at M = -s/2, where it is 2 c exp(c s^2 / 4)
+        self.sigma_smooth = 2.0 * self.gaussian_c * math.exp(self.gaussian_c * self.gaussian_s ** 2 / 4.0)
+
+    @property
+    def _constants(self) -> tuple[float, float]:
+        return self.gaussian_c, self.gaussian_s
+
+    def init_score(self, label, weight):
+        """0: the loss is bounded, and its constant minimiser is often at infinity."""
+        return 0.0
+
+    def phi(self, margin):
+        """exp(-c M (M + s))."""
+        return np.exp(-self.gaussian_c * margin * (margin + self.gaussian_s))
 
     def transform(self, raw):
         """sigmoid(F)."""

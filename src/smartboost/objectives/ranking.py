@@ -15,6 +15,11 @@ all equal contribute nothing. Also as LightGBM does under ``lambdarank_norm``, |
 divided by 0.01 + |s_i - s_j| once the query's scores differ. The kernel is parallel over
 queries and ranks each query's documents once per iteration (ties in row order), starting
 from the last iteration's ranking.
+
+Loss-proportional sampling (``sampling="loss"``, SMART's WEB30K baseline) draws documents by
+their share of the pairwise loss ``sum_pairs w_ij log(1 + exp(-sigma (s_high - s_low)))``
+(:func:`pairwise_document_loss`: half of each pair's loss to each of its documents), and whole
+queries (``sampling_unit="query"``) by the query's loss.
 """
 
 from __future__ import annotations
@@ -199,6 +204,43 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
             out_hess[start + order[p]] = hess[p] * factor
 
 
+@njit(cache=True, nogil=True)
+def _log1p_exp_neg(x):
+    """``log(1 + exp(-x))`` without overflow."""
+    return math.log1p(math.exp(-x)) if x > 0.0 else -x + math.log1p(math.exp(x))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def pairwise_document_loss(label, score, query_starts, inverse_ideal, gain_table, sigma, truncation, ndcg_weighted,
+                           out):
+    """Each document's share of the pairwise loss: the pairs of ``pairwise_lambdas`` (one
+    document in the top ``truncation`` of the ranking by ``score``), each pair's loss
+    ``w_ij log(1 + exp(-sigma (s_high - s_low)))`` split evenly between its two documents, so
+    that a query's shares add up to its loss (SMART 2.3's loss, without LightGBM's damping)."""
+    n_queries = query_starts.shape[0] - 1
+    discounts = longest_query_discounts(query_starts)
+    for q in prange(n_queries):
+        start, end = query_starts[q], query_starts[q + 1]
+        for i in range(start, end):
+            out[i] = 0.0
+        if ndcg_weighted and inverse_ideal[q] == 0.0:
+            continue
+        order = np.argsort(-score[start:end], kind="mergesort") + start
+        n = end - start
+        for pi in range(min(truncation, n)):
+            i = order[pi]
+            for pj in range(pi + 1, n):
+                j = order[pj]
+                if label[i] == label[j]:
+                    continue
+                w = _pair_weight(gain_table[int(label[i])], gain_table[int(label[j])], discounts[pi], discounts[pj],
+                                 label[i], label[j], inverse_ideal[q], ndcg_weighted)
+                margin = score[i] - score[j] if label[i] > label[j] else score[j] - score[i]
+                half = 0.5 * w * _log1p_exp_neg(sigma * margin)
+                out[i] += half
+                out[j] += half
+
+
 class _PairwiseRanking(Objective):
     """Shared plumbing of the pairwise ranking objectives: queries, labels, options."""
 
@@ -247,8 +289,14 @@ class _PairwiseRanking(Objective):
 
     def loss(self, label, raw):
         """No per-row loss: the loss of a ranking couples the documents of a query."""
-        raise ParameterError(f"objective '{self.name}' has no per-row loss (sampling='loss' and line searches "
-                             "need one)")
+        raise ParameterError(f"objective '{self.name}' has no per-row loss (line searches need one)")
+
+    def sampling_loss(self, label, raw):
+        """Each document's share of its query's pairwise loss (:func:`pairwise_document_loss`)."""
+        out = np.empty(label.shape[0])
+        pairwise_document_loss(label, raw, self.query_starts, self._inverse_ideal, self._gains, self.sigmoid,
+                               self.lambdarank_truncation_level, self.ndcg_weighted, out)
+        return out
 
 
 @register

@@ -7,11 +7,12 @@ The importance ``a_i`` (always including the row's own weight) is
   diagonal approximation of the gradients (``smart_eta``);
 - ``mvs``: ``w sqrt(g^2 + lambda h^2)`` (Minimal Variance Sampling; ``mvs_lambda`` a number or
   ``"adaptive"``);
-- ``loss``: ``w l(y, F)``, the row's current loss.
+- ``loss``: ``w l(y, F)``, the row's current loss (ranking: its share of the query's pairwise
+  loss).
 
 ``c`` solves ``sum_i min(1, c a_i) = s N`` (:func:`solve_scale`, expected O(N)), unless SMART's
-``smart_rho`` gives it directly. Kept rows get weight ``w_i / p_i``; rows of zero importance are
-never kept.
+``smart_rho`` gives it directly (``smart1``, ``smart2``, ``loss``). Kept rows get weight
+``w_i / p_i``; rows of zero importance are never kept.
 
 Drawing whole queries (``sampling_unit='query'``), a query's importance is the sum of its rows'
 ``a_q = sum_{i in q} a_i``; query ``q`` is kept with ``p_q = min(1, c a_q)``, where ``c`` solves
@@ -32,9 +33,14 @@ from .scale import solve_scale
 
 
 class ProportionalSampler(Sampler):
-    """Base of the samplers that keep row ``i`` with probability ``min(1, c a_i)``."""
+    """Base of the samplers that keep row ``i`` with probability ``min(1, c a_i)``.
+
+    Those with ``takes_rho`` use ``c = smart_rho`` when it is given (SMART's fixed rho: the
+    sample size then follows the importances) instead of solving for ``sample_rate``.
+    """
 
     supports_queries = True
+    takes_rho = False
 
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
@@ -47,6 +53,8 @@ class ProportionalSampler(Sampler):
 
     def _scale(self, importance: np.ndarray, iteration: int, sizes: np.ndarray | None = None) -> float:
         """``c`` for ``importance`` of rows, or of queries of ``sizes`` rows each."""
+        if self.takes_rho and self.params.smart_rho is not None:
+            return self.params.smart_rho
         if sizes is not None:
             return solve_scale_weighted(importance, sizes, self.target_size)
         return solve_scale(importance, self.target_size, self.key(iteration, 1))
@@ -77,10 +85,7 @@ class Smart1Sampler(ProportionalSampler):
     """SMART first-gradient-proportional sampling: ``a_i = w_i |g_i|``."""
 
     name = "smart1"
-
-    def _scale(self, importance, iteration, sizes=None):
-        rho = self.params.smart_rho
-        return rho if rho is not None else super()._scale(importance, iteration, sizes)
+    takes_rho = True
 
     def importance(self, ctx):
         """``w |g|``."""
@@ -91,10 +96,14 @@ class Smart1Sampler(ProportionalSampler):
 class Smart2Sampler(Smart1Sampler):
     """SMART second-gradient-proportional sampling with the improved diagonal approximation.
 
-    ``a_i = w_i h_i``. For sampled rows, from the third iteration on, the gradient becomes
-    ``g_i + eta * (mean_{k in leaf(i)} l'(y~_k) - l'(y~_i))`` where ``y~`` are the scores of
-    two iterations back and ``leaf(i)`` is row i's leaf in the previous tree; ``eta = 0``
-    leaves the gradients unchanged, ``eta = 1`` is the paper's formula (docs/concepts/sampling.md).
+    ``a_i = w_i h_i``. For sampled rows, from the third iteration on, the gradient is corrected
+    with ``y~``, the scores of two iterations back, and ``leaf(i)``, row i's leaf in the
+    previous tree (docs/concepts/sampling.md):
+
+    - ``smart_correction="scaled"``: ``g_i + eta * (mean_{k in leaf(i)} l'(y~_k) - l'(y~_i))``;
+      ``eta = 0`` leaves the gradients unchanged, ``eta = 1`` is the paper's formula;
+    - ``smart_correction="paper"``: ``g_i - l'(y~_i) + eta * mean_{k in leaf(i)} l'(y~_k)``,
+      the formula of SMART's Section 3.2 for every ``eta``.
     """
 
     name = "smart2"
@@ -104,11 +113,14 @@ class Smart2Sampler(Smart1Sampler):
     def __init__(self, params, n_rows):
         super().__init__(params, n_rows)
         self.eta = params.smart_eta
+        self.paper_form = params.smart_correction == "paper"
+        # the paper's form subtracts l'(y~_i) whatever eta is
+        self.corrects = self.paper_form or self.eta > 0.0
         # l'(y~) is the gradient this run computed two iterations ago, at those scores: kept by
         # the trainer (ctx.past_grad), not recomputed (for lambdarank, one lambda-kernel call
         # less per iteration)
-        self.gradient_history = 2 if self.eta > 0.0 else 0
-        self._corrected = np.empty(n_rows if self.eta > 0.0 else 0)
+        self.gradient_history = 2 if self.corrects else 0
+        self._corrected = np.empty(n_rows if self.corrects else 0)
 
     def importance(self, ctx):
         """``w h``: on unweighted rows the hessians themselves, which are non-negative for every
@@ -122,7 +134,7 @@ class Smart2Sampler(Smart1Sampler):
     def correction_totals(self, ctx):
         """Per-leaf sums and counts of ``l'(y~)`` over these rows, shape (2, n_leaves), or None
         when no correction applies at this iteration."""
-        if not (self.eta > 0.0 and len(ctx.past_grad) >= 2 and ctx.previous_leaf is not None):
+        if not (self.corrects and len(ctx.past_grad) >= 2 and ctx.previous_leaf is not None):
             return None
         return leaf_sums(ctx.previous_leaf, ctx.past_grad[1], ctx.previous_leaf_values.shape[0])
 
@@ -135,7 +147,10 @@ class Smart2Sampler(Smart1Sampler):
             return None
         means = np.divide(totals[0], totals[1], out=np.zeros(totals.shape[1]), where=totals[1] > 0)
         corrected = self._corrected[:rows.shape[0]]
-        correct_sampled(rows, ctx.grad, ctx.past_grad[1], ctx.previous_leaf, means, self.eta, corrected)
+        if self.paper_form:  # g + 1 * (eta mean - l'(y~_i)): the kernel's form with eta folded into the means
+            correct_sampled(rows, ctx.grad, ctx.past_grad[1], ctx.previous_leaf, self.eta * means, 1.0, corrected)
+        else:
+            correct_sampled(rows, ctx.grad, ctx.past_grad[1], ctx.previous_leaf, means, self.eta, corrected)
         return corrected
 
 
@@ -168,11 +183,13 @@ class MVSSampler(ProportionalSampler):
 
 
 class LossSampler(ProportionalSampler):
-    """Loss-proportional sampling: ``a_i = w_i l(y_i, F_i)`` (SMART's WEB30K table)."""
+    """Loss-proportional sampling: ``a_i = w_i l(y_i, F_i)`` (SMART's WEB30K table); for ranking
+    objectives, the document's share of its query's pairwise loss (``Objective.sampling_loss``)."""
 
     name = "loss"
+    takes_rho = True
 
     def importance(self, ctx):
         """``w l(y, F)``."""
-        np.multiply(ctx.objective.loss(ctx.label, ctx.scores), ctx.weight, out=self.importance_buffer)
+        np.multiply(ctx.objective.sampling_loss(ctx.label, ctx.scores), ctx.weight, out=self.importance_buffer)
         return self.importance_buffer
