@@ -344,3 +344,24 @@ def test_text_predicted_for_a_numeric_feature_is_refused():
     booster = _train(frame[["x", "code"]], y, rounds=1)
     with pytest.raises(DataError, match="column 'code' holds text, but the model's feature 'code' is numeric"):
         booster.predict(frame[["x", "code"]].assign(code=["a"] * len(frame)))
+
+
+def test_categorical_features_split_below_the_root():
+    """A child's categorical split is its best one: the same as the root split of a model
+    trained on the child's rows alone (binned alike)."""
+    rng = np.random.default_rng(7)
+    n = 20000
+    x, c = rng.normal(size=n), rng.integers(0, 40, n)
+    y = 3 * (x > 0) + rng.normal(size=40)[c] + 0.3 * rng.normal(size=n)
+    X = np.c_[x, c.astype(float)]
+    params = {"verbosity": -1, "num_leaves": 3, "min_data_per_group": 20}
+    full = sb.Dataset(X, y, categorical_feature=[1])
+    tree = sb.train(params, full, 1).trees[0]
+    assert tree.feature[0] == 0 and 1 in (tree.feature[tree.left[0]], tree.feature[tree.right[0]])
+    child = tree.left[0] if tree.feature[tree.left[0]] == 1 else tree.right[0]
+    rows = (x <= tree.threshold[0]) == (child == tree.left[0])
+    alone = sb.train({**params, "num_leaves": 2, "boost_from_average": False}, sb.Dataset(
+        X[rows], y[rows] - y.mean(), reference=full), 1).trees[0]
+    assert alone.feature[0] == 1
+    np.testing.assert_array_equal(tree.left_bins(child), alone.left_bins(0))
+    np.testing.assert_allclose(tree.gain[child], alone.gain[0], rtol=1e-6)

@@ -453,6 +453,13 @@ PARAMS: tuple[Param, ...] = (
           "bounds.",
           ("mc", "monotone_constraint", "monotonic_cst"), "constraints", "-1 \\| 0 \\| 1 per feature",
           saved_at_default=False),
+    Param("monotone_constraints_method", "intermediate",
+          _choice("basic", "intermediate"),
+          "How monotone constraints bound the leaves (LightGBM's methods): 'intermediate' bounds each new leaf by "
+          "its neighbours' outputs and updates the leaves the new ones touch; 'basic' cuts both children at the "
+          "midpoint of their outputs (more constrained). docs/howto/constraints.md.",
+          ("monotone_constraining_method", "mc_method"), "constraints", "'basic' \\| 'intermediate'",
+          saved_at_default=False),
     Param("interaction_constraints", None, _interaction_constraints,
           "Feature groups that may interact: no root-to-leaf path uses two features that no single group "
           "holds; features in no group are not used (LightGBM's rule). Lists of indices or names, or the "

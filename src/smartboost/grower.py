@@ -377,7 +377,8 @@ class TreeGrower:
         self.limits = GrowthLimits(leaves if leaves > 0 else np.iinfo(np.int64).max,
                                    depth if depth > 0 else np.iinfo(np.int64).max,
                                    max(2, 2 * params.min_data_in_leaf), 2.0 * params.min_sum_hessian_in_leaf,
-                                   params.grow_policy == "depthwise")
+                                   params.grow_policy == "depthwise",
+                                   params.monotone_constraints_method == "intermediate")
         self._state: GrowthState | None = None  # kept from tree to tree
 
     @classmethod

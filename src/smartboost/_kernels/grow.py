@@ -16,12 +16,15 @@ The loop (docs/concepts/boosting.md, "Trees"):
 - a child with a valid split stays open, holding its histogram; the others free theirs.
 
 Constraints act where a node is made and where its candidates are read: a child inherits its
-parent's output bounds, narrowed at the midpoint of the two children's outputs by a split on a
-monotone feature (LightGBM's "basic" method), and the interaction groups its path allows,
-narrowed to those of the split feature (:func:`_inherit`); a node's candidates are the features
-sharing a group with its path (:func:`_candidates_of`). Without constraints the state's arrays
-for them are left as they are and numba compiles none of this code (the records' fields are
-None).
+parent's output bounds and the interaction groups its path allows, narrowed to those of the
+split feature (:func:`_inherit`); a node's candidates are the features sharing a group with its
+path (:func:`_candidates_of`). A split on a monotone feature bounds its children by LightGBM's
+"intermediate" method (docs/howto/constraints.md): each child by its sibling's output, and
+every leaf on the other side of a monotone split above whose region may touch the new leaves
+along that feature by their outputs, its best split found again when its bounds narrow
+(:func:`_tighten_contiguous`); or by the "basic" method, both children at the midpoint of their
+outputs. Without constraints the state's arrays for them are left as they are and numba
+compiles none of this code (the records' fields are None).
 
 One loop serves every row source. It is a resumable state machine over a
 :class:`~smartboost._kernels.records.GrowthState`: :func:`grow_tree` advances the tree as far as
@@ -137,17 +140,21 @@ def _candidates_of(state, node, row, choices):
 
 
 @njit(cache=True, nogil=True)
-def _node_sums(state, node):
-    """The :class:`NodeSums` of ``node``, with its output bounds."""
+def _node_sums(state, node, monotone):
+    """The :class:`NodeSums` of ``node``, with its output bounds: those the state holds with
+    monotone constraints (``monotone``: ``Cells.monotone``), unbounded without (the state's
+    bounds are then not kept)."""
     record = state.nodes[node]
+    if monotone is None:
+        return NodeSums(record.g, record.h, record.n_rows, -np.inf, np.inf)
     return NodeSums(record.g, record.h, record.n_rows, state.bounds[node, 0], state.bounds[node, 1])
 
 
 @njit(cache=True, nogil=True)
-def _inherit(state, parent, child, params, units, monotone, interactions):
+def _inherit(state, parent, child, params, units, monotone, intermediate, interactions):
     """Give the children ``child`` (left) and ``child + 1`` of ``parent`` their output bounds
     and interaction groups (only what the constraints in use need)."""
-    _inherit_bounds(state, parent, child, params, units, monotone)
+    _inherit_bounds(state, parent, child, params, units, monotone, intermediate)
     _inherit_groups(state, parent, child, interactions)
 
 
@@ -164,10 +171,21 @@ def _inherit_groups(state, parent, child, interactions):
 
 
 @njit(cache=True, nogil=True)
-def _inherit_bounds(state, parent, child, params, units, monotone):
-    """The children's output bounds: the parent's, cut at the midpoint of their (clamped)
-    outputs by a split on a monotone feature, the lower child below it (``monotone``:
-    ``Cells.monotone``; nothing to do without it)."""
+def _child_outputs(state, parent, params, units):
+    """The outputs of the two children of ``parent``'s split, clamped to its bounds."""
+    p = state.nodes[parent]
+    lower, upper = state.bounds[parent, 0], state.bounds[parent, 1]
+    l1, l2 = params.lambda_l1, params.lambda_l2
+    return (leaf_output(p.gl * units.g, p.hl * units.h, l1, l2, lower, upper),
+            leaf_output((p.g - p.gl) * units.g, (p.h - p.hl) * units.h, l1, l2, lower, upper))
+
+
+@njit(cache=True, nogil=True)
+def _inherit_bounds(state, parent, child, params, units, monotone, intermediate):
+    """The children's output bounds: the parent's, and by a split on a monotone feature the
+    lower child's upper bound and the higher child's lower bound cut at the sibling's output
+    (``intermediate``) or at the midpoint of the two outputs (``monotone``: ``Cells.monotone``;
+    nothing to do without it)."""
     if monotone is None:
         return
     p = state.nodes[parent]
@@ -177,13 +195,138 @@ def _inherit_bounds(state, parent, child, params, units, monotone):
     direction = monotone[p.feature]
     if direction == 0:
         return
-    l1, l2 = params.lambda_l1, params.lambda_l2
-    w_left = leaf_output(p.gl * units.g, p.hl * units.h, l1, l2, lower, upper)
-    w_right = leaf_output((p.g - p.gl) * units.g, (p.h - p.hl) * units.h, l1, l2, lower, upper)
-    mid = 0.5 * (w_left + w_right)
+    w_left, w_right = _child_outputs(state, parent, params, units)
     low_side, high_side = (child, child + 1) if direction > 0 else (child + 1, child)
-    state.bounds[low_side, 1] = min(upper, mid)
-    state.bounds[high_side, 0] = max(lower, mid)
+    w_low, w_high = (w_left, w_right) if direction > 0 else (w_right, w_left)
+    if not intermediate:
+        w_low = w_high = 0.5 * (w_left + w_right)
+    state.bounds[low_side, 1] = min(upper, w_high)
+    state.bounds[high_side, 0] = max(lower, w_low)
+
+
+@njit(cache=True, nogil=True)
+def _is_numeric(categorical, f):
+    """Whether feature ``f`` splits by a threshold (``categorical``: ``Cells.categorical``)."""
+    if categorical is not None:
+        return not categorical[f]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _tighten_contiguous(state, parent, params, units, monotone, categorical, changed):
+    """LightGBM's intermediate method, after ``parent`` is split: the leaves whose outputs must
+    stay ordered with the new children's get their bounds narrowed to those outputs. Returns how
+    many leaves' bounds narrowed, written to ``changed``.
+
+    Going up from ``parent``, each ancestor split on a monotone feature puts the new leaves on
+    one side; the leaves of its other side must stay below them (the low side) or above them.
+    Walking down that side skips the branches whose region cannot touch the new leaves': a
+    branch on a feature the path up from ``parent`` split on, beyond that split's threshold on
+    the other side; and below a split on the new split's feature, a branch beyond its
+    threshold touches one of the new leaves only. An ancestor split on a feature the path up
+    already split on, on the same side, is skipped: the leaves of its other side are separated
+    from the new ones by that lower split. Categorical splits have no order and are not
+    followed. A leaf's bounds only narrow, and never past its own output (its neighbours'
+    outputs were clamped to bounds holding it), so every node's output stays within its bounds
+    and the outputs stay ordered along every monotone feature.
+    """
+    nodes = state.nodes
+    p = nodes[parent]
+    w_left, w_right = _child_outputs(state, parent, params, units)
+    path_feature = np.empty(p.depth, np.int64)
+    path_bin = np.empty(p.depth, np.int64)
+    path_right = np.empty(p.depth, np.bool_)
+    stack = np.empty((state.counts[0].n_nodes, 3), np.int64)
+    n_path = 0
+    n_changed = 0
+    node = parent
+    while nodes[node].parent >= 0:
+        up = nodes[node].parent
+        u = nodes[up]
+        f = u.feature
+        in_right = node == u.left + 1
+        node = up
+        if not _is_numeric(categorical, f):
+            continue
+        separated = False
+        for i in range(n_path):
+            separated |= path_feature[i] == f and path_right[i] == in_right
+        if separated:
+            continue
+        if monotone[f] != 0:
+            update_upper = in_right if monotone[f] > 0 else not in_right  # the other side is the low one
+            stack[0, 0], stack[0, 1], stack[0, 2] = u.left if in_right else u.left + 1, 1, 1
+            top = 0
+            while top >= 0:
+                at, use_left, use_right = stack[top, 0], stack[top, 1] != 0, stack[top, 2] != 0
+                top -= 1
+                r = nodes[at]
+                if r.left < 0:
+                    if not (use_left or use_right):
+                        continue
+                    low = min(w_left, w_right) if use_left and use_right else w_left if use_left else w_right
+                    high = max(w_left, w_right) if use_left and use_right else low
+                    narrowed = False
+                    if update_upper and low < state.bounds[at, 1]:
+                        state.bounds[at, 1] = low
+                        narrowed = True
+                    elif not update_upper and high > state.bounds[at, 0]:
+                        state.bounds[at, 0] = high
+                        narrowed = True
+                    if narrowed:
+                        known = False
+                        for k in range(n_changed):
+                            known |= changed[k] == at
+                        if not known:
+                            changed[n_changed] = at
+                            n_changed += 1
+                    continue
+                keep_left = keep_right = True
+                left_touches_right = right_touches_left = True
+                if _is_numeric(categorical, r.feature):
+                    for i in range(n_path):
+                        if path_feature[i] == r.feature:
+                            keep_right &= not (r.bin >= path_bin[i] and not path_right[i])
+                            keep_left &= not (r.bin <= path_bin[i] and path_right[i])
+                    if r.feature == p.feature:
+                        left_touches_right = r.bin < p.bin
+                        right_touches_left = r.bin > p.bin
+                if keep_left:
+                    top += 1
+                    stack[top, 0], stack[top, 1], stack[top, 2] = r.left, use_left, right_touches_left & use_right
+                if keep_right:
+                    top += 1
+                    stack[top, 0], stack[top, 1], stack[top, 2] = r.left + 1, left_touches_right & use_left, use_right
+        path_feature[n_path], path_bin[n_path], path_right[n_path] = f, u.bin, in_right
+        n_path += 1
+    return n_changed
+
+
+@njit(cache=True, nogil=True)
+def _rescan_narrowed(state, parent, monotone, cells, choices, params, units, scan_scratch):
+    """The intermediate method's updates after ``parent`` is split (:func:`_tighten_contiguous`),
+    and a new best split for every open leaf whose bounds narrowed (closed when it has none).
+    Nothing to do without monotone constraints (``monotone``: ``Cells.monotone``, None)."""
+    if monotone is None:
+        return
+    c = state.counts[0]
+    changed = np.empty(c.n_nodes, np.int64)
+    n_changed = _tighten_contiguous(state, parent, params, units, monotone, cells.categorical, changed)
+    for k in range(n_changed):
+        node = changed[k]
+        record = state.nodes[node]
+        if record.feature < 0 or record.slot < 0:  # not scanned yet, or no valid split: not open
+            continue
+        _keep_split(state, node, find_best_split(state.pool[record.slot], cells,
+                                                 _candidates_of(state, node, np.int64(0), choices),
+                                                 _node_sums(state, node, monotone), units, params, scan_scratch))
+        if record.feature < 0:
+            for j in range(c.n_open):
+                if state.open[j] == node:
+                    c.n_open -= 1
+                    state.open[j] = state.open[c.n_open]
+                    break
+            _release_slot(state, node)
 
 
 @njit(cache=True, nogil=True)
@@ -194,7 +337,7 @@ def start_tree(state, g_root, h_root, n_root):
     c.n_free = state.free.shape[0]
     for k in range(c.n_free):
         state.free[k] = c.n_free - 1 - k  # a stack: slot 0 is taken first
-    _new_node(state.nodes, np.int64(0), g_root, h_root, np.int64(0))  # no literals: see _keep_split
+    _new_node(state.nodes, np.int64(0), g_root, h_root, np.int64(0), np.int64(-1))  # no literals: see _keep_split
     root = state.nodes[0]
     root.n_rows, root.start, root.end = n_root, 0, n_root
     state.bounds[0, 0], state.bounds[0, 1] = -np.inf, np.inf
@@ -202,11 +345,12 @@ def start_tree(state, g_root, h_root, n_root):
 
 
 @njit(cache=True, nogil=True)
-def _new_node(nodes, node, g, h, depth):
-    """A node with sums ``(g, h)`` at ``depth``, no split and no slot yet."""
+def _new_node(nodes, node, g, h, depth, parent):
+    """A node with sums ``(g, h)`` at ``depth`` under ``parent``, no split and no slot yet."""
     record = nodes[node]
     record.feature, record.bin, record.missing_left, record.gain, record.left = -1, 0, False, 0.0, -1
     record.gl, record.hl, record.g, record.h, record.depth, record.slot = 0, 0, g, h, depth, -1
+    record.parent = parent
 
 
 @njit(cache=True, nogil=True)
@@ -266,7 +410,7 @@ def _pop_first_open(state, depthwise):
 
 
 @njit(cache=True, nogil=True)
-def _choose(state, limits, params, units, monotone, interactions):
+def _choose(state, cells, choices, limits, params, units, scan_scratch):
     """Move the next split (leaf-wise), or every split of the shallowest open level the leaf
     budget allows (depth-wise), to ``pending``, with a histogram slot for one child unless no
     child can be split after it, and create the children. Returns how many, 0 when the tree is
@@ -290,6 +434,9 @@ def _choose(state, limits, params, units, monotone, interactions):
         c.need_nodes = c.n_nodes + 2 * k
         return -1
     for j in range(k):
+        if c.n_open == 0:  # the intermediate method closed a leaf of the level
+            k = j
+            break
         parent = _pop_first_open(state, limits.depthwise)
         c.n_leaves += 1
         p = nodes[parent]
@@ -298,9 +445,11 @@ def _choose(state, limits, params, units, monotone, interactions):
         a = c.n_nodes
         c.n_nodes += 2
         p.left = a
-        _new_node(nodes, a, p.gl, p.hl, p.depth + 1)
-        _new_node(nodes, a + 1, gr, hr, p.depth + 1)
-        _inherit(state, parent, a, params, units, monotone, interactions)
+        _new_node(nodes, a, p.gl, p.hl, p.depth + 1, parent)
+        _new_node(nodes, a + 1, gr, hr, p.depth + 1, parent)
+        _inherit(state, parent, a, params, units, cells.monotone, limits.intermediate, choices.interactions)
+        if limits.intermediate:
+            _rescan_narrowed(state, parent, cells.monotone, cells, choices, params, units, scan_scratch)
         state.pending[j, 0] = parent
         state.pending[j, 1] = _take_slot(state) if wanted else -1
         state.pending[j, 2] = 0
@@ -367,8 +516,8 @@ def _finish(state, cells, choices, limits, params, units, scan_scratch):
         scan_large = can_split(g.depth, g.n_rows, g.h, units.h, limits)
         split_small, split_large = subtract_and_find_splits(
             state.pool[g.slot], state.pool[s.slot], cells, choices.built,
-            _candidates_of(state, small, np.int64(0), choices), _node_sums(state, small), scan_small,
-            _candidates_of(state, large, np.int64(1), choices), _node_sums(state, large), scan_large, units, params,
+            _candidates_of(state, small, np.int64(0), choices), _node_sums(state, small, cells.monotone), scan_small,
+            _candidates_of(state, large, np.int64(1), choices), _node_sums(state, large, cells.monotone), scan_large, units, params,
             scan_scratch)
         if scan_small:
             _keep_split(state, small, split_small)
@@ -424,12 +573,12 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
             root = nodes[0]
             _keep_split(state, np.int64(0), find_best_split(state.pool[root.slot], cells,
                                                             _candidates_of(state, np.int64(0), np.int64(0), choices),
-                                                            _node_sums(state, np.int64(0)), units, params,
-                                                            scan_scratch))
+                                                            _node_sums(state, np.int64(0), cells.monotone), units,
+                                                            params, scan_scratch))
             _open_or_release(state, np.int64(0))
             c.phase = _CHOOSE
         elif c.phase == _CHOOSE:
-            chosen = _choose(state, limits, params, units, cells.monotone, choices.interactions)
+            chosen = _choose(state, cells, choices, limits, params, units, scan_scratch)
             if chosen < 0:
                 return NEED_SPACE
             if chosen == 0:

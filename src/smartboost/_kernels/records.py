@@ -109,18 +109,21 @@ them node by node (None: ``tree`` holds for every node); ``interactions``, the
 :class:`Interactions` that narrow every node's candidates (None: no constraint)."""
 
 GrowthLimits = namedtuple("GrowthLimits", ["max_leaves", "max_depth", "min_rows_to_split", "min_hess_to_split",
-                                           "depthwise"])
-GrowthLimits.__doc__ = """How far a tree grows: leaves and depth, the rows and hessian sum a node needs to be
-split (twice ``min_data_in_leaf`` and ``min_sum_hessian_in_leaf``), and the growth policy."""
+                                           "depthwise", "intermediate"], defaults=(True,))
+GrowthLimits.__doc__ = """How a tree grows: leaves and depth, the rows and hessian sum a node needs to be
+split (twice ``min_data_in_leaf`` and ``min_sum_hessian_in_leaf``), the growth policy, and
+whether monotone constraints bound the leaves by LightGBM's "intermediate" method (else its
+"basic" one; ``_kernels.grow``)."""
 
 NODE = np.dtype([
     ("feature", np.int32), ("bin", np.int32), ("missing_left", np.bool_), ("gain", np.float64), ("left", np.int32),
     ("gl", np.int64), ("hl", np.int64), ("g", np.int64), ("h", np.int64), ("n_rows", np.int64), ("start", np.int64),
-    ("end", np.int64), ("depth", np.int64), ("slot", np.int64),
+    ("end", np.int64), ("depth", np.int64), ("slot", np.int64), ("parent", np.int64),
 ])
 """A node of a growing tree: its best split (``feature`` -1: none) and that split's left sums,
-its own fixed-point sums and rows, its slice of the row list, its depth, and the histogram slot
-it holds (-1: none). Internal nodes have ``left`` >= 0 (the right child is ``left + 1``)."""
+its own fixed-point sums and rows, its slice of the row list, its depth, the histogram slot it
+holds (-1: none) and its parent (-1 for the root). Internal nodes have ``left`` >= 0 (the right
+child is ``left + 1``)."""
 
 COUNTS = np.dtype([
     ("n_nodes", np.int64), ("n_leaves", np.int64), ("n_open", np.int64), ("n_free", np.int64),
