@@ -35,6 +35,7 @@ import tempfile
 import time
 
 import numpy as np
+from _memory import reset_peak_rss, status_mb
 
 LIBRARIES = ("smartboost", "lightgbm", "xgboost", "sklearn")
 DATASETS = {"a9a": 31, "lightgbm-binary": 31, "synthetic": 255}
@@ -129,30 +130,16 @@ FITS = {"smartboost": _fit_smartboost, "lightgbm": _fit_lightgbm, "xgboost": _fi
         "sklearn": _fit_sklearn}
 
 
-def _status_mb(field: str) -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024.0
-    raise KeyError(field)
-
-
-def _reset_peak_rss() -> None:
-    """Restart the peak-RSS counter (Linux >= 4.0), so the peak seen is the fit's own."""
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-
-
 def child(library: str, path: str, leaves: int, trees: int) -> dict:
     """One measurement, run inside a fresh interpreter on the arrays saved at ``path``."""
     from sklearn.metrics import log_loss, roc_auc_score
 
     with np.load(path) as data:
         X, y, Xt, yt = data["X"], data["y"], data["Xt"], data["yt"]
-    base_rss = _status_mb("VmRSS")
-    _reset_peak_rss()
+    base_rss = status_mb("VmRSS")
+    reset_peak_rss()
     times, prob = FITS[library](X, y, Xt, leaves, trees)
-    return {**times, "peak_mb": _status_mb("VmHWM") - base_rss, "auc": roc_auc_score(yt, prob),
+    return {**times, "peak_mb": status_mb("VmHWM") - base_rss, "auc": roc_auc_score(yt, prob),
             "logloss": log_loss(yt, np.clip(prob, 1e-15, 1 - 1e-15)), "rows": len(y)}
 
 

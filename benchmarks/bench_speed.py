@@ -47,6 +47,7 @@ START_WALL = time.perf_counter()
 START_CPU = time.process_time()
 
 import numpy as np  # noqa: E402  (after the clocks: the first-call rows count every import)
+from _memory import reset_peak_rss, status_mb  # noqa: E402
 
 LIBRARIES = ("smartboost", "lightgbm", "xgboost", "sklearn")
 THREADS = 2
@@ -146,20 +147,6 @@ def _wide():
 # -- measurements (each in a fresh interpreter) ----------------------------------------------
 
 
-def _status_mb(field: str) -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024.0
-    raise KeyError(field)
-
-
-def _reset_peak_rss() -> None:
-    """Restart the peak-RSS counter (Linux >= 4.0), so the peak seen is the run's own."""
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-
-
 def _import(library: str) -> None:
     __import__({"smartboost": "smartboost", "lightgbm": "lightgbm", "xgboost": "xgboost",
                 "sklearn": "sklearn.ensemble"}[library])
@@ -205,13 +192,13 @@ def measure(row: str, library: str) -> dict:
         X, y, Xt = _higgs(800_000)
         _import(library)
         _warm(library)
-        base = _status_mb("VmRSS")
-        _reset_peak_rss()
+        base = status_mb("VmRSS")
+        reset_peak_rss()
         start = time.perf_counter()
         predict = _train(library, X, y, 100, 255)
         seconds = time.perf_counter() - start
         predict(Xt)
-        return {"seconds": seconds, "peak_mb": _status_mb("VmHWM") - base}
+        return {"seconds": seconds, "peak_mb": status_mb("VmHWM") - base}
     if row == "predict":
         X, y, _ = _higgs(200_000)
         _import(library)
@@ -225,11 +212,11 @@ def measure(row: str, library: str) -> dict:
         X, y = _wide()
         _import(library)
         _warm(library)
-        base = _status_mb("VmRSS")
-        _reset_peak_rss()
+        base = status_mb("VmRSS")
+        reset_peak_rss()
         start = time.perf_counter()
         _train(library, X, y, 100, 31)
-        return {"seconds": time.perf_counter() - start, "peak_mb": _status_mb("VmHWM") - base}
+        return {"seconds": time.perf_counter() - start, "peak_mb": status_mb("VmHWM") - base}
     raise ValueError(row)
 
 
