@@ -110,7 +110,7 @@ def run_catboost(X, y, Xt, objective, leaves, trees, threads, categorical):
     loss = "Logloss" if objective == "binary" else "RMSE"
     model = (catboost.CatBoostClassifier if objective == "binary" else catboost.CatBoostRegressor)(
         iterations=trees, depth=depth, learning_rate=0.1, thread_count=threads, loss_function=loss, verbose=False,
-        random_seed=0)
+        random_seed=0, allow_writing_files=False)  # no catboost_info/ folder in the working directory
     X = X.copy()
     Xt = Xt.copy()
     for column in categorical:  # CatBoost wants its categories as text or integers, without NaN
