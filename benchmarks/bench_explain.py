@@ -7,7 +7,7 @@ take a while on few cores) or smaller, e.g. ``--train-rows 200000 --contrib-rows
 ``make_higgs_like`` rows, by each library with the same settings, explains ``--contrib-rows``
 new rows on the same threads; the table gives the seconds (best of ``--repeats``, after a
 warm-up call that compiles smartboost's kernel) and each model's mean leaves and depth, which
-set the cost (O(rows x trees x leaves x depth^2)).
+set the cost (smartboost: O(rows x trees x leaves x depth); LightGBM's TreeSHAP: x depth^2).
 
 (b) Objectives: Poisson (claim frequency, weight exposure), gamma (claim severity, weight the
 claim count) and Tweedie (pure premium, power 1.5, weight exposure) on

@@ -143,6 +143,24 @@ def test_contributions_are_the_shapley_values_of_the_path_dependent_expectation(
                                booster.base_score + sum(expected_value(t) for t in booster.trees), rtol=1e-12)
 
 
+def test_deep_trees_with_many_features_on_a_path_get_the_shapley_values():
+    # The quadrature's point count follows the distinct features a tree's paths can hold, and
+    # a feature met several times on a path merges its edges: deep trees over eight features
+    # (paths of up to eight distinct ones, many repeated) exercise both.
+    rng = np.random.default_rng(7)
+    X = rng.random((4000, 8))
+    y = np.sin(12 * X[:, 0]) + X[:, 1:] @ np.linspace(1.0, 0.3, 7) + (X[:, 2] > 0.5) * X[:, 3]
+    booster = sb.train({**_SMALL, "objective": "regression", "num_leaves": 60, "min_data_in_leaf": 1,
+                        "min_sum_hessian_in_leaf": 0.0}, sb.Dataset(X, y), 2)
+    depths = [tree.depth() for tree in booster.trees]
+    assert max(depths) >= 8
+    rows = X[:8]
+    contributions = booster.predict(rows, pred_contrib=True)
+    expected = sum(np.array([_brute_force_shapley(tree, x, 8) for x in rows]) for tree in booster.trees)
+    np.testing.assert_allclose(contributions[:, :8], expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(contributions.sum(axis=1), booster.predict(rows, raw_score=True), rtol=1e-12)
+
+
 def test_a_feature_no_tree_uses_gets_exactly_zero():
     X, y = make_binary(n=2000, seed=44)
     X = np.column_stack([X, np.full(2000, 3.0), np.random.default_rng(0).standard_normal(2000)])

@@ -78,6 +78,27 @@ def _cover_share(tree: Tree) -> np.ndarray:
     return share
 
 
+def _quadrature_points(tree: Tree) -> int:
+    """Gauss-Legendre points for the tree: the integrands of the quadrature form are
+    polynomials of degree below the number of distinct features on a path, at most the depth
+    and at most the number of features the tree splits on, and ``m`` points integrate degree
+    ``2m - 1`` exactly."""
+    distinct = min(tree.depth(), np.unique(tree.feature[tree.left >= 0]).size)
+    return max(1, (distinct + 1) // 2)
+
+
+def _gauss_legendre(max_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``m``-point Gauss-Legendre rules on [0, 1] for ``m`` up to ``max_points``: row ``m``
+    of the two arrays holds the rule's points and weights in its first ``m`` entries."""
+    points = np.zeros((max_points + 1, max_points))
+    weights = np.zeros((max_points + 1, max_points))
+    for m in range(1, max_points + 1):
+        x, w = np.polynomial.legendre.leggauss(m)
+        points[m, :m] = (x + 1.0) / 2.0
+        weights[m, :m] = w / 2.0
+    return points, weights
+
+
 def explain_leaves(booster: Booster, X: object, n_trees: int,
                    chunks: Iterable[tuple[int, np.ndarray]]) -> np.ndarray:
     """``predict(pred_leaf=True)``: int32 of shape (n_rows, n_trees), the leaf index
@@ -106,11 +127,12 @@ def explain_contributions(booster: Booster, X: object, n_trees: int,
     if not trees:
         return out
     cover_share = np.concatenate([_cover_share(t) for t in trees])
-    max_depth = max(t.depth() for t in trees)
+    tree_points = np.array([_quadrature_points(t) for t in trees], np.int64)
+    points, weights = _gauss_legendre(int(tree_points.max()))
     for start, rows in chunks:
         tree_shap(rows, packed.feature, packed.threshold, packed.missing_left, packed.left, packed.right,
-                  packed.categorical, packed.value, cover_share, packed.roots[:n_trees], n_outputs, max_depth,
-                  out[start:start + rows.shape[0]])
+                  packed.categorical, packed.value, cover_share, packed.roots[:n_trees], n_outputs,
+                  max(t.depth() for t in trees), points, weights, tree_points, out[start:start + rows.shape[0]])
     return out
 
 

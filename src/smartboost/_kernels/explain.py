@@ -1,20 +1,36 @@
 """Explanation kernels: leaf indices and exact path-dependent TreeSHAP, parallel over rows.
 
 TreeSHAP (Lundberg, Erion & Lee 2018, "Consistent individualized feature attribution for tree
-ensembles", Algorithm 2) gives each feature its Shapley value in the game whose value of a
-feature subset S is the path-dependent expectation E[f(x) | x_S]: walking the tree, a node
-splitting on a feature of S sends the row down its own branch, any other node sends it down
-both branches, weighted by the share of the node's cover each child holds. The algorithm
-follows every root-to-leaf path once, keeping for the features met on the path the weights of
-all subset sizes at once ("the unique path"), so a tree costs O(L D^2) per row instead of the
-O(2^F) subsets, L leaves and D the depth.
+ensembles") gives each feature its Shapley value in the game whose value of a feature subset S
+is the path-dependent expectation E[f(x) | x_S]: walking the tree, a node splitting on a
+feature of S sends the row down its own branch, any other node sends it down both branches,
+weighted by the share of the node's cover each child holds.
 
-The recursion of the paper is run with an explicit stack (numba compiles recursion poorly):
-a node's frame holds what the recursive call receives, the children are pushed cold then hot,
-so the hot child's subtree is finished before the cold child reuses the same scratch, exactly
-as the recursive calls would. Each level's unique path is a slice of one scratch array, the
-parent's slice left untouched below the child's (shap's ``tree_shap.h`` lays it out the same
-way): ``(D + 2)(D + 3) / 2`` entries for trees of depth ``D``.
+**SHAP values: the quadrature form.** A leaf of value ``v`` whose path splits on the distinct
+features ``D`` (a repeated feature's edges merged: their cover shares multiplied into one zero
+fraction ``z_j``, and the row's one fraction ``o_j`` 1 if it follows all of them, else 0)
+contributes ``v * prod_{j in S} o_j * prod_{j in D - S} z_j`` to the game's value of ``S``.
+Shapley's weights ``|S|! (d - |S| - 1)! / d!`` are the Beta integrals
+``int_0^1 t^|S| (1 - t)^(d - |S| - 1) dt``, so the leaf adds to feature ``j``
+
+    ``v (o_j - z_j) int_0^1 prod_{i in D, i != j} (z_i + (o_i - z_i) t) dt``,
+
+a polynomial of degree below ``d`` under the integral, which a Gauss-Legendre rule of
+``ceil(depth / 2)`` points integrates exactly (the idea of Yu, Bu & Dong 2022, "Linear
+TreeShap"). By linearity the leaves below an edge are summed first, at the points: the walk
+carries down the path's product of factors and carries up the sum of its leaves' products, and
+an edge adds ``(o - z)`` times the quadrature of that sum over its own factor. Where a feature
+repeats, the deeper edge's merged factor replaces the earlier one for the leaves below it, and
+the deeper edge takes those leaves back from the earlier edge's sum. A tree costs O(L depth)
+per row, where the paper's unique-path algorithm costs O(L depth^2).
+
+**Interaction values** run the paper's Algorithm 2 with its recursion turned into an explicit
+stack (numba compiles recursion poorly), conditioned on one feature being always present or
+absent: a node's frame holds what the recursive call receives, the children are pushed cold
+then hot, so the hot child's subtree is finished before the cold child reuses the same scratch,
+exactly as the recursive calls would. Each level's unique path is a slice of one scratch array,
+the parent's slice left untouched below the child's (shap's ``tree_shap.h`` lays it out the
+same way): ``(D + 2)(D + 3) / 2`` entries for trees of depth ``D``.
 
 Every row is explained on its own, with its own scratch, trees in model order: the result of a
 row does not depend on the thread count or on the other rows.
@@ -194,10 +210,104 @@ def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, ca
             stack_one[top], stack_fraction[top] = child_one, child_fraction
 
 
+@njit(cache=True, nogil=True)
+def _quadrature_scratch(max_depth, max_points, n_features):
+    """One row's scratch for :func:`_quadrature_tree_shap_row`: per level of the path, the
+    product and the leaves' sum at the points, the merged zero and one fractions, and the
+    integer frames (node, children entered, edge feature, previous level of that feature, hot
+    child); per feature, the deepest level of the path whose edge splits on it (-1: none)."""
+    levels = max_depth + 1
+    return (np.empty((levels, max_points)), np.empty((levels, max_points)), np.empty(levels), np.empty(levels),
+            np.empty((5, levels), np.int64), np.full(n_features, -1, np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _quadrature_tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, categorical, value,
+                              cover_share, phi, column, t, w, scratch):
+    """Add one tree's SHAP values for row ``i`` to ``phi[column + f]`` by the quadrature form
+    (see the module docstring): ``t`` and ``w`` the Gauss-Legendre points and weights on [0, 1]
+    of this tree, ``scratch`` the row's own (:func:`_quadrature_scratch`).
+
+    Level ``l`` of the walk is the node at depth ``l`` on the current path, entered by an edge
+    on feature ``level_feature[l]`` whose merged fractions (the product over the path's edges
+    on that feature, as the paper merges a repeated feature) are ``level_zero[l]`` and
+    ``level_one[l]``; ``level_previous[l]`` is the level of the nearest edge above on the same
+    feature (-1: none). ``product[l]`` holds the path's product of factors at the points,
+    ``below[l]`` the sum of the leaves' terms under the node, complete once both children are
+    done.
+    """
+    product, below, level_zero, level_one, ints, feature_level = scratch
+    level_node, level_stage, level_feature, level_previous, level_hot = ints[0], ints[1], ints[2], ints[3], ints[4]
+    m = t.shape[0]
+    level = 0
+    level_node[0], level_stage[0] = root, 0
+    product[0, :m] = 1.0
+    below[0, :m] = 0.0
+    while level >= 0:
+        node = level_node[level]
+        if level_stage[level] == 0:
+            if left[node] < 0:
+                leaf_value = value[node]
+                for k in range(m):
+                    below[level, k] = leaf_value * product[level, k]
+                level_stage[level] = 2
+            else:
+                x = X[i, feature[node]]
+                level_hot[level] = left[node] if goes_left_raw(categorical, node, x, threshold, missing_left,
+                                                               x != x) else right[node]
+        if level_stage[level] < 2:  # enter the next child
+            child = left[node] if level_stage[level] == 0 else right[node]
+            level_stage[level] += 1
+            split = feature[node]
+            edge_one = 1.0 if child == level_hot[level] else 0.0
+            previous = feature_level[split]
+            down = level + 1
+            if previous >= 0:  # the feature again: its merged factor replaces the earlier one
+                zero_before, one_before = level_zero[previous], level_one[previous]
+                zero, one = zero_before * cover_share[child], one_before * edge_one
+                for k in range(m):
+                    before = zero_before + (one_before - zero_before) * t[k]
+                    # a factor that vanishes inside (0, 1) has zero fractions, and so has the merged one
+                    product[down, k] = (product[level, k] / before * (zero + (one - zero) * t[k])
+                                        if before != 0.0 else 0.0)
+            else:
+                zero, one = cover_share[child], edge_one
+                for k in range(m):
+                    product[down, k] = product[level, k] * (zero + (one - zero) * t[k])
+            level_zero[down], level_one[down] = zero, one
+            level_feature[down], level_previous[down] = split, previous
+            feature_level[split] = down
+            level_node[down], level_stage[down] = child, 0
+            below[down, :m] = 0.0
+            level = down
+            continue
+        if level > 0:  # the node is done: its edge's share, then its leaves' terms to the parent
+            split, previous = level_feature[level], level_previous[level]
+            zero, one = level_zero[level], level_one[level]
+            share = 0.0
+            if one != zero:
+                integral = 0.0
+                for k in range(m):
+                    integral += w[k] * below[level, k] / (zero + (one - zero) * t[k])
+                share = (one - zero) * integral
+            if previous >= 0:  # these leaves are no longer the earlier edge's: take them back
+                zero, one = level_zero[previous], level_one[previous]
+                if one != zero:
+                    integral = 0.0
+                    for k in range(m):
+                        integral += w[k] * below[level, k] / (zero + (one - zero) * t[k])
+                    share -= (one - zero) * integral
+            phi[column + split] += share
+            feature_level[split] = previous
+            for k in range(m):
+                below[level - 1, k] += below[level, k]
+        level -= 1
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def tree_shap(X, feature, threshold, missing_left, left, right, categorical, value, cover_share, roots, n_outputs,
-              max_depth, out):
-    """Add the path-dependent TreeSHAP values of every row to ``out``.
+              max_depth, points, weights, tree_points, out):
+    """Add the path-dependent TreeSHAP values of every row to ``out`` (the quadrature form).
 
     Parameters
     ----------
@@ -217,17 +327,24 @@ def tree_shap(X, feature, threshold, missing_left, left, right, categorical, val
     n_outputs : int
     max_depth : int
         Depth of the deepest tree (sizes the scratch).
+    points, weights : ndarray of float64, shape (n_sizes, max_points)
+        Gauss-Legendre rules on [0, 1]: row ``m`` holds the ``m``-point rule in its first ``m``
+        entries.
+    tree_points : ndarray of int64, shape (n_trees,)
+        The number of points tree ``t`` integrates with (exact for its depth).
     out : ndarray of float64, shape (n_rows, n_outputs * (n_features + 1))
         Output ``k``'s values of feature ``f`` go to column ``k * (n_features + 1) + f``
         (LightGBM's layout; the last column of each block, the expected value, is not written).
     """
     n_rows, n_features = X.shape
     for task in prange((n_rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
-        scratch = _scratch(max_depth)
+        scratch = _quadrature_scratch(max_depth, points.shape[1], n_features)
         for i in range(task * _ROWS_PER_TASK, min(n_rows, (task + 1) * _ROWS_PER_TASK)):
-            for t in range(roots.shape[0]):
-                _tree_shap_row(X, i, roots[t], feature, threshold, missing_left, left, right, categorical, value,
-                               cover_share, out[i], (t % n_outputs) * (n_features + 1), scratch, 0, -1)
+            for tree in range(roots.shape[0]):
+                m = tree_points[tree]
+                _quadrature_tree_shap_row(X, i, roots[tree], feature, threshold, missing_left, left, right,
+                                          categorical, value, cover_share, out[i], (tree % n_outputs) * (n_features + 1),
+                                          points[m, :m], weights[m, :m], scratch)
 
 
 @njit(cache=True, nogil=True, parallel=True)
