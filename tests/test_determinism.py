@@ -35,3 +35,14 @@ def test_thread_count_does_not_change_the_model(data):
 
 def test_seed_changes_the_binning_sample(data):
     assert _model(data, seed=1) != _model(data, seed=2)
+
+
+@pytest.mark.parametrize("n_rows", [1, 3, 100, 5000])
+def test_predictions_of_a_batch_do_not_depend_on_threads_or_on_the_other_rows(data, n_rows):
+    X, y = data
+    booster = sb.train({"objective": "binary", "num_leaves": 63, "verbosity": -1}, sb.Dataset(X, y), 15)
+    full = booster.predict(X, raw_score=True)
+    for threads in (1, 2):
+        booster.params["num_threads"] = threads
+        part = booster.predict(X[7:7 + n_rows], raw_score=True)
+        assert part.tobytes() == full[7:7 + n_rows].tobytes()

@@ -27,13 +27,16 @@ _PREDICT_CHUNK_ROWS = 65536
 this many rows at a time."""
 
 
-def _tree_block_rows(n_features: int, itemsize: int) -> int:
-    """Rows the prediction kernel walks through one tree at a time: about 256 KB of features.
+def _tree_block_rows(n_rows: int, n_features: int, itemsize: int, n_threads: int) -> int:
+    """Rows the prediction kernel walks through one tree at a time: about 256 KB of features,
+    and no more than an equal share of the rows for each thread.
 
     Blocks keep one tree's nodes in L1 cache and the block's rows in L2 while the tree is
-    walked for every row of the block, instead of fetching every tree again for every row.
+    walked for every row of the block, instead of fetching every tree again for every row. A
+    small batch is cut into a block per thread, so that every thread walks the trees.
     """
-    return max(64, min(4096, (1 << 18) // max(1, n_features * itemsize)))
+    cache_rows = max(64, min(4096, (1 << 18) // max(1, n_features * itemsize)))
+    return max(1, min(cache_rows, -(-n_rows // n_threads)))
 
 
 class Booster:
@@ -204,13 +207,13 @@ class Booster:
         class_roots = [np.ascontiguousarray(roots[k::n_outputs]) for k in range(n_outputs)]
         missing = np.full(self.num_feature(), np.nan)
         out = self._start_scores(X.shape[0])
-        with threads(self.params.get("num_threads", 0)):
+        with threads(self.params.get("num_threads", 0)) as n_threads:
             for start, chunk in chunks:
+                block = _tree_block_rows(*chunk.shape, chunk.itemsize, n_threads)
                 for k in range(n_outputs):  # class k owns trees k, k + K, k + 2K, ...
                     predict_trees(chunk, packed.feature, packed.threshold, packed.missing_left, missing,
                                   packed.left, packed.right, packed.value, class_roots[k],
-                                  out[k, start:start + chunk.shape[0]],
-                                  _tree_block_rows(chunk.shape[1], chunk.itemsize), packed.categorical)
+                                  out[k, start:start + chunk.shape[0]], block, packed.categorical)
         if n_outputs == 1:
             out = out[0]
         if not raw_score:
