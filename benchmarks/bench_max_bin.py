@@ -13,8 +13,8 @@ training CPU seconds on one thread do not count the waits). Each run is a fresh 
 binning wall seconds, the training CPU and wall seconds, the peak resident memory the run
 added to the process once its data was loaded (``_memory.py``), the test metric (AUC, or RMSE
 for regression), and smartboost's bins (their width in bytes, the most bins of a feature).
-smartboost's kernels are compiled or loaded from numba's cache before the timing, by a small
-model of the same width.
+smartboost's kernels are compiled or loaded from numba's cache before the timing, by two trees
+on the same data.
 Prints markdown.
 """
 
@@ -62,11 +62,8 @@ def child(library: str, name: str, max_bin: int, args: argparse.Namespace) -> di
         import smartboost as sb
 
         sb.compile_kernels()
-        # the kernels of this bin width too, before the timing (enough rows for the parallel paths)
-        rng = np.random.default_rng(0)
-        small = rng.standard_normal((20_000, 4)) if max_bin > 255 else rng.integers(0, 9, (20_000, 4)).astype(float)
-        warm = {**params, "min_data_in_bin": 1}
-        sb.train({**warm, "verbosity": -1}, sb.Dataset(small, rng.integers(0, 2, 20_000), params=warm), 2)
+        # the kernels of this data's layout and bin width too, before the timing: two trees on it
+        sb.train({**params, "verbosity": -1}, sb.Dataset(X, y, params=params), 2)
         base = status_mb("VmRSS")
         reset_peak_rss()
         start = time.perf_counter()
