@@ -25,7 +25,7 @@ _EXACT = {"objective": "regression", "boost_from_average": False, "num_leaves": 
 
 
 def _exact_data(n=2500, seed=0):
-    """Features of 300 to 2,500 distinct values (missing values in one, both signs in another),
+    """Features of 290 to 2,500 distinct values (missing values in one, both signs in another),
     and integer labels: the first tree's gradients ``-y`` and hessians 1 are exact in fixed point."""
     rng = np.random.default_rng(seed)
     f0 = np.round(rng.standard_normal(n) * 300) / 300
