@@ -24,7 +24,7 @@ from . import _schema as schema
 from ._common import WALK_PREFETCH_ROWS, WIDE_ROW_BYTES, X_BINNED_DTYPE
 from ._kernels.predict import add_tree_to_rows, pack_bin_decisions
 from ._kernels.records import CategoricalNodes
-from .binning import MAX_BIN, BinMapper
+from .binning import CATEGORY_MAX_BIN, MAX_BIN, BinMapper
 
 __all__ = ["Tree", "PackedTrees", "bins_in_set"]
 
@@ -282,7 +282,7 @@ def _left_sets_from_dict(values: list, n: int, path: str) -> np.ndarray:
     masks = np.zeros((n, 4 * 64), np.bool_)
     for node, bins in enumerate(values):
         node_path = schema.child(path, node)
-        array = schema.numbers(bins, node_path, np.int64, 0, MAX_BIN - 1)
+        array = schema.numbers(bins, node_path, np.int64, 0, CATEGORY_MAX_BIN - 1)
         if array.size > 1 and not (array[1:] > array[:-1]).all():
             k = int(np.argmin(array[1:] > array[:-1])) + 1
             schema.fail(schema.child(node_path, k), f"is {array[k]}, not above the bin before it ({array[k - 1]})")
