@@ -30,6 +30,23 @@ def test_zero_gets_its_own_bin():
     np.testing.assert_array_equal(mapper.transform(unseen).row_major[:, 0], [2, 0, 1, 1])
 
 
+@pytest.mark.parametrize("max_bin", [255, 1000])
+def test_values_of_both_signs_get_a_bin_each_while_they_fit(max_bin):
+    """At most max_bin - 1 distinct non-zero values: a bin each, however few rows one sign has
+    (LightGBM would give the rare negative values a tenth of the bins); one value more, and the
+    signs share the bins in proportion to their rows."""
+    rng = np.random.default_rng(4)
+    n_negative = max_bin - 1 - 50
+    negative = -np.arange(1.0, n_negative + 1)
+    X = np.r_[negative, rng.choice(negative, 300), np.tile(np.arange(1.0, 51.0), 60)].reshape(-1, 1)
+    mapper, binned = _fit_transform(X, max_bin=max_bin, min_data_in_bin=1)
+    assert mapper.n_bins[0] == max_bin  # the values, and the empty zero bin between the signs
+    assert np.unique(binned.row_major[:, 0]).size == np.unique(X).size == max_bin - 1
+    crowded = np.r_[X[:, 0], -n_negative - 1.0].reshape(-1, 1)
+    mapper, binned = _fit_transform(crowded, max_bin=max_bin, min_data_in_bin=1)
+    assert np.unique(binned.row_major[:, 0]).size < max_bin - 1
+
+
 def test_min_data_in_bin_closes_bins_of_rare_values():
     X = np.r_[np.zeros(5), np.arange(1.0, 11.0)].reshape(-1, 1)
     for min_data, edges in [(1, [1e-35, *np.arange(1.5, 10)]), (3, [1e-35, 3.5, 6.5, 9.5]),
@@ -82,22 +99,26 @@ def test_constant_features_are_not_usable():
     np.testing.assert_array_equal(binned.usable_features, [False, True, True, True])
 
 
-def test_layouts_dtypes_and_sparse_bin_identically():
+@pytest.mark.parametrize("max_bin", [255, 65535])  # 65535: two-byte bins, a bin per value
+def test_layouts_dtypes_and_sparse_bin_identically(max_bin):
     rng = np.random.default_rng(1)
     X = rng.standard_normal((2000, 5))
     X[rng.random(X.shape) < 0.6] = 0.0
     X[rng.random(X.shape) < 0.05] = np.nan
-    mapper, reference = _fit_transform(X)
+    mapper, reference = _fit_transform(X, max_bin=max_bin, min_data_in_bin=1)
+    assert reference.row_major.dtype == (np.uint8 if max_bin == 255 else np.uint16)
     for variant in (np.asfortranarray(X), sp.csr_matrix(X), sp.csc_matrix(X)):
-        other = BinMapper().fit(variant)
+        other = BinMapper(max_bin=max_bin, min_data_in_bin=1).fit(variant)
         assert other.same_edges(mapper)
         binned = other.transform(variant)
         np.testing.assert_array_equal(binned.row_major, reference.row_major)
         np.testing.assert_array_equal(binned.column_major, reference.column_major)
         np.testing.assert_array_equal(binned.missing_count, reference.missing_count)
     X32 = X.astype(np.float32)
-    np.testing.assert_array_equal(BinMapper().fit(X32).transform(X32).row_major,
-                                  BinMapper().fit(X32.astype(np.float64)).transform(X32.astype(np.float64)).row_major)
+    np.testing.assert_array_equal(
+        BinMapper(max_bin=max_bin, min_data_in_bin=1).fit(X32).transform(X32).row_major,
+        BinMapper(max_bin=max_bin, min_data_in_bin=1).fit(X32.astype(np.float64)).transform(
+            X32.astype(np.float64)).row_major)
 
 
 def test_subsample_is_seeded():
@@ -128,9 +149,9 @@ def test_edges_never_merge_adjacent_floats():
     np.testing.assert_array_equal(binned.row_major[:, 0], [1, 2, 1, 2])
 
 
-@pytest.mark.parametrize("max_bin", [2, 3, 255])
+@pytest.mark.parametrize("max_bin", [2, 3, 255, 256, 65535])
 def test_max_bin_extremes(max_bin):
-    X = np.arange(1000.0).reshape(-1, 1)
-    mapper, binned = _fit_transform(X, max_bin=max_bin)
+    X = np.arange(1.0, 70_001.0).reshape(-1, 1)
+    mapper, binned = _fit_transform(X, max_bin=max_bin, min_data_in_bin=1)
     assert mapper.n_bins[0] == max_bin
     assert binned.row_major.max() == max_bin - 1

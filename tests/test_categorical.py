@@ -243,6 +243,7 @@ def _tampered(booster, change):
 @pytest.mark.parametrize("change, field", [
     (lambda d: d["trees"][0]["left_bins"][0].clear(), r"trees\[0\].left_bins\[0\]' is empty"),
     (lambda d: d["trees"][0]["left_bins"][0].append(250), r"trees\[0\].left_bins\[0\]' holds a bin outside"),
+    (lambda d: d["trees"][0]["left_bins"][0].append(300), r"left_bins\[0\]\[\d+\]' is 300, outside \[0, 254\]"),
     (lambda d: d["trees"][0]["left_bins"][0].__setitem__(slice(None), [2, 1]), r"left_bins\[0\]\[1\]"),
     (lambda d: d["trees"][0]["left_bins"].pop(), r"trees\[0\].left_bins' has"),
     (lambda d: d["trees"][0]["missing_left"].__setitem__(0, True), r"trees\[0\].missing_left\[0\]"),

@@ -143,6 +143,23 @@ def test_trees_equal_single_machine(client, sampling):
     assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"]
 
 
+def test_two_byte_bins_equal_single_machine(client):
+    """max_bin above 255: every shard bins into two bytes with the driver's edges, and the trees
+    (their histograms summed over the shards) are those of one machine."""
+    X, y = _data()
+    X[:, 0] = np.round(X[:, 0] * 200)  # a few hundred distinct values, zero among them
+    params = {"objective": "binary", "num_leaves": 15, "max_bin": 4000, "min_data_in_bin": 1, "verbosity": -1,
+              "sampling": "mvs", "sample_rate": 0.5}
+    chunks = (800, 700, 900, 600)
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(y, chunks=(chunks,)),
+                      num_boost_round=6)
+    local_set = sb.Dataset(X, y, params=params)
+    assert local_set.binned.row_major.dtype == np.uint16 and local_set.bin_mapper.n_bins.max() > 2000
+    local = sb.train(params, local_set, 6)
+    _assert_same_model(model, local)
+    np.testing.assert_array_equal(model.predict(X), local.predict(X))
+
+
 @pytest.mark.parametrize("num_leaves", [0, 11])  # 11: the leaf budget runs out inside a level
 def test_depthwise_levels_take_one_round_trip_each_and_equal_single_machine(client, monkeypatch, num_leaves):
     X, y = _data()

@@ -56,8 +56,11 @@ def _reference_histogram(binned, offsets, n_cells, rows, g, h):
 @pytest.mark.parametrize("n_rows", [1500, 150])  # of 4,000: rows close together, and far apart (prefetched)
 @pytest.mark.parametrize("sparse_features", [0, 3, 6])
 @pytest.mark.parametrize("n_chunks", [1, 2, 3, 7])
-def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_features, n_rows):
-    _, _, binned, offsets, n_cells, g, h = _binned(n_features=6, sparse_features=sparse_features)
+@pytest.mark.parametrize("max_bin", [16, 1000])  # one-byte and two-byte bins
+def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_features, n_rows, max_bin):
+    _, _, binned, offsets, n_cells, g, h = _binned(n_features=6, sparse_features=sparse_features, max_bin=max_bin)
+    # two-byte bins once a feature has more than 255 bins (the mostly-zero features have fewer)
+    assert binned.row_major.dtype == (np.uint16 if max_bin > 255 and sparse_features < 6 else np.uint8)
     layout = binned.histogram_layout
     assert layout.default_cells.size == sparse_features and layout.dense_offsets.size == 6 - sparse_features
     rows = np.sort(np.random.default_rng(1).choice(4000, n_rows, replace=False)).astype(np.uint32)
@@ -75,8 +78,9 @@ def test_histogram_matches_reference_and_is_chunk_independent(n_chunks, sparse_f
 
 
 @pytest.mark.parametrize("n_blocks", [1, 2, 3, 7, 9])
-def test_histogram_over_column_blocks_matches_reference(n_blocks):
-    _, _, binned, offsets, n_cells, g, h = _binned(n_features=8, missing_rate=0.2)
+@pytest.mark.parametrize("max_bin", [16, 1000])
+def test_histogram_over_column_blocks_matches_reference(n_blocks, max_bin):
+    _, _, binned, offsets, n_cells, g, h = _binned(n_features=8, missing_rate=0.2, max_bin=max_bin)
     layout = binned.histogram_layout
     rows = np.sort(np.random.default_rng(2).choice(4000, 1700, replace=False)).astype(np.uint32)
     gh = np.column_stack([g, h]).astype(np.int32)
@@ -110,12 +114,15 @@ def test_wide_dense_data_builds_histograms_over_column_blocks(sampling, monkeypa
 @pytest.mark.parametrize("compact", [False, True])
 @pytest.mark.parametrize("sparse_features", [0, 3])
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
-def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_features, compact, monkeypatch):
+@pytest.mark.parametrize("max_bin", [16, 1000])
+def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_features, compact, max_bin,
+                                                              monkeypatch):
     """RGBM's per-tree features: histograms read a compact copy of their bins for the tree's rows
     (indexed by row id, or by position for a compact tree); their cells (and the sparse
     features') equal the full build, the other cells are not written."""
     monkeypatch.setattr(grower, "COMPACT_ROWS_FRACTION", 1.0 if compact else 0.0)
-    _, mapper, binned, offsets, n_cells, _, _ = _binned(n_features=6, sparse_features=sparse_features)
+    _, mapper, binned, offsets, n_cells, _, _ = _binned(n_features=6, sparse_features=sparse_features,
+                                                        max_bin=max_bin)
     rng = np.random.default_rng(2)
     rows = np.sort(rng.choice(4000, 1500, replace=False)).astype(np.uint32)
     chosen = np.array([True, False, False, True, False, True])
@@ -137,26 +144,28 @@ def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_f
 
 
 @pytest.mark.parametrize("width", [6, 136])
-def test_gather_rows_copies_whole_rows_or_chosen_columns(width):
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_gather_rows_copies_whole_rows_or_chosen_columns(width, dtype):
     """gather_rows copies the rows' bins in order: every column (None) or the listed ones."""
     rng = np.random.default_rng(width)
-    bins = rng.integers(0, 256, (3000, width)).astype(np.uint8)
+    bins = rng.integers(0, np.iinfo(dtype).max + 1, (3000, width)).astype(dtype)
     ids = np.sort(rng.choice(3000, 1100, replace=False)).astype(np.uint32)
     chosen = np.array([width - 1, 0, 3], np.uint32)
     for columns, expected in ((None, bins[ids]), (chosen, bins[ids][:, chosen])):
-        out = np.zeros(expected.shape, np.uint8)
+        out = np.zeros(expected.shape, dtype)
         gather_rows(ids, bins, columns, out)
         np.testing.assert_array_equal(out, expected)
 
 
 @pytest.mark.parametrize("sparse_features", [0, 3])
 @pytest.mark.parametrize("wide_row_bytes", [64, 1])
-def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, wide_row_bytes, monkeypatch):
+@pytest.mark.parametrize("max_bin", [16, 1000])
+def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, wide_row_bytes, max_bin, monkeypatch):
     """A compact tree (its rows' bins copied, positions in the row list) partitions and builds
     histograms exactly as the same rows read in place, and gives their ids back in order, whether
     its partitions read columns of the compact copy or the features' gathered bins."""
     monkeypatch.setattr(grower, "WIDE_ROW_BYTES", wide_row_bytes)
-    _, _, binned, _, n_cells, _, _ = _binned(n_features=6, sparse_features=sparse_features)
+    _, _, binned, _, n_cells, _, _ = _binned(n_features=6, sparse_features=sparse_features, max_bin=max_bin)
     rng = np.random.default_rng(5)
     rows = np.sort(rng.choice(4000, 900, replace=False)).astype(np.uint32)
     grad, hess = rng.standard_normal(4000), rng.random(4000)
@@ -248,10 +257,11 @@ def test_a_tree_given_more_slots_midway_is_the_tree_of_a_large_pool(params, monk
             np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
 
 
-def test_gather_columns_copies_the_rows_given():
-    column_major = np.random.default_rng(3).integers(0, 255, (5, 3000)).astype(np.uint8)
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_gather_columns_copies_the_rows_given(dtype):
+    column_major = np.random.default_rng(3).integers(0, np.iinfo(dtype).max + 1, (5, 3000)).astype(dtype)
     rows = np.arange(0, 3000, 7, dtype=np.uint32)
-    out = np.zeros((3000, 2), np.uint8)
+    out = np.zeros((3000, 2), dtype)
     gather_columns(rows, column_major, np.array([4, 1]), out)
     np.testing.assert_array_equal(out[rows], column_major[[4, 1]][:, rows].T)
     assert not out[np.setdiff1d(np.arange(3000), rows)].any()
@@ -543,12 +553,14 @@ def test_split_without_missing_sends_missing_to_heavier_side():
 
 @pytest.mark.parametrize("n, start, end", [(100, 0, 100), (20000, 3000, 17001), (7, 2, 5)])
 @pytest.mark.parametrize("missing_left", [False, True])
-def test_partition_is_stable_and_matches_numpy(n, start, end, missing_left):
+@pytest.mark.parametrize("dtype, top", [(np.uint8, 8), (np.uint16, 65535)])
+def test_partition_is_stable_and_matches_numpy(n, start, end, missing_left, dtype, top):
     rng = np.random.default_rng(n)
-    column = rng.integers(0, 9, n).astype(np.uint8)  # bin 8 is "missing"
+    column = rng.integers(0, top + 1, n).astype(dtype)  # bin ``top`` is "missing"
+    threshold = top // 2
     rows = rng.permutation(n).astype(np.uint32)
     segment = rows[start:end]
-    goes_left = (column[segment] <= 4) | (missing_left & (column[segment] == 8))
+    goes_left = (column[segment] <= threshold) | (missing_left & (column[segment] == top))
     expected = np.concatenate([segment[goes_left], segment[~goes_left]])
     # a contiguous column (column-major bins), and a column view of row-major bins
     views = [column, np.column_stack([column + 1, column, column + 2])[:, 1]]
@@ -556,9 +568,10 @@ def test_partition_is_stable_and_matches_numpy(n, start, end, missing_left):
         r = rows.copy()
         scratch = np.empty(n, np.uint32)
         if n_chunks is None:
-            n_left = partition(r, start, end, bins, ThresholdRule(4, missing_left, 8), scratch)
+            n_left = partition(r, start, end, bins, ThresholdRule(threshold, missing_left, top), scratch)
         else:
-            n_left = partition_parallel(r, start, end, bins, ThresholdRule(4, missing_left, 8), scratch, n_chunks)
+            n_left = partition_parallel(r, start, end, bins, ThresholdRule(threshold, missing_left, top), scratch,
+                                        n_chunks)
         assert n_left == goes_left.sum()
         np.testing.assert_array_equal(r[start:end], expected)
         np.testing.assert_array_equal(r[:start], rows[:start])
@@ -584,14 +597,16 @@ def _random_tree(rng, n_leaves, n_bins):
 @pytest.mark.parametrize("n", [1, 7, 15, 16, 17, 100, 3 * 4096 + 5, 50_000])
 @pytest.mark.parametrize("record", [False, True])
 @pytest.mark.parametrize("ahead", [None, 16])
-def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record, ahead):
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record, ahead, dtype):
     """add_tree_to_rows (8 lanes per thread, refilled as rows finish, with or without prefetching
     rows ahead) adds every listed row's leaf value once, and records its leaf, like following the
-    tree row by row."""
+    tree row by row, on one- and two-byte bins (a feature with the most bins of each among them)."""
     from smartboost._kernels.predict import add_tree_to_rows, pack_bin_decisions
     rng = np.random.default_rng(n)
-    n_bins = rng.integers(2, 255, 6)
-    bins = np.column_stack([rng.integers(0, b + 1, n + 50) for b in n_bins]).astype(np.uint8)  # b: missing
+    most = np.iinfo(dtype).max
+    n_bins = np.r_[rng.integers(2, most, 5), most]
+    bins = np.column_stack([rng.integers(0, b + 1, n + 50) for b in n_bins]).astype(dtype)  # b: missing
     feature, threshold, missing_left, left = _random_tree(rng, 40, n_bins)
     value = rng.normal(size=feature.size)
     leaf_nodes = np.flatnonzero(left < 0)
@@ -609,8 +624,9 @@ def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record, ahead):
         expected[r] += value[node]
         expected_leaf[r] = leaf_of_node[node]
     leaves = np.full(n + 50, -1, np.int32) if record else None
-    add_tree_to_rows(bins, rows, pack_bin_decisions(feature, threshold, missing_left, n_bins, left), None, value,
-                     leaf_of_node, scores, leaves, ahead)
+    widths = None if dtype == np.uint8 else np.empty(feature.size, dtype)
+    decisions = pack_bin_decisions(feature, threshold, missing_left, n_bins, left, widths)
+    add_tree_to_rows(bins, rows, decisions, widths, None, value, leaf_of_node, scores, leaves, ahead)
     np.testing.assert_array_equal(scores, expected)
     if record:
         np.testing.assert_array_equal(leaves, expected_leaf)

@@ -129,7 +129,7 @@ def test_text_and_file_size_are_bounded(model, tmp_path, monkeypatch):
     ("right", -2, r"'trees\[1\]\.right\[0\]' is -2, outside \[-1, "),
     ("count", 2 ** 70, r"'trees\[1\]\.count\[0\]' is 1180591620717411303424, outside \[0, 9223372036854775807\]"),
     ("feature", 2 ** 31, r"'trees\[1\]\.feature\[0\]' is 2147483648, outside \[-1, 4\]"),
-    ("bin_threshold", 300, r"'trees\[1\]\.bin_threshold\[0\]' is 300, outside \[0, 254\]"),
+    ("bin_threshold", 70_000, r"'trees\[1\]\.bin_threshold\[0\]' is 70000, outside \[0, 65534\]"),
 ])
 def test_integers_are_range_checked_before_numpy(model, field, value, match):
     _, text, _ = model
@@ -147,7 +147,7 @@ def test_integers_with_too_many_digits_are_not_json(model):
     (lambda d: d["bin_mapper"].update(seed=-1), r"'bin_mapper\.seed' is -1, outside \[0, "),
     (lambda d: d["bin_mapper"].update(sample_cnt=0), r"'bin_mapper\.sample_cnt' is 0, outside \[1, "),
     (lambda d: d["bin_mapper"].update(min_data_in_bin=2 ** 63), r"'bin_mapper\.min_data_in_bin' is 92233"),
-    (lambda d: d["bin_mapper"].update(max_bin=1), r"'bin_mapper\.max_bin' is 1, outside \[2, 255\]"),
+    (lambda d: d["bin_mapper"].update(max_bin=1), r"'bin_mapper\.max_bin' is 1, outside \[2, 65535\]"),
 ])
 def test_scalar_integers_are_range_checked(model, edit, match):
     _refused(_edit(model[1], edit), match)
@@ -155,15 +155,16 @@ def test_scalar_integers_are_range_checked(model, edit, match):
 
 # -- the bin mapper --------------------------------------------------------------------------
 
-def test_max_bin_beyond_uint8_bins_is_refused(model):
-    """max_bin=1000 with 400 edges once loaded, and binning data with it overflowed the uint8 bins."""
+def test_max_bin_beyond_the_bins_is_refused(model):
+    """More edges than max_bin allows, or max_bin beyond the two-byte bins, are refused: binning
+    data with them would overflow the bins."""
     _, text, _ = model
 
     def many_bins(document, max_bin):
         document["bin_mapper"].update(max_bin=max_bin)
         document["bin_mapper"]["edges"][0] = [float(i) for i in range(400)]
 
-    _refused(_edit(text, lambda d: many_bins(d, 1000)), r"'bin_mapper\.max_bin' is 1000, outside \[2, 255\]")
+    _refused(_edit(text, lambda d: many_bins(d, 65536)), r"'bin_mapper\.max_bin' is 65536, outside \[2, 65535\]")
     _refused(_edit(text, lambda d: many_bins(d, 255)),
              r"'bin_mapper\.edges\[0\]' has 400 edges; max_bin 255 allows at most 254")
 

@@ -47,7 +47,7 @@ def test_unknown_parameter_names_it_and_suggests():
     ({"learning_rate": -0.1}, "learning_rate"),
     ({"learning_rate": float("nan")}, "learning_rate"),
     ({"num_leaves": 1}, "num_leaves"),
-    ({"max_bin": 256}, "max_bin"),
+    ({"max_bin": 65536}, "max_bin"),
     ({"max_bin": 1}, "max_bin"),
     ({"min_data_in_leaf": -1}, "min_data_in_leaf"),
     ({"lambda_l2": -1.0}, "lambda_l2"),

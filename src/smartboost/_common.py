@@ -10,6 +10,11 @@ import numpy as np
 X_BINNED_DTYPE = np.uint8
 """Binned feature values. Value bins are 0 .. n_bins[f]-1; the missing-value bin is n_bins[f]."""
 
+X_BINNED_WIDE_DTYPE = np.uint16
+"""Binned feature values of data with a feature of more than 255 bins (``max_bin`` above 255,
+up to 65535: exact split search). The kernels take either width; numba compiles the 16-bit
+versions when first used."""
+
 ROW_FIXED_DTYPE = np.int32
 """Per-row fixed-point (g, h) pairs, interleaved in an (n_rows, 2) array (``_kernels.gradients``)."""
 

@@ -466,9 +466,12 @@ PARAMS: tuple[Param, ...] = (
           "text '[[0,1],[2,3]]'.",
           (), "constraints", "non-empty groups", saved_at_default=False),
     # binning
-    Param("max_bin", 255, _int(2, 255),
-          "Maximum number of value bins per feature (a missing-value bin is added).",
-          ("max_bins",), "binning", "[2, 255]"),
+    Param("max_bin", 255, _int(2, 65535),
+          "Maximum number of value bins per feature (a missing-value bin is added). Bins take one byte while every "
+          "feature has at most 255 (always with max_bin <= 255), else two. A feature with at most max_bin - 1 distinct non-zero values "
+          "gives each a bin of its own (with min_data_in_bin=1 and every row in the binning sample): the split "
+          "search is then exact (docs/concepts/boosting.md). A categorical feature has at most 255 bins.",
+          ("max_bins",), "binning", "[2, 65535]"),
     Param("bin_construct_sample_cnt", 200_000, _int(1),
           "Rows sampled (with the seed) to compute the bin edges.",
           ("subsample_for_bin",), "binning", ">= 1"),

@@ -1,4 +1,5 @@
-"""Binning: per-feature bin edges, and raw matrices turned into uint8 bins.
+"""Binning: per-feature bin edges, and raw matrices turned into bins (uint8, or uint16 when a
+feature has more than 255 bins).
 
 :class:`BinMapper` learns the edges from a seeded row sample of the training data (at most
 ``bin_construct_sample_cnt`` rows), cut where LightGBM cuts them (zero a bin of its own,
@@ -14,7 +15,10 @@ have.
 
 :class:`BinnedData` holds a binned matrix twice, row-major for histograms and column-major for
 partitioning (docs/internals.md, "Bin layouts"): each kernel reads its rows in its own layout's
-order.
+order. Bins are one byte while every feature's bins, the missing-value bin included, fit one
+(always with ``max_bin <= 255``), else two (``max_bin`` up to 65535: each of up to 65534
+distinct non-zero values of a feature a bin of its own, so that the split search is exact;
+:attr:`BinMapper.bin_dtype`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _schema as schema
-from ._common import X_BINNED_DTYPE
+from ._common import X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
 from ._config import logger
 from ._data import Features, issparse, to_features
 from ._kernels import binning as kernels
@@ -41,8 +45,15 @@ __all__ = ["BinMapper", "BinnedData", "CategoryBins", "HistogramLayout"]
 
 _BIN_BLOCK_ROWS = 16384
 
-MAX_BIN = int(np.iinfo(X_BINNED_DTYPE).max)
-"""Most value bins a feature may have: with its missing-value bin, every bin fits the uint8 bins."""
+MAX_BIN = int(np.iinfo(X_BINNED_WIDE_DTYPE).max)
+"""Most value bins a feature may have: with its missing-value bin, every bin fits the uint16 bins."""
+
+NARROW_MAX_BIN = int(np.iinfo(X_BINNED_DTYPE).max)
+"""Most value bins of the features of one-byte bins (with the missing-value bin, 256 codes)."""
+
+CATEGORY_MAX_BIN = NARROW_MAX_BIN
+"""Most value bins of a categorical feature, whatever ``max_bin``: a categorical split's set of
+left bins is 256 bits (``tree.py``)."""
 
 MAX_FEATURES = 1 << 24
 """Features must be fewer: the binned tree walk packs a split's feature into 24 bits
@@ -172,7 +183,8 @@ class BinMapper:
     Parameters
     ----------
     max_bin : int
-        Maximum number of value bins per feature, at most 255.
+        Maximum number of value bins per feature, 2 to 65535 (above 255, the bins of a feature
+        that needs more than 255 take two bytes).
     sample_cnt : int
         Rows sampled to compute the edges.
     seed : int
@@ -273,7 +285,7 @@ class BinMapper:
         self.categories = {}
         for f in np.flatnonzero(categorical):
             categories, counts = category_counts(features, int(f))
-            self.categories[int(f)] = CategoryBins(categories, _category_bins(counts, self.max_bin,
+            self.categories[int(f)] = CategoryBins(categories, _category_bins(counts, self.category_max_bin,
                                                                              self.min_data_in_bin))
             n_edges[f] = self.categories[int(f)].n_bins - 1
         self.edges = [np.zeros(0) if f in self.categories else edges[first_edge[f]:first_edge[f] + n_edges[f]].copy()
@@ -288,11 +300,23 @@ class BinMapper:
         machine's rows (``smartboost.dask``), ``{feature: (values, counts)}``, each as
         :meth:`fit` makes them."""
         for f, (values, counts) in categories.items():
-            self.categories[f] = CategoryBins(values, _category_bins(counts, self.max_bin, self.min_data_in_bin))
+            self.categories[f] = CategoryBins(values, _category_bins(counts, self.category_max_bin,
+                                                                       self.min_data_in_bin))
             self.edges[f] = np.zeros(0)
             self.n_bins[f] = self.categories[f].n_bins
         for name in ("_edge_table", "threshold_table", "categorical"):
             self.__dict__.pop(name, None)
+
+    @property
+    def category_max_bin(self) -> int:
+        """Most value bins of a categorical feature: ``max_bin``, at most ``CATEGORY_MAX_BIN``."""
+        return min(self.max_bin, CATEGORY_MAX_BIN)
+
+    @property
+    def bin_dtype(self) -> type:
+        """The dtype of the bins: uint8 when every feature's bins and its missing-value bin
+        (numbered ``n_bins[f]``) fit one byte, else uint16."""
+        return X_BINNED_DTYPE if self.n_bins.max(initial=0) <= NARROW_MAX_BIN else X_BINNED_WIDE_DTYPE
 
     @cached_property
     def _edge_table(self) -> tuple[np.ndarray, np.ndarray]:
@@ -314,14 +338,14 @@ class BinMapper:
         self.check_text_columns(features)
         n_edges = np.where(self.categorical, 0, self.n_bins - 1)
         if issparse(X):
-            column_major = np.empty((n_features, n_rows), X_BINNED_DTYPE)
+            column_major = np.empty((n_features, n_rows), self.bin_dtype)
             missing = np.zeros(n_features, np.int64)
             kernels.bin_csc(X.indptr, X.indices, X.data, *self._edge_table, n_edges, column_major, missing)
             for f in self.categories:
                 column_major[f] = self.category_bins(features, f)
                 missing[f] = np.count_nonzero(column_major[f] == self.n_bins[f])
             return BinnedData(self, None, missing, column_major=column_major)
-        row_major = np.empty((n_rows, n_features), X_BINNED_DTYPE)
+        row_major = np.empty((n_rows, n_features), self.bin_dtype)
         missing_blocks = np.zeros(((n_rows + _BIN_BLOCK_ROWS - 1) // _BIN_BLOCK_ROWS, n_features), np.int64)
         kernels.bin_dense(X, *self._edge_table, n_edges, row_major, missing_blocks)
         missing = missing_blocks.sum(axis=0)
@@ -344,14 +368,15 @@ class BinMapper:
                             f"{features.column_name(text[0])} is numeric")
 
     def category_bins(self, features: Features, f: int) -> np.ndarray:
-        """The bins (uint8) of categorical feature ``f`` in column ``f`` of ``features``: each
-        category's bin, the missing-value bin for a missing value or a category the feature does
-        not have (matched by value: a text column through its vocabulary)."""
+        """The bins (:attr:`bin_dtype`) of categorical feature ``f`` in column ``f`` of
+        ``features``: each category's bin, the missing-value bin for a missing value or a
+        category the feature does not have (matched by value: a text column through its
+        vocabulary)."""
         column = _dense_column(features.matrix, f)
         table = self.categories[f]
         index = table.indexes(column, features.vocabularies.get(f), features.column_name(f))
         bins = np.where(index >= 0, table.bins[np.maximum(index, 0)] if table.bins.size else 0, self.n_bins[f])
-        return bins.astype(X_BINNED_DTYPE)
+        return bins.astype(self.bin_dtype)
 
     def thresholds(self, feature: int) -> np.ndarray:
         """Float threshold of every bin split of ``feature``: bins ``<= b`` hold values ``<= t[b]``.
@@ -383,8 +408,9 @@ class BinMapper:
     def from_dict(cls, data: Any, path: str = "bin_mapper") -> BinMapper:
         """Inverse of :meth:`to_dict`, checking every field.
 
-        ``max_bin`` is at most 255 and each feature has at most ``max_bin - 1`` strictly
-        increasing finite edges, so every bin, the missing-value bin included, fits a uint8.
+        ``max_bin`` is at most 65535 and each feature has at most ``max_bin - 1`` strictly
+        increasing finite edges, so every bin, the missing-value bin included, fits a uint16
+        (a uint8 when ``max_bin <= 255``).
 
         Raises
         ------
@@ -416,7 +442,7 @@ class BinMapper:
                 schema.fail(schema.child(feature_path, i), f"is {e[i]}, not above the edge before it ({e[i - 1]})")
             mapper.edges.append(e)
         mapper.n_bins = np.array([e.size + 1 for e in mapper.edges], np.int64)
-        for item_path, f, table in _categories_from_dict(data, path, max_bin, len(edges)):
+        for item_path, f, table in _categories_from_dict(data, path, min(max_bin, CATEGORY_MAX_BIN), len(edges)):
             if mapper.edges[f].size:
                 schema.fail(schema.child(edges_path, f), f"must be empty: feature {f} is categorical ({item_path})")
             mapper.categories[f] = table
@@ -497,10 +523,10 @@ class BinnedData:
     Parameters
     ----------
     mapper : BinMapper
-    row_major : ndarray of uint8, shape (n_rows, n_features), or None
+    row_major : ndarray of the mapper's ``bin_dtype``, shape (n_rows, n_features), or None
     missing_count : ndarray of int64, shape (n_features,)
         NaN values per feature.
-    column_major : ndarray of uint8, shape (n_features, n_rows), optional
+    column_major : ndarray of the mapper's ``bin_dtype``, shape (n_features, n_rows), optional
         Given when binning produced it first (sparse input).
     """
 
@@ -522,15 +548,15 @@ class BinnedData:
 
     @cached_property
     def row_major(self) -> np.ndarray:
-        """Row-major bins (uint8, shape (n_rows, n_features)), made when first needed."""
-        out = np.empty(self.column_major.shape[::-1], X_BINNED_DTYPE)
+        """Row-major bins (shape (n_rows, n_features)), made when first needed."""
+        out = np.empty(self.column_major.shape[::-1], self.column_major.dtype)
         kernels.transpose_bins(self.column_major, out)
         return out
 
     @cached_property
     def column_major(self) -> np.ndarray:
-        """Column-major copy (uint8, shape (n_features, n_rows)), made when first needed."""
-        out = np.empty(self.row_major.shape[::-1], X_BINNED_DTYPE)
+        """Column-major copy (shape (n_features, n_rows)), made when first needed."""
+        out = np.empty(self.row_major.shape[::-1], self.row_major.dtype)
         kernels.transpose_bins(self.row_major, out)
         return out
 
@@ -575,7 +601,7 @@ class HistogramLayout:
         self.offsets, self.n_cells = histogram_cells(n_bins)
         default_bins = np.empty(n_bins.size, np.int64)
         default_rows = np.empty(n_bins.size, np.int64)
-        kernels_hist.most_frequent_bins(data.column_major, default_bins, default_rows)
+        kernels_hist.most_frequent_bins(data.column_major, n_bins, default_bins, default_rows)
         sparse = default_rows / max(data.n_rows, 1) >= SPARSE_DEFAULT_FRACTION
         dense_features = np.flatnonzero(~sparse)
         sparse_features = np.flatnonzero(sparse)
@@ -587,10 +613,10 @@ class HistogramLayout:
             self.sparse_cells = np.zeros(0, np.uint32)
         else:
             # from the column-major bins: a sparse training set has no row-major copy
-            self.dense_bins = np.empty((data.n_rows, dense_features.size), X_BINNED_DTYPE)
+            self.dense_bins = np.empty((data.n_rows, dense_features.size), data.column_major.dtype)
             kernels.transpose_bins(data.column_major[dense_features], self.dense_bins)
             self.sparse_indptr = np.zeros(data.n_rows + 1, np.int64)
-            defaults = default_bins[sparse_features].astype(np.uint8)
+            defaults = default_bins[sparse_features].astype(data.column_major.dtype)
             kernels_hist.sparse_row_lengths(data.column_major, sparse_features, defaults, self.sparse_indptr)
             np.cumsum(self.sparse_indptr, out=self.sparse_indptr)
             self.sparse_cells = np.empty(int(self.sparse_indptr[-1]), np.uint32)

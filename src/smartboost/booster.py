@@ -242,7 +242,7 @@ class Booster:
         with this model's edges. A multiclass model's class ``k`` owns trees
         ``k::num_model_per_iteration()``. Each tree is walked on every row in turn by the
         training loop's walk (:meth:`Tree.add_to_binned_rows`, several rows at once per thread,
-        on one-byte bins instead of float features), with the scores of :func:`predict_trees`
+        on one- or two-byte bins instead of float features), with the scores of :func:`predict_trees`
         bit for bit.
         """
         rows = np.arange(data.n_rows, dtype=np.uint32)

@@ -1,7 +1,7 @@
 """Dataset: training or evaluation data, binned once at construction.
 
-The raw feature values are only read while binning; a Dataset keeps the uint8 bins, the labels,
-weights and initial scores. Evaluation sets are binned with the training set's edges by passing
+The raw feature values are only read while binning; a Dataset keeps the bins (uint8, or uint16
+above 255 bins), the labels, weights and initial scores. Evaluation sets are binned with the training set's edges by passing
 ``reference=train_set`` (or a trained Booster, to continue training it). Which features are
 categorical is decided here too (``categorical_feature``), with their bins.
 """

@@ -143,11 +143,13 @@ class NodeRows:
         self._hist_arrays = self.layout.arrays  # how this tree's histograms read its rows
         # where the partitions read the split features' bins: the column-major bins by row id,
         # or for a compact tree (_compact_columns) its own
-        self._by_row_id = PartitionColumns(data.column_major, np.empty((0, 0), np.uint8), np.empty(0, np.int64),
-                                           np.empty(0, INDEX_DTYPE), np.empty((0, 0), np.uint8), np.empty(0, np.bool_))
+        self.bin_dtype = data.mapper.bin_dtype
+        self._by_row_id = PartitionColumns(data.column_major, np.empty((0, 0), self.bin_dtype), np.empty(0, np.int64),
+                                           np.empty(0, INDEX_DTYPE), np.empty((0, 0), self.bin_dtype),
+                                           np.empty(0, np.bool_))
         self._columns = self._by_row_id
-        self._gathered = np.empty(0, np.uint8)  # buffer of a compact tree's gathered columns
-        self._compact = np.empty(0, np.uint8)   # buffer of the compact bins
+        self._gathered = np.empty(0, self.bin_dtype)  # buffer of a compact tree's gathered columns
+        self._compact = np.empty(0, self.bin_dtype)   # buffer of the compact bins
         self._positions = np.empty(0, INDEX_DTYPE)   # buffer of a compact tree's row list
         self._compact_cells = np.empty(0, np.uint32)  # buffer of a compact tree's sparse cells
         self._sparse = np.ones(self.n_bins.size, np.bool_)
@@ -218,9 +220,9 @@ class NodeRows:
         self._hist_arrays = self.layout.arrays._replace(dense_bins=compact, dense_offsets=dense_offsets, cells=cells)
 
     def _buffer(self, size: int) -> np.ndarray:
-        """``size`` bytes of the compact bins' buffer."""
+        """``size`` bins of the compact bins' buffer."""
         if self._compact.size < size:
-            self._compact = np.empty(size, np.uint8)
+            self._compact = np.empty(size, self.bin_dtype)
         return self._compact[:size]
 
     def _gather_compact(self, columns: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -248,11 +250,11 @@ class NodeRows:
         sparse features) the column-major bins gathered at the tree's rows on first use."""
         n_features, m = self.n_bins.size, self.ids.shape[0]
         compact_column = np.full(n_features, -1, np.int64)
-        if bins.shape[1] < WIDE_ROW_BYTES:
+        if bins.shape[1] * bins.itemsize < WIDE_ROW_BYTES:
             dense = self.layout.dense_features if columns is None else self.layout.dense_features[columns]
             compact_column[dense] = np.arange(dense.size)
         if self._gathered.size < n_features * m:
-            self._gathered = np.empty(n_features * m, np.uint8)
+            self._gathered = np.empty(n_features * m, self.bin_dtype)
         gathered = self._gathered[:n_features * m].reshape(n_features, m)
         self._columns = PartitionColumns(self.data.column_major, bins, compact_column, self.ids, gathered,
                                          np.zeros(n_features, np.bool_))

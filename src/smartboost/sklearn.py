@@ -290,7 +290,7 @@ class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
     reg_alpha, reg_lambda : float
         L1 and L2 regularisation of the leaf values.
     max_bin : int
-        Histogram bins per feature.
+        Histogram bins per feature (2 to 65535; above 255 a feature may have a bin per distinct value).
     sampling : str, optional
         Row sampler (``"smart2"``, ``"mvs"``, ``"goss"``, ``"uniform"``, ...; see ``docs/concepts/sampling.md``).
     sample_rate : float

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 
 from . import _schema as schema
-from ._common import WALK_PREFETCH_ROWS, WIDE_ROW_BYTES
+from ._common import WALK_PREFETCH_ROWS, WIDE_ROW_BYTES, X_BINNED_DTYPE
 from ._kernels.predict import add_tree_to_rows, pack_bin_decisions
 from ._kernels.records import CategoricalNodes
-from .binning import MAX_BIN, BinMapper
+from .binning import CATEGORY_MAX_BIN, MAX_BIN, BinMapper
 
 __all__ = ["Tree", "PackedTrees", "bins_in_set"]
 
@@ -140,7 +140,7 @@ class Tree:
 
         Parameters
         ----------
-        bins : ndarray of uint8, shape (n_rows, n_features)
+        bins : ndarray of uint8 or uint16, shape (n_rows, n_features)
             Row-major bins, binned with the edges the tree was grown on.
         rows : ndarray of uint32
             Rows to update.
@@ -155,10 +155,15 @@ class Tree:
         leaf_of_node = np.full(self.n_nodes, -1, np.int32)
         if leaf_nodes is not None:
             leaf_of_node[leaf_nodes] = np.arange(leaf_nodes.size, dtype=np.int32)
-        decisions = pack_bin_decisions(self.feature, self.bin_threshold, self.missing_left, missing_bin, self.left)
-        ahead = WALK_PREFETCH_ROWS if bins.shape[1] >= WIDE_ROW_BYTES else None
-        left_sets = self.left_bin_sets(missing_bin) if self.categorical_nodes.any() else None
-        add_tree_to_rows(bins, rows, decisions, left_sets, self.value, leaf_of_node, scores, leaves_out, ahead)
+        widths = None if bins.dtype == X_BINNED_DTYPE else np.empty(self.n_nodes, bins.dtype)
+        decisions = pack_bin_decisions(self.feature, self.bin_threshold, self.missing_left, missing_bin, self.left,
+                                       widths)
+        ahead = WALK_PREFETCH_ROWS if bins.shape[1] * bins.itemsize >= WIDE_ROW_BYTES else None
+        left_sets = None
+        if self.categorical_nodes.any():  # two-byte bins: the numeric nodes keep their range tests
+            left_sets = self.left_bin_sets(missing_bin) if widths is None else self.left_sets
+        add_tree_to_rows(bins, rows, decisions, widths, left_sets, self.value, leaf_of_node, scores, leaves_out,
+                         ahead)
 
     def to_dict(self) -> dict[str, list]:
         """JSON-ready representation; non-finite thresholds become strings ('inf', '-inf'), and a
@@ -277,7 +282,7 @@ def _left_sets_from_dict(values: list, n: int, path: str) -> np.ndarray:
     masks = np.zeros((n, 4 * 64), np.bool_)
     for node, bins in enumerate(values):
         node_path = schema.child(path, node)
-        array = schema.numbers(bins, node_path, np.int64, 0, MAX_BIN - 1)
+        array = schema.numbers(bins, node_path, np.int64, 0, CATEGORY_MAX_BIN - 1)
         if array.size > 1 and not (array[1:] > array[:-1]).all():
             k = int(np.argmin(array[1:] > array[:-1])) + 1
             schema.fail(schema.child(node_path, k), f"is {array[k]}, not above the bin before it ({array[k - 1]})")

@@ -1,5 +1,5 @@
 """LLVM operations numba does not expose: software prefetch (of an element, or with
-:func:`prefetch_bytes` of every cache line of a wide row), and the bit pattern of a float64
+:func:`prefetch_span` of every cache line of a wide row), and the bit pattern of a float64
 (:func:`float_bits`, :func:`bits_float`, which ``_kernels/exp.py`` builds powers of two with).
 
 Gathered loops (a node's rows are scattered over the data) stall on cache misses; prefetching
@@ -48,10 +48,10 @@ def prefetch(typingctx, array, flat_index):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def prefetch_bytes(array, first, n_bytes):
-    """:func:`prefetch` every cache line of ``n_bytes`` elements of a byte ``array``'s flat data
-    from element ``first`` (a row of bins wider than a line: every line of it)."""
-    for offset in range(0, n_bytes, _LINE_BYTES):
+def prefetch_span(array, first, n):
+    """:func:`prefetch` every cache line of ``n`` elements of ``array``'s flat data from element
+    ``first`` (a row of bins wider than a line: every line of it)."""
+    for offset in range(0, n, _LINE_BYTES // array.itemsize):
         prefetch(array, first + offset)
 
 

@@ -1,4 +1,4 @@
-"""Bin edges and binning: raw feature values to uint8 bins.
+"""Bin edges and binning: raw feature values to bins (uint8, or uint16 above 255 bins).
 
 A feature with edges ``e[0] < ... < e[k-1]`` has ``k + 1`` value bins: bin ``b`` holds the values
 in ``(e[b-1], e[b]]``, so ``bin(x)`` is the number of edges below ``x``. ``-inf`` falls in bin 0,
@@ -123,9 +123,11 @@ def _feature_edges(distinct, counts, max_bin, min_data_in_bin, out):
     their number.
 
     Zero (``|x| <= ZERO_THRESHOLD``) is a bin of its own, bounded by edges at
-    ``-ZERO_THRESHOLD`` and ``+ZERO_THRESHOLD``; the negative values share ``max_bin - 1`` bins
-    with the positive ones in proportion to their rows (at least one), and each side is cut by
-    :func:`_greedy_edges`. A feature with one distinct value gets no edge (it is constant).
+    ``-ZERO_THRESHOLD`` and ``+ZERO_THRESHOLD``, and each side is cut by :func:`_greedy_edges`.
+    When the non-zero values are at most ``max_bin - 1``, each may have a bin of its own (exact
+    split search); otherwise the negative values share ``max_bin - 1`` bins with the positive
+    ones in proportion to their rows (at least one), as LightGBM's. A feature with one distinct
+    value gets no edge (it is constant).
     """
     d = distinct.shape[0]
     if d <= 1:
@@ -140,7 +142,10 @@ def _feature_edges(distinct, counts, max_bin, min_data_in_bin, out):
     n_zero = counts[n_left:right].sum()
     n = 0
     if n_left > 0:
-        left_max_bin = max(1, int(counts[:n_left].sum() / (total - n_zero) * (max_bin - 1)))
+        if n_left + d - right < max_bin:  # every value fits a bin of its own, on both sides
+            left_max_bin = n_left
+        else:
+            left_max_bin = max(1, int(counts[:n_left].sum() / (total - n_zero) * (max_bin - 1)))
         n = _greedy_edges(distinct[:n_left], counts[:n_left], left_max_bin, min_data_in_bin, out, np.int64(0))
         out[n] = -ZERO_THRESHOLD
         n += 1
@@ -200,8 +205,8 @@ def find_edges(indptr, values, n_zeros, max_bin, min_data_in_bin, first_edge, ed
 
 @njit(cache=True, nogil=True, parallel=True)
 def bin_dense(X, edges, first_edge, n_edges, out, missing_count):
-    """Bin a dense matrix into row-major ``out`` (uint8, shape (n_rows, n_features)); feature
-    ``f``'s edges are ``edges[first_edge[f]:first_edge[f] + n_edges[f]]``.
+    """Bin a dense matrix into row-major ``out`` (uint8 or uint16, shape (n_rows, n_features));
+    feature ``f``'s edges are ``edges[first_edge[f]:first_edge[f] + n_edges[f]]``.
 
     ``missing_count`` (int64, shape (n_blocks, n_features), zeroed by the caller, ``n_blocks``
     row blocks) receives per-block NaN counts, summed by the caller.
@@ -219,8 +224,8 @@ def bin_dense(X, edges, first_edge, n_edges, out, missing_count):
 
 @njit(cache=True, nogil=True, parallel=True)
 def bin_csc(indptr, indices, data, edges, first_edge, n_edges, out, missing_count):
-    """Bin a CSC matrix into column-major ``out`` (uint8, shape (n_features, n_rows)); edges as
-    in :func:`bin_dense`.
+    """Bin a CSC matrix into column-major ``out`` (uint8 or uint16, shape (n_features,
+    n_rows)); edges as in :func:`bin_dense`.
 
     Implicit entries are 0.0. ``missing_count`` (int64, shape (n_features,)) receives NaN counts.
     """
@@ -236,7 +241,7 @@ def bin_csc(indptr, indices, data, edges, first_edge, n_edges, out, missing_coun
 
 @njit(cache=True, nogil=True, parallel=True)
 def transpose_bins(src, dst):
-    """``dst = src.T`` for uint8 matrices, in row blocks (faster than numpy's copy here)."""
+    """``dst = src.T`` for bin matrices, in row blocks (faster than numpy's copy here)."""
     n_rows, n_cols = src.shape
     block = 4096
     for k in prange((n_rows + block - 1) // block):

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._common import HIST_PARALLEL_MIN_ROWS
-from ._intrinsics import prefetch, prefetch_bytes
+from ._intrinsics import prefetch, prefetch_span
 
 _PREFETCH_ROWS = 12
 """Rows ahead the histogram loop prefetches: far enough for a fetch to arrive before its row is
@@ -62,7 +62,7 @@ def _accumulate(rows, start, end, dense_bins, dense_offsets, sparse_indptr, spar
     for i in range(start, end):
         if prefetching and i + _PREFETCH_ROWS < end:
             ahead = rows[i + _PREFETCH_ROWS]
-            prefetch_bytes(dense_bins[ahead], 0, n_dense)
+            prefetch_span(dense_bins[ahead], 0, n_dense)
             prefetch(gh, ahead * 2)
             if has_sparse:
                 prefetch(sparse_cells, sparse_indptr[ahead])
@@ -118,7 +118,7 @@ def build_histogram(rows, start, end, dense_bins, dense_offsets, sparse_indptr, 
         The tree's row list; the node owns ``rows[start:end]``.
     start, end : int
         The node's slice.
-    dense_bins : ndarray of uint8, shape (n_rows, n_dense), C order
+    dense_bins : ndarray of uint8 or uint16, shape (n_rows, n_dense), C order
         Row-major bins of the dense features (or of some of them: :func:`gather_columns`).
     dense_offsets : ndarray of uint32, shape (n_dense,)
         First cell of each of those features (unsigned: no negative-index handling in the
@@ -246,11 +246,11 @@ def gather_columns(rows, column_major, features, out):
     ----------
     rows : ndarray of uint32
         Rows to copy (the tree's row list); the other rows of ``out`` are left as they are.
-    column_major : ndarray of uint8, shape (n_features, n_rows)
+    column_major : ndarray of uint8 or uint16, shape (n_features, n_rows)
         Column-major bins.
     features : ndarray of int64, shape (t,)
         Features to copy, in the order of ``out``'s columns.
-    out : ndarray of uint8, shape (n_rows, t), C order
+    out : ndarray of the bins' dtype, shape (n_rows, t), C order
         ``out[r, j]`` = bin of row ``r`` in ``features[j]``.
     """
     n = rows.shape[0]
@@ -279,12 +279,12 @@ def gather_rows(ids, dense_bins, columns, out):
     ----------
     ids : ndarray of uint32
         Rows to copy.
-    dense_bins : ndarray of uint8, shape (n_rows, n_dense), C order
+    dense_bins : ndarray of uint8 or uint16, shape (n_rows, n_dense), C order
         Row-major bins.
     columns : ndarray of uint32, shape (t,), or None
         Columns of ``dense_bins`` to copy, in the order of ``out``'s columns; None: all of
         them (``t = n_dense``).
-    out : ndarray of uint8, shape (ids.size, t), C order
+    out : ndarray of the bins' dtype, shape (ids.size, t), C order
         ``out[i, j]`` = ``dense_bins[ids[i], columns[j]]``.
     """
     n = ids.shape[0]
@@ -294,7 +294,7 @@ def gather_rows(ids, dense_bins, columns, out):
         last = min(n, (block + 1) * _GATHER_BLOCK)
         for i in range(block * _GATHER_BLOCK, last):
             if i + _PREFETCH_ROWS < last:
-                prefetch_bytes(dense_bins, ids[i + _PREFETCH_ROWS] * n_dense, prefetched)
+                prefetch_span(dense_bins, ids[i + _PREFETCH_ROWS] * n_dense, prefetched)
             row = ids[i]
             if columns is None:
                 for j in range(n_dense):
@@ -356,16 +356,17 @@ def fill_sparse_rows(column_major, sparse_features, default_bins, sparse_offsets
 
 
 @njit(cache=True, nogil=True)
-def most_frequent_bins(column_major, default_bin, default_count):
-    """Each feature's most frequent bin (the lowest of tied ones) and its rows."""
-    counts = np.zeros(256, np.int64)
+def most_frequent_bins(column_major, n_bins, default_bin, default_count):
+    """Each feature's most frequent bin (the lowest of tied ones) and its rows; feature ``f``'s
+    bins are ``0 .. n_bins[f]`` (its missing-value bin last)."""
+    counts = np.zeros(n_bins.max() + 1, np.int64)
     for f in range(column_major.shape[0]):
         counts[:] = 0
         column = column_major[f]
         for r in range(column.shape[0]):
             counts[column[r]] += 1
         best = 0
-        for b in range(1, 256):
+        for b in range(1, n_bins[f] + 1):
             if counts[b] > counts[best]:
                 best = b
         default_bin[f] = best

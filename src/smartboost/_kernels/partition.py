@@ -70,7 +70,7 @@ def partition(rows, start, end, column, rule, scratch):
         The tree's row list, modified in place.
     start, end : int
         The node's slice.
-    column : ndarray of uint8, shape (n_rows,)
+    column : ndarray of uint8 or uint16, shape (n_rows,)
         The split feature's bins (a row of the column-major bins, or a column of compact
         row-major bins).
     rule : ThresholdRule or ndarray of uint64

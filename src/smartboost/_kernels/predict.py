@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._intrinsics import prefetch, prefetch_bytes
+from ._intrinsics import prefetch, prefetch_span
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -63,7 +63,7 @@ def predict_trees(X, feature, split_value, missing_left, missing_value, left, ri
     Parameters
     ----------
     X : ndarray, shape (n_rows, n_features)
-        Raw features (float32/float64) or binned data (uint8), C order.
+        Raw features (float32/float64) or binned data (uint8/uint16), C order.
     feature, left, right : ndarray of int32, shape (n_nodes,)
         Nodes of all trees, concatenated; ``left < 0`` marks a leaf; child indices are global.
     split_value : ndarray of float64, shape (n_nodes,)
@@ -131,14 +131,17 @@ _LEAF = np.uint64(0xFFFFFF)
 
 
 @njit(cache=True, nogil=True)
-def pack_bin_decisions(feature, bin_threshold, missing_left, missing_bin, left):
+def pack_bin_decisions(feature, bin_threshold, missing_left, missing_bin, left, widths):
     """One uint64 per node for :func:`add_tree_to_rows`: the binned decision as a range test.
 
-    A row goes right when ``uint8(bin - lo) < width``: ``lo = threshold + 1`` and ``width``
-    reaches the missing-value bin (the largest code) only when missing values go right. Bits
-    0-23: left child (``0xFFFFFF`` marks a leaf; the right child is ``left + 1``), 24-47:
-    feature, 48-55: ``lo``, 56-63: ``width``. Needs fewer than 2**24 nodes and features.
+    A row goes right when ``(bin - lo) mod 2^k < width`` for ``k``-bit bins: ``lo = threshold +
+    1`` and ``width`` reaches the missing-value bin (the largest code) only when missing values
+    go right. Bits 0-23: left child (``0xFFFFFF`` marks a leaf; the right child is ``left +
+    1``), 24-47: feature. One-byte bins (``widths`` None): bits 48-55 ``lo``, 56-63 ``width``,
+    one load per node. Two-byte bins: bits 48-63 ``lo``, and ``width`` in ``widths`` (uint16,
+    one per node), as the word has no room left. Needs fewer than 2**24 nodes and features.
     """
+    code_max = 255 if widths is None else 65535
     out = np.empty(feature.shape[0], np.uint64)
     for i in range(feature.shape[0]):
         if left[i] < 0:
@@ -146,26 +149,37 @@ def pack_bin_decisions(feature, bin_threshold, missing_left, missing_bin, left):
             continue
         f = feature[i]
         t = bin_threshold[i]
-        width = missing_bin[f] - t - 1 if missing_left[i] else 255 - t
-        out[i] = (np.uint64(left[i]) | (np.uint64(f) << np.uint64(24)) | (np.uint64(t + 1) << np.uint64(48))
-                  | (np.uint64(width) << np.uint64(56)))
+        width = missing_bin[f] - t - 1 if missing_left[i] else code_max - t
+        out[i] = np.uint64(left[i]) | (np.uint64(f) << np.uint64(24)) | (np.uint64(t + 1) << np.uint64(48))
+        if widths is None:
+            out[i] |= np.uint64(width) << np.uint64(56)
+        else:
+            widths[i] = width
     return out
 
 
 @njit(cache=True, nogil=True)
-def _binned_step(bins, decisions, node, row, left_sets):
+def _binned_step(bins, decisions, widths, node, row, left_sets):
     """``(child, leaf)``: the node a row goes to from ``node``; ``leaf`` when ``node`` is a leaf.
-    With ``left_sets`` (a tree with categorical splits) every node's set of left bins decides;
-    None: the range test of the decision word."""
+    With ``left_sets`` (a tree with categorical splits) on one-byte bins every node's set of
+    left bins decides; on two-byte bins (``widths``: see :func:`pack_bin_decisions`) only the
+    categorical nodes' sets do (a numeric node's set is empty there: its bins do not fit 256
+    bits). None: the range test of the decision word."""
     word = decisions[node]
     child = np.int64(word & _LEAF)
     if child == 0xFFFFFF:
         return node, True
     b = bins[row, np.int64((word >> np.uint64(24)) & _LEAF)]
-    if left_sets is not None:
+    if widths is None:
+        if left_sets is not None:
+            return child + 1 - np.int64(in_set(left_sets, node, b)), False
+        lo = np.uint8((word >> np.uint64(48)) & np.uint64(255))
+        return child + (np.uint8(b - lo) < np.uint8(word >> np.uint64(56))), False
+    if left_sets is not None and (left_sets[node, 0] | left_sets[node, 1] | left_sets[node, 2]
+                                  | left_sets[node, 3]) != 0:
         return child + 1 - np.int64(in_set(left_sets, node, b)), False
-    lo = np.uint8((word >> np.uint64(48)) & np.uint64(255))
-    return child + (np.uint8(b - lo) < np.uint8(word >> np.uint64(56))), False
+    lo = np.uint16(word >> np.uint64(48))
+    return child + (np.uint16(b - lo) < widths[node]), False
 
 
 @njit(cache=True, nogil=True)
@@ -181,16 +195,17 @@ def _add_leaf(value, leaf_of_node, scores, leaves_out, node, row):
 def _prefetch_row(bins, rows, i):
     """Prefetch every cache line of the bins of row ``rows[i]`` (when there is such an entry)."""
     if i < rows.shape[0]:
-        prefetch_bytes(bins, np.int64(rows[i]) * bins.shape[1], bins.shape[1])
+        prefetch_span(bins, np.int64(rows[i]) * bins.shape[1], bins.shape[1])
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores, leaves_out, node, row, next_row, ahead):
+def _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, node, row, next_row,
+          ahead):
     """One level of one lane of :func:`add_tree_to_rows`: its row moves down a level, or, at
     its leaf, is scored and the lane takes row ``rows[next_row]`` (and prefetches the row
     ``ahead`` entries further, unless ``ahead`` is None). Returns the lane's new ``(node, row,
     next_row)``."""
-    node, leaf = _binned_step(bins, decisions, node, row, left_sets)
+    node, leaf = _binned_step(bins, decisions, widths, node, row, left_sets)
     if leaf:
         _add_leaf(value, leaf_of_node, scores, leaves_out, node, row)
         if ahead is not None:
@@ -200,16 +215,16 @@ def _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores, leaves_
 
 
 @njit(cache=True, nogil=True)
-def _walk_row(bins, decisions, left_sets, value, leaf_of_node, scores, leaves_out, node, row):
+def _walk_row(bins, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, node, row):
     """The rest of one row's walk, from ``node`` to its leaf."""
     leaf = False
     while not leaf:
-        node, leaf = _binned_step(bins, decisions, node, row, left_sets)
+        node, leaf = _binned_step(bins, decisions, widths, node, row, left_sets)
     _add_leaf(value, leaf_of_node, scores, leaves_out, node, row)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def add_tree_to_rows(bins, rows, decisions, left_sets, value, leaf_of_node, scores, leaves_out, ahead):
+def add_tree_to_rows(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, ahead):
     """Add one tree's output to ``scores[rows]`` by walking it on the rows' bins.
 
     The training loop's update of the rows a tree was not grown on, and of evaluation sets
@@ -231,15 +246,19 @@ def add_tree_to_rows(bins, rows, decisions, left_sets, value, leaf_of_node, scor
 
     Parameters
     ----------
-    bins : ndarray of uint8, shape (n_rows, n_features)
+    bins : ndarray of uint8 or uint16, shape (n_rows, n_features)
         Row-major bins.
     rows : ndarray of uint32
         Rows to update.
     decisions : ndarray of uint64
         :func:`pack_bin_decisions` of the tree (root 0, right child = left child + 1).
+    widths : ndarray of uint16 or None
+        The range widths of two-byte bins (:func:`pack_bin_decisions`); None for one-byte bins.
     left_sets : ndarray of uint64, shape (n_nodes, 4), or None
-        A tree with categorical splits: every node's set of left bins (``Tree.left_bin_sets``),
-        which then decide instead of the words' range tests. None: no categorical split.
+        A tree with categorical splits: on one-byte bins every node's set of left bins
+        (``Tree.left_bin_sets``), which then decide instead of the words' range tests; on
+        two-byte bins the categorical nodes' sets, the other nodes' empty. None: no categorical
+        split.
     value : ndarray of float64
         Node values (leaf values are added).
     leaf_of_node : ndarray of int32
@@ -267,24 +286,24 @@ def add_tree_to_rows(bins, rows, decisions, left_sets, value, leaf_of_node, scor
                 np.int64(rows[start + 7])
             next_row = start + 8
             while next_row + 8 <= stop:  # a row for every lane that may finish in this round
-                n0, r0, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                n0, r0, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
                                          leaves_out, n0, r0, next_row, ahead)
-                n1, r1, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                n1, r1, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
                                          leaves_out, n1, r1, next_row, ahead)
-                n2, r2, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                n2, r2, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
                                          leaves_out, n2, r2, next_row, ahead)
-                n3, r3, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                n3, r3, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
                                          leaves_out, n3, r3, next_row, ahead)
-                n4, r4, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                n4, r4, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
                                          leaves_out, n4, r4, next_row, ahead)
-                n5, r5, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                n5, r5, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
                                          leaves_out, n5, r5, next_row, ahead)
-                n6, r6, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                n6, r6, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
                                          leaves_out, n6, r6, next_row, ahead)
-                n7, r7, next_row = _lane(bins, rows, decisions, left_sets, value, leaf_of_node, scores,
+                n7, r7, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
                                          leaves_out, n7, r7, next_row, ahead)
             for node, row in ((n0, r0), (n1, r1), (n2, r2), (n3, r3), (n4, r4), (n5, r5), (n6, r6), (n7, r7)):
-                _walk_row(bins, decisions, left_sets, value, leaf_of_node, scores, leaves_out, node, row)
+                _walk_row(bins, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, node, row)
         for i in range(next_row, stop):
-            _walk_row(bins, decisions, left_sets, value, leaf_of_node, scores, leaves_out, np.int64(0),
+            _walk_row(bins, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, np.int64(0),
                       np.int64(rows[i]))
