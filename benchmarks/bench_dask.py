@@ -144,7 +144,8 @@ def main() -> None:
                             args.max_depth)
     shape = f"depth-wise trees of depth {args.max_depth}" if args.max_depth else f"{args.leaves} leaves"
     print(f"\n{shape}, trees {args.trees[0]} vs {args.trees[1]}, {args.threads} thread(s) per worker\n")
-    print("| rows | workers | library | ms per tree | vs lightgbm | fit s (T2 trees) | train AUC | MB per tree per worker |")
+    print("| rows | workers | library | ms per tree | vs lightgbm | fit s (T2 trees) | train AUC "
+          "| MB per tree per worker |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows_out:
         reference = next((x for x in rows_out if x["library"] == "lightgbm" and x["rows"] == r["rows"]

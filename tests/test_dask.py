@@ -24,6 +24,7 @@ from reference import solve_scale_sorted  # noqa: E402
 import smartboost as sb  # noqa: E402
 import smartboost.dask as sbd  # noqa: E402
 from smartboost._kernels.scale import radix_buckets  # noqa: E402
+from smartboost.dask import _peers  # noqa: E402
 from smartboost.dask._peers import _Peers  # noqa: E402
 from smartboost.dask._shard import _PeerRows, _Shard  # noqa: E402
 from smartboost.dask._train import _driver_threads  # noqa: E402
@@ -158,8 +159,7 @@ def test_shards_grow_trees_without_the_driver_one_exchange_per_level(client, mon
         self, step, messages, together))
     monkeypatch.setattr(_Peers, "all_reduce", lambda self, flat, what: (
         exchanges.append((self.rank, self.context, what)) or all_reduce(self, flat, what)))
-    model = sbd.train(client, params, da.from_array(X, chunks=1000), da.from_array(y, chunks=1000),
-                      num_boost_round=4)
+    model = sbd.train(client, params, *_one_chunk_per_worker(client, X, y), num_boost_round=4)
     _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 4))
     assert steps.count("grow") == 4 and not {"split", "split_many", "root_histogram"} & set(steps)
     per_iteration = "|".join(steps[steps.index("gradients"):]).split("|gradients")
@@ -172,12 +172,45 @@ def test_shards_grow_trees_without_the_driver_one_exchange_per_level(client, mon
         assert {r for r, context, _ in exchanges if context.startswith(f"iteration {it},")} == {0, 1}
 
 
+def _one_chunk_per_worker(c, *arrays):
+    """Dask arrays of one row chunk per worker, each held by its worker."""
+    workers = sorted(c.scheduler_info()["workers"])
+    bounds = np.linspace(0, arrays[0].shape[0], len(workers) + 1).astype(int)
+    out = []
+    for a in arrays:
+        futures = [c.scatter(a[bounds[i]:bounds[i + 1]], workers=[w]) for i, w in enumerate(workers)]
+        out.append(da.concatenate([da.from_delayed(f, shape=(bounds[i + 1] - bounds[i],) + a.shape[1:], dtype=a.dtype)
+                                   for i, f in enumerate(futures)]))
+    return out
+
+
 def _depths(tree) -> np.ndarray:
     depth = np.zeros(tree.left.size, np.int64)
     for node in range(tree.left.size):
         if tree.left[node] >= 0:
             depth[tree.left[node]] = depth[tree.right[node]] = depth[node] + 1
     return depth
+
+
+@pytest.mark.parametrize("through_threads", [False, True])
+def test_three_workers_reduce_scatter_and_equal_single_machine(monkeypatch, through_threads):
+    """Three shards sum their histograms by reduce-scatter and all-gather (two swap them whole),
+    with every message written at once or, when it could fill the socket buffers, through the
+    link's thread."""
+    if through_threads:
+        monkeypatch.setattr(_peers, "_large_buffers", lambda conn: 0)
+    sizes = set()
+    all_reduce = _Peers.all_reduce
+    monkeypatch.setattr(_Peers, "all_reduce", lambda self, flat, what: (
+        sizes.add((self.size, self._inline > 0)) or all_reduce(self, flat, what)))
+    X, y = _data()
+    params = {"objective": "regression", "num_leaves": 15, "min_data_in_leaf": 5, "verbosity": -1,
+              "grow_policy": "depthwise" if through_threads else "leafwise", "max_depth": 5}
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False, dashboard_address=":0") as cl:
+        with distributed.Client(cl) as c:
+            model = sbd.train(c, params, *_one_chunk_per_worker(c, X, y), num_boost_round=4)
+    _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 4))
+    assert {s for s in sizes if s[0] > 1} == {(3, not through_threads)}  # (one: the shards' warm-up trees)
 
 
 @pytest.mark.parametrize("grow_policy", ["leafwise", "depthwise"])
@@ -280,11 +313,12 @@ def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, mon
     all_reduce = _Peers.all_reduce
     monkeypatch.setattr(_Peers, "all_reduce", lambda self, flat, what: (
         sizes.append((self.rank, self.size, self.context, what, flat.size)) or all_reduce(self, flat, what)))
-    model = sbd.train(client, {"objective": "binary", "num_leaves": 7, "verbosity": -1}, da.from_array(X, chunks=1000),
-                      da.from_array(y, chunks=1000), num_boost_round=5)
+    model = sbd.train(client, {"objective": "binary", "num_leaves": 7, "verbosity": -1},
+                      *_one_chunk_per_worker(client, X, y), num_boost_round=5)
     hist_cells = sb.Dataset(X, y, reference=model).binned.histogram_layout.n_cells
     for it, sent in enumerate(model.iteration_stats["bytes"]):
-        mine = [(w, what, n) for rank, w, context, what, n in sizes if rank == 0 and context.startswith(f"iteration {it},")]
+        mine = [(w, what, n) for rank, w, context, what, n in sizes
+                if rank == 0 and context.startswith(f"iteration {it},")]
         assert {w for w, _, _ in mine} == {2}
         n_splits = int((model.trees[it].left >= 0).sum())
         assert [what for _, what, _ in mine].count("split histograms") == n_splits  # leaf-wise: one per split
@@ -335,7 +369,7 @@ def test_a_step_slower_than_the_timeout_stops_training(client, monkeypatch):
 
 def test_a_stalled_exchange_between_shards_names_both_workers_and_the_exchange(client, monkeypatch):
     X, y = _data(n=2000)
-    dX, dy = da.from_array(X, chunks=500), da.from_array(y, chunks=500)
+    dX, dy = _one_chunk_per_worker(client, X, y)
     params = {"objective": "binary", "num_leaves": 7, "verbosity": -1}
     sbd.train(client, params, dX, dy, num_boost_round=2)  # kernels loaded: setup steps stay under the timeout
     original = _PeerRows.split_many
@@ -373,8 +407,7 @@ def test_a_worker_killed_in_the_middle_of_a_tree_stops_training_at_once():
             c.run(arm, workers=[victim])
             start = time.perf_counter()
             with pytest.raises(DistributedError, match="lost the connection to worker") as info:
-                sbd.train(c, params, da.from_array(X, chunks=500), da.from_array(y, chunks=500),
-                          num_boost_round=20, timeout=60)
+                sbd.train(c, params, *_one_chunk_per_worker(c, X, y), num_boost_round=20, timeout=60)
             assert time.perf_counter() - start < 30  # the lost link is seen at once, not after the timeout
             assert victim in str(info.value)
             assert "grow" in str(info.value) or "split histograms (iteration 3" in str(info.value)

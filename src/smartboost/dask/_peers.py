@@ -4,20 +4,25 @@ that growing a tree together needs over them (``docs/concepts/distributed.md``).
 - :meth:`_Peers.all_reduce` sums an integer array over every shard, in place: a reduce-scatter
   (shard ``j`` receives every other shard's ``j``-th slice of the array and adds them up) and
   an all-gather of the summed slices. Each shard sends and receives ``2 (W - 1) / W`` times the
-  array in ``2 (W - 1)`` messages, in two rounds whatever the number of shards ``W``. Integer
-  cells make the sum exact in any order.
+  array in ``2 (W - 1)`` messages, in two rounds whatever the number of shards ``W``; two shards
+  swap their whole arrays instead, the same bytes in one round. Integer cells make the sum exact
+  in any order.
 - :meth:`_Peers.all_gather` gives every shard every shard's copy of a small array.
 
 The links are ``multiprocessing.connection`` connections, authenticated with the run's key,
-one per pair of shards (the lower rank connects to the higher). Sends go through one thread per
-link, so that two shards sending each other a large slice at once do not wait on each other's
-receive. Every receive waits at most ``timeout`` seconds; a stalled or lost peer raises
+one per pair of shards (the lower rank connects to the higher), with socket buffers as large as
+the system allows. Two shards send each other their slices at the same time, and then receive:
+a message that fits a quarter of the send buffer (two in flight, with room to spare) is written
+at once, since the write cannot block; a larger one goes through a thread of its link, so that
+two shards writing each other a large message do not wait on each other's receive. Every receive waits at most ``timeout`` seconds; a stalled or lost peer raises
 :class:`~smartboost.errors.DistributedError` naming both workers and the exchange.
 """
 
 from __future__ import annotations
 
+import os
 import queue
+import socket
 import threading
 from multiprocessing.connection import Client, Connection, Listener
 
@@ -25,6 +30,8 @@ import numpy as np
 
 from ..errors import DistributedError
 from ._transport import _no_delay
+
+_BUFFER_BYTES = 1 << 22  # the socket buffers asked for (the system caps them)
 
 
 class _Peers:
@@ -51,6 +58,7 @@ class _Peers:
         self.others = sorted(links)
         self.bytes_sent = 0
         self.context = ""  # where in training the exchanges happen, for messages
+        self._inline = min((_large_buffers(conn) // 4 for conn in links.values()), default=0)
         self._outboxes: dict[int, queue.SimpleQueue] = {j: queue.SimpleQueue() for j in links}
         for j, conn in links.items():
             threading.Thread(target=_send_loop, args=(conn, self._outboxes[j]), name=f"smartboost-peer-{j}",
@@ -92,9 +100,16 @@ class _Peers:
                                    f"{timeout:g} s (smartboost.dask.train's timeout)")
         return cls(rank, links, names, timeout)
 
-    def _send(self, j: int, data: bytes) -> None:
-        self._outboxes[j].put(data)
-        self.bytes_sent += len(data)
+    def _send(self, j: int, array: np.ndarray) -> None:
+        """Send ``array`` (contiguous) to peer ``j``: at once, or a copy through the link's thread."""
+        self.bytes_sent += array.nbytes
+        if array.nbytes > self._inline:
+            self._outboxes[j].put(array.tobytes())
+            return
+        try:
+            self.links[j].send_bytes(array)
+        except OSError:  # the peer is gone, which the next receive from it reports
+            pass
 
     def _receive(self, j: int, what: str) -> bytes:
         conn = self.links[j]
@@ -110,9 +125,8 @@ class _Peers:
 
     def all_gather(self, array: np.ndarray, what: str) -> list[np.ndarray]:
         """Every shard's ``array`` (all of one shape and dtype), in rank order."""
-        data = array.tobytes()
         for j in self.others:
-            self._send(j, data)
+            self._send(j, array)
         out = [array] * self.size
         for j in self.others:
             out[j] = np.frombuffer(self._receive(j, what), array.dtype)
@@ -123,15 +137,19 @@ class _Peers:
         then all-gather; see the module docstring)."""
         if self.size == 1:
             return
+        if self.size == 2:  # one round instead of two, for the same bytes: swap the whole arrays
+            (j,) = self.others
+            self._send(j, flat)
+            flat += np.frombuffer(self._receive(j, what), flat.dtype)
+            return
         bounds = flat.size * np.arange(self.size + 1) // self.size
         for j in self.others:
-            self._send(j, flat[bounds[j]:bounds[j + 1]].tobytes())
+            self._send(j, flat[bounds[j]:bounds[j + 1]])
         mine = flat[bounds[self.rank]:bounds[self.rank + 1]]
         for j in self.others:
             mine += np.frombuffer(self._receive(j, what), flat.dtype)
-        data = mine.tobytes()
         for j in self.others:
-            self._send(j, data)
+            self._send(j, mine)
         for j in self.others:
             flat[bounds[j]:bounds[j + 1]] = np.frombuffer(self._receive(j, what), flat.dtype)
 
@@ -141,6 +159,15 @@ class _Peers:
             outbox.put(None)
         for conn in self.links.values():
             conn.close()
+
+
+def _large_buffers(conn: Connection) -> int:
+    """Ask for the largest socket buffers the system allows on a link; its send buffer's size
+    (as Linux reports it: twice the payload it holds)."""
+    with socket.socket(fileno=os.dup(conn.fileno())) as sock:
+        for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+            sock.setsockopt(socket.SOL_SOCKET, option, _BUFFER_BYTES)
+        return sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
 
 
 def _send_loop(conn: Connection, outbox: queue.SimpleQueue) -> None:
