@@ -24,7 +24,6 @@ from reference import solve_scale_sorted  # noqa: E402
 import smartboost as sb  # noqa: E402
 import smartboost.dask as sbd  # noqa: E402
 from smartboost._kernels.scale import radix_buckets  # noqa: E402
-from smartboost.dask import _peers  # noqa: E402
 from smartboost.dask._peers import _Peers  # noqa: E402
 from smartboost.dask._shard import _PeerRows, _Shard  # noqa: E402
 from smartboost.dask._train import _driver_threads  # noqa: E402
@@ -198,7 +197,12 @@ def test_three_workers_reduce_scatter_and_equal_single_machine(monkeypatch, thro
     with every message written at once or, when it could fill the socket buffers, through the
     link's thread."""
     if through_threads:
-        monkeypatch.setattr(_peers, "_large_buffers", lambda conn: 0)
+        init = _Peers.__init__
+
+        def no_direct_writes(self, *args):
+            init(self, *args)
+            self._inline = 0
+        monkeypatch.setattr(_Peers, "__init__", no_direct_writes)
     sizes = set()
     all_reduce = _Peers.all_reduce
     monkeypatch.setattr(_Peers, "all_reduce", lambda self, flat, what: (

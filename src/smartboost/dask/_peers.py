@@ -9,12 +9,15 @@ that growing a tree together needs over them (``docs/concepts/distributed.md``).
   in any order.
 - :meth:`_Peers.all_gather` gives every shard every shard's copy of a small array.
 
-The links are ``multiprocessing.connection`` connections, authenticated with the run's key,
-one per pair of shards (the lower rank connects to the higher), with socket buffers as large as
-the system allows. Two shards send each other their slices at the same time, and then receive:
-a message that fits a quarter of the send buffer (two in flight, with room to spare) is written
-at once, since the write cannot block; a larger one goes through a thread of its link, so that
-two shards writing each other a large message do not wait on each other's receive. Every receive waits at most ``timeout`` seconds; a stalled or lost peer raises
+The links are TCP connections, authenticated with the run's key by ``multiprocessing.connection``
+when they open, one per pair of shards (the lower rank connects to the higher), with socket
+buffers as large as the system allows. Then they carry bare array bytes: every shard runs the
+same growth loop, so the receiver knows each message's size and reads it straight into its
+array. Two shards send each other their slices at the same time, and then receive: a message
+that fits a quarter of the send buffer (two in flight, with room to spare) is written at once,
+since the write cannot block; a larger one goes through a thread of its link, so that two
+shards writing each other a large message do not wait on each other's receive. Every receive
+(and write) waits at most ``timeout`` seconds; a stalled or lost peer raises
 :class:`~smartboost.errors.DistributedError` naming both workers and the exchange.
 """
 
@@ -42,7 +45,7 @@ class _Peers:
     rank : int
         This shard's position among the shards.
     links : dict of int to Connection
-        The connection to every other shard, by its rank.
+        The (authenticated) connection to every other shard, by its rank; taken over.
     names : list of str
         Every shard's worker address, by rank, for messages.
     timeout : float
@@ -54,14 +57,16 @@ class _Peers:
         self.size = len(names)
         self.names = names
         self.timeout = timeout
-        self.links = links
         self.others = sorted(links)
+        self.links = {j: _bare_socket(conn, timeout) for j, conn in links.items()}
         self.bytes_sent = 0
         self.context = ""  # where in training the exchanges happen, for messages
-        self._inline = min((_large_buffers(conn) // 4 for conn in links.values()), default=0)
+        self._inline = min((sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) // 4
+                            for sock in self.links.values()), default=0)
+        self._scratch = np.empty(0, np.uint8)
         self._outboxes: dict[int, queue.SimpleQueue] = {j: queue.SimpleQueue() for j in links}
-        for j, conn in links.items():
-            threading.Thread(target=_send_loop, args=(conn, self._outboxes[j]), name=f"smartboost-peer-{j}",
+        for j, sock in self.links.items():
+            threading.Thread(target=_send_loop, args=(sock, self._outboxes[j]), name=f"smartboost-peer-{j}",
                              daemon=True).start()
 
     @classmethod
@@ -107,29 +112,45 @@ class _Peers:
             self._outboxes[j].put(array.tobytes())
             return
         try:
-            self.links[j].send_bytes(array)
-        except OSError:  # the peer is gone, which the next receive from it reports
+            self.links[j].sendall(memoryview(array).cast("B"))
+        except OSError:  # the peer is gone or stalled, which the next receive from it reports
             pass
 
-    def _receive(self, j: int, what: str) -> bytes:
-        conn = self.links[j]
+    def _receive(self, j: int, out: np.ndarray, what: str) -> np.ndarray:
+        """Fill ``out`` (contiguous) with the next ``out.nbytes`` bytes from peer ``j``."""
+        sock, view = self.links[j], memoryview(out).cast("B")
         me, peer = self.names[self.rank], self.names[j]
-        try:
-            if not conn.poll(self.timeout):
+        got = 0
+        while got < view.nbytes:
+            try:
+                n = sock.recv_into(view[got:])
+            except TimeoutError as exc:
                 raise DistributedError(f"worker {me} waited more than {self.timeout:g} s for worker {peer} in the "
-                                       f"exchange of {what} ({self.context}; smartboost.dask.train's timeout)")
-            return conn.recv_bytes()
-        except (EOFError, OSError) as exc:
-            raise DistributedError(f"worker {me} lost the connection to worker {peer} in the exchange of {what} "
-                                   f"({self.context}): that worker died or was closed") from exc
+                                       f"exchange of {what} ({self.context}; smartboost.dask.train's timeout)") from exc
+            except OSError as exc:
+                n = 0
+                cause = exc
+            else:
+                cause = None
+            if n == 0:
+                raise DistributedError(f"worker {me} lost the connection to worker {peer} in the exchange of {what} "
+                                       f"({self.context}): that worker died or was closed") from cause
+            got += n
+        return out
+
+    def _scratch_like(self, array: np.ndarray) -> np.ndarray:
+        """A reusable buffer of ``array``'s size and dtype."""
+        if self._scratch.nbytes < array.nbytes:
+            self._scratch = np.empty(array.nbytes, np.uint8)
+        return self._scratch[:array.nbytes].view(array.dtype)
 
     def all_gather(self, array: np.ndarray, what: str) -> list[np.ndarray]:
-        """Every shard's ``array`` (all of one shape and dtype), in rank order."""
+        """Every shard's ``array`` (1-d, all of one size and dtype), in rank order."""
         for j in self.others:
             self._send(j, array)
         out = [array] * self.size
         for j in self.others:
-            out[j] = np.frombuffer(self._receive(j, what), array.dtype)
+            out[j] = self._receive(j, np.empty_like(array), what)
         return out
 
     def all_reduce(self, flat: np.ndarray, what: str) -> None:
@@ -140,41 +161,43 @@ class _Peers:
         if self.size == 2:  # one round instead of two, for the same bytes: swap the whole arrays
             (j,) = self.others
             self._send(j, flat)
-            flat += np.frombuffer(self._receive(j, what), flat.dtype)
+            flat += self._receive(j, self._scratch_like(flat), what)
             return
         bounds = flat.size * np.arange(self.size + 1) // self.size
         for j in self.others:
             self._send(j, flat[bounds[j]:bounds[j + 1]])
         mine = flat[bounds[self.rank]:bounds[self.rank + 1]]
         for j in self.others:
-            mine += np.frombuffer(self._receive(j, what), flat.dtype)
+            mine += self._receive(j, self._scratch_like(mine), what)
         for j in self.others:
             self._send(j, mine)
         for j in self.others:
-            flat[bounds[j]:bounds[j + 1]] = np.frombuffer(self._receive(j, what), flat.dtype)
+            self._receive(j, flat[bounds[j]:bounds[j + 1]], what)
 
     def close(self) -> None:
         """Stop the send threads and close the links."""
         for outbox in self._outboxes.values():
             outbox.put(None)
-        for conn in self.links.values():
-            conn.close()
+        for sock in self.links.values():
+            sock.close()
 
 
-def _large_buffers(conn: Connection) -> int:
-    """Ask for the largest socket buffers the system allows on a link; its send buffer's size
-    (as Linux reports it: twice the payload it holds)."""
-    with socket.socket(fileno=os.dup(conn.fileno())) as sock:
-        for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
-            sock.setsockopt(socket.SOL_SOCKET, option, _BUFFER_BYTES)
-        return sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+def _bare_socket(conn: Connection, timeout: float) -> socket.socket:
+    """The socket of an authenticated link, taken over from ``conn`` (closed), with the largest
+    buffers the system allows and ``timeout`` on every read and write."""
+    sock = socket.socket(fileno=os.dup(conn.fileno()))
+    conn.close()
+    for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+        sock.setsockopt(socket.SOL_SOCKET, option, _BUFFER_BYTES)
+    sock.settimeout(timeout)
+    return sock
 
 
-def _send_loop(conn: Connection, outbox: queue.SimpleQueue) -> None:
-    """Send what is put in ``outbox`` on ``conn``, in order, until None. A failed send ends it:
-    the peer is gone, which the next receive from it reports."""
+def _send_loop(sock: socket.socket, outbox: queue.SimpleQueue) -> None:
+    """Send what is put in ``outbox`` on ``sock``, in order, until None. A failed send ends it:
+    the peer is gone or stalled, which the next receive from it reports."""
     while (data := outbox.get()) is not None:
         try:
-            conn.send_bytes(data)
+            sock.sendall(data)
         except OSError:
             return
