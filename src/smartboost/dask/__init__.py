@@ -24,7 +24,7 @@ Design (``docs/concepts/distributed.md`` gives the reasoning and the costs):
   equal those of one machine on the same rows and bin edges.
 - Steps go over one direct connection per shard, and exchanges over one per pair of shards
   (``multiprocessing.connection``, authenticated with a random key per run): a Dask actor call
-  costs milliseconds, a split must cost much less. Every wait lasts at most ``timeout``
+  costs milliseconds, an exchange of a split must cost much less. Every wait lasts at most ``timeout``
   seconds; a lost worker or a timeout stops training with
   :class:`~smartboost.errors.DistributedError`. Until the first iteration is done, the first
   shard runs each step before the others (see

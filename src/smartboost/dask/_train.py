@@ -64,7 +64,9 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
     reference : Dataset or Booster, optional
         Use its bin edges instead of learning them from the data.
     timeout : float
-        Seconds every distributed step may take before training stops with an error.
+        Seconds the driver waits for a worker's answer to a step (twice that for a tree, which
+        the workers grow in one step), and a worker for another's part of an exchange, before
+        training stops with :class:`~smartboost.errors.DistributedError`.
 
     Returns
     -------

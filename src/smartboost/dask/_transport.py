@@ -2,7 +2,7 @@
 every step sent to all and answered by all, each answer awaited at most ``timeout`` seconds.
 
 Steps go over ``multiprocessing.connection`` rather than Dask actor calls: an actor call costs
-milliseconds, a split must cost much less. A lost worker or a timeout stops training with
+milliseconds, and an iteration takes several steps. A lost worker or a timeout stops training with
 :class:`~smartboost.errors.DistributedError`; an error raised on a worker is raised again on
 the driver with the worker's traceback.
 """
