@@ -7,12 +7,14 @@ trees of ``--leaves`` leaves (XGBoost: lossguide), 255 bins, learning rate 0.1, 
 leaf, no sampling. Time per tree is ``(t(T2) - t(T1)) / (T2 - T1)`` from two fits of T1 and T2
 trees, so setup costs (data placement, binning, starting the workers' training state) drop out
 for every library alike; the fits of the libraries are interleaved. smartboost also reports the
-bytes its driver sent and received per tree (from ``Booster.iteration_stats["bytes"]``): they
-depend on the number of workers, leaves and histogram cells, not on the number of rows.
+bytes sent per tree per worker (``Booster.iteration_stats["bytes"]``, every link's traffic, over
+the number of workers): they depend on the number of workers, leaves and histogram cells, not on
+the number of rows.
 
 ``--max-depth D`` grows depth-wise trees of depth D instead (smartboost ``grow_policy="depthwise"``
 and XGBoost ``depthwise``, no leaf limit; LightGBM has no depth-wise growth, so it grows leaf-wise
-trees of at most 2^D leaves and depth D): smartboost then sends one step per level.
+trees of at most 2^D leaves and depth D): smartboost's workers then exchange histograms once per
+level.
 
 Usage::
 
@@ -118,7 +120,7 @@ def run(rows: int, n_workers: int, libraries: list[str], leaves: int, t1: int, t
             row = {"rows": rows, "workers": n_workers, "library": library, "per_tree_ms": per_tree * 1e3,
                    "fit_s": statistics.median(times[library][t2]), "auc": _auc(client, library, last[library], X, y)}
             if library == "smartboost":
-                row["bytes_per_tree"] = statistics.median(last[library].iteration_stats["bytes"])
+                row["bytes_per_tree"] = statistics.median(last[library].iteration_stats["bytes"]) / n_workers
             results.append(row)
     return results
 
@@ -142,7 +144,8 @@ def main() -> None:
                             args.max_depth)
     shape = f"depth-wise trees of depth {args.max_depth}" if args.max_depth else f"{args.leaves} leaves"
     print(f"\n{shape}, trees {args.trees[0]} vs {args.trees[1]}, {args.threads} thread(s) per worker\n")
-    print("| rows | workers | library | ms per tree | vs lightgbm | fit s (T2 trees) | train AUC | MB per tree |")
+    print("| rows | workers | library | ms per tree | vs lightgbm | fit s (T2 trees) | train AUC "
+          "| MB per tree per worker |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows_out:
         reference = next((x for x in rows_out if x["library"] == "lightgbm" and x["rows"] == r["rows"]

@@ -24,7 +24,8 @@ from reference import solve_scale_sorted  # noqa: E402
 import smartboost as sb  # noqa: E402
 import smartboost.dask as sbd  # noqa: E402
 from smartboost._kernels.scale import radix_buckets  # noqa: E402
-from smartboost.dask._shard import _Shard  # noqa: E402
+from smartboost.dask._peers import _Peers  # noqa: E402
+from smartboost.dask._shard import _PeerRows, _Shard  # noqa: E402
 from smartboost.dask._train import _driver_threads  # noqa: E402
 from smartboost.dask._transport import _link_ends, _Workers  # noqa: E402
 from smartboost.errors import DataError, DistributedError, ParameterError  # noqa: E402
@@ -161,20 +162,76 @@ def test_two_byte_bins_equal_single_machine(client):
 
 
 @pytest.mark.parametrize("num_leaves", [0, 11])  # 11: the leaf budget runs out inside a level
-def test_depthwise_levels_take_one_round_trip_each_and_equal_single_machine(client, monkeypatch, num_leaves):
+def test_shards_grow_trees_without_the_driver_one_exchange_per_level(client, monkeypatch, num_leaves):
+    """The driver sends a fixed number of steps per iteration, none per split; the shards
+    exchange histograms among themselves once per depth-wise level, and grow the trees of one
+    machine."""
     X, y = _data()
     params = {"objective": "binary", "grow_policy": "depthwise", "max_depth": 5, "num_leaves": num_leaves,
               "min_data_in_leaf": 5, "verbosity": -1, "sampling": "mvs", "sample_rate": 0.5}
-    steps = []
-    run = _Workers._run
-    monkeypatch.setattr(_Workers, "_run", lambda self, step, messages: steps.append(step) or run(
-        self, step, messages))
-    model = sbd.train(client, params, da.from_array(X, chunks=1000), da.from_array(y, chunks=1000),
-                      num_boost_round=4)
+    steps, exchanges = [], []
+    run, all_reduce = _Workers._run, _Peers.all_reduce
+    monkeypatch.setattr(_Workers, "_run", lambda self, step, messages, together: steps.append(step) or run(
+        self, step, messages, together))
+    monkeypatch.setattr(_Peers, "all_reduce", lambda self, flat, what: (
+        exchanges.append((self.rank, self.context, what)) or all_reduce(self, flat, what)))
+    model = sbd.train(client, params, *_one_chunk_per_worker(client, X, y), num_boost_round=4)
     _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 4))
-    splits = sum(step in ("split", "split_many") for step in steps)
-    assert 4 <= splits <= 4 * params["max_depth"]  # one round trip per level: depths 0 .. max_depth - 1 split
-    assert max(int((tree.left >= 0).sum()) for tree in model.trees) > splits / 4  # more splits than round trips
+    assert steps.count("grow") == 4 and not {"split", "split_many", "root_histogram"} & set(steps)
+    per_iteration = "|".join(steps[steps.index("gradients"):]).split("|gradients")
+    assert len(per_iteration) == 4 and len({len(s) for s in per_iteration[1:]}) == 1  # the same steps every time
+    for it, tree in enumerate(model.trees):
+        levels = [w for r, context, w in exchanges if r == 0 and context.startswith(f"iteration {it},")]
+        depth = int(_depths(tree).max())
+        assert levels.count("split histograms") == depth  # one exchange per level that splits
+        assert levels.count("split histograms") < int((tree.left >= 0).sum()) or depth == 1
+        assert {r for r, context, _ in exchanges if context.startswith(f"iteration {it},")} == {0, 1}
+
+
+def _one_chunk_per_worker(c, *arrays):
+    """Dask arrays of one row chunk per worker, each held by its worker."""
+    workers = sorted(c.scheduler_info()["workers"])
+    bounds = np.linspace(0, arrays[0].shape[0], len(workers) + 1).astype(int)
+    out = []
+    for a in arrays:
+        futures = [c.scatter(a[bounds[i]:bounds[i + 1]], workers=[w]) for i, w in enumerate(workers)]
+        out.append(da.concatenate([da.from_delayed(f, shape=(bounds[i + 1] - bounds[i],) + a.shape[1:], dtype=a.dtype)
+                                   for i, f in enumerate(futures)]))
+    return out
+
+
+def _depths(tree) -> np.ndarray:
+    depth = np.zeros(tree.left.size, np.int64)
+    for node in range(tree.left.size):
+        if tree.left[node] >= 0:
+            depth[tree.left[node]] = depth[tree.right[node]] = depth[node] + 1
+    return depth
+
+
+@pytest.mark.parametrize("through_threads", [False, True])
+def test_three_workers_reduce_scatter_and_equal_single_machine(monkeypatch, through_threads):
+    """Three shards sum their histograms by reduce-scatter and all-gather (two swap them whole),
+    with every message written at once or, when it could fill the socket buffers, through the
+    link's thread."""
+    if through_threads:
+        init = _Peers.__init__
+
+        def no_direct_writes(self, *args):
+            init(self, *args)
+            self._inline = 0
+        monkeypatch.setattr(_Peers, "__init__", no_direct_writes)
+    sizes = set()
+    all_reduce = _Peers.all_reduce
+    monkeypatch.setattr(_Peers, "all_reduce", lambda self, flat, what: (
+        sizes.add((self.size, self._inline > 0)) or all_reduce(self, flat, what)))
+    X, y = _data()
+    params = {"objective": "regression", "num_leaves": 15, "min_data_in_leaf": 5, "verbosity": -1,
+              "grow_policy": "depthwise" if through_threads else "leafwise", "max_depth": 5}
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False, dashboard_address=":0") as cl:
+        with distributed.Client(cl) as c:
+            model = sbd.train(c, params, *_one_chunk_per_worker(c, X, y), num_boost_round=4)
+    _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 4))
+    assert {s for s in sizes if s[0] > 1} == {(3, not through_threads)}  # (one: the shards' warm-up trees)
 
 
 @pytest.mark.parametrize("grow_policy", ["leafwise", "depthwise"])
@@ -266,12 +323,31 @@ def test_eval_set_early_stopping_and_predict(client):
     traffic = model.iteration_stats["bytes"]
     splits = [int((tree.left >= 0).sum()) for tree in model.trees]
     assert len(traffic) == model.current_iteration() == len(splits)
-    # Per iteration each shard (one or two: 3 partitions on 2 workers) sends the root's histogram
-    # and its left child's for every split but the tree's last, 16 bytes a cell; the other
-    # messages are small.
-    hist_bytes = 16 * sb.Dataset(X, y, reference=model).binned.histogram_layout.n_cells
-    for sent, n_splits in zip(traffic, splits):
-        assert hist_bytes * n_splits <= sent <= 2 * hist_bytes * (1 + n_splits) + 32_768
+
+
+def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, monkeypatch):
+    """``iteration_stats["bytes"]`` counts the driver's steps and what the shards send each
+    other: per exchange of a histogram, each of W shards sends 2 (W - 1) / W of it (16 bytes a
+    cell), one message per peer per round."""
+    X, y = _data()
+    sizes = []
+    all_reduce = _Peers.all_reduce
+    monkeypatch.setattr(_Peers, "all_reduce", lambda self, flat, what: (
+        sizes.append((self.rank, self.size, self.context, what, flat.size)) or all_reduce(self, flat, what)))
+    model = sbd.train(client, {"objective": "binary", "num_leaves": 7, "verbosity": -1},
+                      *_one_chunk_per_worker(client, X, y), num_boost_round=5)
+    hist_cells = sb.Dataset(X, y, reference=model).binned.histogram_layout.n_cells
+    for it, sent in enumerate(model.iteration_stats["bytes"]):
+        mine = [(w, what, n) for rank, w, context, what, n in sizes
+                if rank == 0 and context.startswith(f"iteration {it},")]
+        assert {w for w, _, _ in mine} == {2}
+        n_splits = int((model.trees[it].left >= 0).sum())
+        assert [what for _, what, _ in mine].count("split histograms") == n_splits  # leaf-wise: one per split
+        histograms = sum(n >= 2 * hist_cells for _, _, n in mine)
+        assert 1 <= histograms <= n_splits  # the root's, and the left child's of splits with room after them
+        peer_bytes = 2 * sum(8 * n for _, _, n in mine)  # W = 2: each shard sends the whole array once
+        assert peer_bytes >= 16 * hist_cells * 2 * histograms
+        assert peer_bytes <= sent <= peer_bytes + 65_536  # plus the driver's few steps and the units
 
 
 # -- bad input and faults -------------------------------------------------------------------------
@@ -310,6 +386,52 @@ def test_a_step_slower_than_the_timeout_stops_training(client, monkeypatch):
         sbd.train(client, {"objective": "binary", "verbosity": -1}, da.from_array(X, chunks=200),
                   da.from_array(y, chunks=200), timeout=0.2)
     assert time.perf_counter() - start < 30
+
+
+def test_a_stalled_exchange_between_shards_names_both_workers_and_the_exchange(client, monkeypatch):
+    X, y = _data(n=2000)
+    dX, dy = _one_chunk_per_worker(client, X, y)
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1}
+    sbd.train(client, params, dX, dy, num_boost_round=2)  # kernels loaded: setup steps stay under the timeout
+    original = _PeerRows.split_many
+
+    def stalled(self, requests):
+        if self.peers.rank == 1 and self.peers.context.startswith("iteration 2,"):
+            time.sleep(6.0)
+        return original(self, requests)
+
+    monkeypatch.setattr(_PeerRows, "split_many", stalled)
+    start = time.perf_counter()
+    with pytest.raises(DistributedError, match=r"waited more than 2 s for worker \S+ in the exchange of split "
+                                               r"histograms \(iteration 2, tree of output 0"):
+        sbd.train(client, params, dX, dy, num_boost_round=5, timeout=2.0)
+    assert time.perf_counter() - start < 30
+
+
+def test_a_worker_killed_in_the_middle_of_a_tree_stops_training_at_once():
+    X, y = _data(n=2000)
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cl:
+        with distributed.Client(cl) as c:
+            victim = sorted(c.scheduler_info()["workers"])[1]
+
+            def arm():  # on the victim: die in the first exchange of a split in iteration 3
+                from smartboost.dask import _shard
+                split_many = _shard._PeerRows.split_many
+
+                def dying(self, requests):
+                    if self.peers.context.startswith("iteration 3,"):
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    return split_many(self, requests)
+                _shard._PeerRows.split_many = dying
+
+            c.run(arm, workers=[victim])
+            start = time.perf_counter()
+            with pytest.raises(DistributedError, match="lost the connection to worker") as info:
+                sbd.train(c, params, *_one_chunk_per_worker(c, X, y), num_boost_round=20, timeout=60)
+            assert time.perf_counter() - start < 30  # the lost link is seen at once, not after the timeout
+            assert victim in str(info.value)
+            assert "grow" in str(info.value) or "split histograms (iteration 3" in str(info.value)
 
 
 class _KillWorker(sb.TrainingCallback):

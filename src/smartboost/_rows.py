@@ -22,9 +22,10 @@ from ._kernels.importance import holdout_gains
 from ._kernels.predict import add_leaf_values
 from ._params import TrainingParams
 from .binning import BinnedData
-from .grower import GrownTree, NodeRows
+from .grower import GrownTree, NodeRows, TreeGrower
 from .objectives import Objective
 from .sampling import Sampler, SamplingContext, make_sampler
+from .selection import FeatureSelector
 from .steps import leaf_line_search, line_search
 
 __all__ = ["TrainingRows"]
@@ -224,6 +225,11 @@ class TrainingRows:
         weight = None if self.unweighted and self.sample_weight is self.weight else self.sample_weight
         self.node_rows.set_rows(rows, grad, hess, weight, grad_by_position=self.tree_grad is not None)
         return self.node_rows
+
+    def grow_tree(self, k: int, grower: TreeGrower, selector: FeatureSelector, iteration: int,
+                  weight_scale: float) -> GrownTree:
+        """Grow the tree of output ``k`` on these rows (see ``TreeGrower.grow``)."""
+        return grower.grow(self.tree_rows(k), selector, iteration, weight_scale)
 
     def add_tree(self, k: int, grown: GrownTree) -> None:
         """Add the new tree of output ``k`` to every row's score; record each row's leaf."""

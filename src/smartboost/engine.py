@@ -165,8 +165,7 @@ class Trainer:
         self.booster = booster
         self.rows = rows
         self.train_set = train_set
-        self.grower = TreeGrower(booster.bin_mapper, usable, params, feature_names=booster.feature_names)
-        self.selector = FeatureSelector(params, self.grower.usable)
+        self.grower, self.selector = tree_growth(params, booster, usable)
         self.eval_sets = self._eval_sets(valid_sets, valid_names)
         metric_names = params.metric
         if metric_names is None:
@@ -251,7 +250,7 @@ class Trainer:
         leaf_values = []
         holdout = []  # sampling='auto' learns from every tree how much of its fit holds out of its sample
         for k in range(self.n_outputs):
-            grown = self.grower.grow(self.rows.tree_rows(k), self.selector, self.iteration, weight_scale)
+            grown = self.rows.grow_tree(k, self.grower, self.selector, self.iteration, weight_scale)
             self._take_step(grown, k)
             self.rows.add_tree(k, grown)
             if sampler.adapts:
@@ -337,6 +336,13 @@ class Trainer:
                 results.append(EvalResult(eval_set.name, metric.name, value, metric.higher_is_better,
                                           eval_set.is_training))
         return results
+
+
+def tree_growth(params: TrainingParams, booster: Booster, usable: np.ndarray) -> tuple[TreeGrower, FeatureSelector]:
+    """The tree grower of a run and its split selector (RGBM), for the model ``booster`` and the
+    features a split may use: built alike by the boosting loop and by every Dask worker."""
+    grower = TreeGrower(booster.bin_mapper, usable, params, feature_names=booster.feature_names)
+    return grower, FeatureSelector(params, grower.usable)
 
 
 def training_objective(params: TrainingParams) -> Objective:

@@ -8,9 +8,9 @@ Growth is split in two, so that the rows of a tree may live on one machine or on
 - A *row source* owns the rows: the tree's fixed-point gradients, the partition of its row list
   into nodes, and the histograms built from them (the protocol :class:`RowSource`).
   :class:`NodeRows` holds the rows of one machine and hands them to the loop, which then splits
-  them itself; :mod:`smartboost.dask` holds one per worker, and the loop stops for the grower to
-  have the workers split the rows and sum their histograms, which is exact (integer cells), so
-  both grow the same trees.
+  them itself; :mod:`smartboost.dask` runs one grower per worker on that worker's rows, and the
+  loop stops for the workers to split their rows and sum their histograms among themselves,
+  which is exact (integer cells), so every worker grows the trees of one machine.
 """
 
 from __future__ import annotations
@@ -396,7 +396,7 @@ class TreeGrower:
         Parameters
         ----------
         source : RowSource
-            The rows (a :class:`NodeRows` after ``set_rows``, or smartboost.dask's workers).
+            The rows (a :class:`NodeRows` after ``set_rows``, or a smartboost.dask worker's share of them).
         selector : FeatureSelector, optional
             Draws the candidate splits (RGBM); None or an inactive one allows every split.
         iteration : int

@@ -14,17 +14,20 @@ Design (``docs/concepts/distributed.md`` gives the reasoning and the costs):
   :class:`~smartboost.dask._rows._DaskRows`, which forwards each step to every shard's
   ``TrainingRows`` and adds up what they return. Per iteration: gradients and the row sample on
   each shard (the scale of the importance samplers solved from per-shard bucket sums,
-  :mod:`smartboost.sampling.distributed`); per tree: the fixed-point units (a max), the root
-  histogram (a sum); per split: each shard partitions its rows and returns the histogram of its
-  rows in the left child, built for its smaller child and derived by subtraction from its own
-  parent histogram, the driver sums them, derives the right child from its parent and scans
-  both (depth-wise trees: every split of a level in one step). Histogram cells are integers, so
-  the sums are exact and the trees equal those of one machine on the same rows and bin edges.
-- Steps go over one direct connection per shard (``multiprocessing.connection``, authenticated
-  with a random key per run): a Dask actor call costs milliseconds, a split must cost much less.
-  Every step waits at most ``timeout`` seconds for every shard; a lost worker or a timeout stops
-  training with :class:`~smartboost.errors.DistributedError`. Until the first iteration is done,
-  the first shard runs each step before the others (see
+  :mod:`smartboost.sampling.distributed`); per tree: one step, in which the shards grow the tree
+  together without the driver (:class:`~smartboost.dask._shard._PeerRows`). Each runs the
+  growth loop of one machine on its rows; wherever the loop needs rows, each shard builds its
+  part (fixed-point units and sums, the root's histogram, per split the children's row counts
+  and the left child's histogram) and the shards sum the parts among themselves by an
+  all-reduce over direct links (:mod:`smartboost.dask._peers`). Histogram cells are integers,
+  so every shard's loop sees the histograms of one machine and takes its decisions: the trees
+  equal those of one machine on the same rows and bin edges.
+- Steps go over one direct connection per shard, and exchanges over one per pair of shards
+  (``multiprocessing.connection``, authenticated with a random key per run): a Dask actor call
+  costs milliseconds, an exchange of a split must cost much less. Every wait lasts at most ``timeout``
+  seconds; a lost worker or a timeout stops training with
+  :class:`~smartboost.errors.DistributedError`. Until the first iteration is done, the first
+  shard runs each step before the others (see
   :meth:`~smartboost.dask._transport._Workers.call`).
 
 Ranking keeps every query inside one partition (checked, with a clear error naming the query).
@@ -33,7 +36,8 @@ uniform draws over every worker's rows), the objectives that refit their leaves 
 ``regression_l1``, ``mape``), and a training set listed among the evaluation sets.
 
 Modules, by concern: ``_shard`` (the worker side: a worker's rows and the steps run on them),
-``_transport`` (the driver's connections to the shards, messages, timeouts), ``_placement``
+``_peers`` (the links among the shards and their collectives), ``_transport`` (the driver's
+connections to the shards, messages, timeouts), ``_placement``
 (partitions, which worker holds each, starting the shards), ``_rows`` (the driver's row source
 that the grower calls), ``_train`` (:func:`train`), ``_predict`` (:func:`predict`) and
 ``estimators`` (the scikit-learn estimators).

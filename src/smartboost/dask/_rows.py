@@ -1,10 +1,11 @@
 """The driver's row source: :class:`_DaskRows` drives every shard's rows as one.
 
-``engine.Trainer`` and ``grower.TreeGrower`` call it as they call one machine's rows; each call
-becomes one step on every shard (:class:`~smartboost.dask._transport._Workers`), and the
-driver adds up the answers: sample sizes, fixed-point sums and histograms (exact integer sums).
-The samplers that decide over every row (importance sampling's scale, trimming's threshold and
-ties) decide here from per-shard bucket sums (:mod:`smartboost.sampling.distributed`).
+``engine.Trainer`` calls it as it calls one machine's rows; each call becomes one step on every
+shard (:class:`~smartboost.dask._transport._Workers`), and the driver adds up the answers
+(sample sizes). A tree is one step: the shards grow it together
+(:class:`~smartboost.dask._shard._PeerRows`). The samplers that decide over every row
+(importance sampling's scale, trimming's threshold and ties) decide here from per-shard bucket
+sums (:mod:`smartboost.sampling.distributed`).
 """
 
 from __future__ import annotations
@@ -13,18 +14,19 @@ from __future__ import annotations
 import numpy as np
 
 from .._params import TrainingParams
-from ..grower import GrownTree, SplitRequest
+from ..grower import GrownTree, TreeGrower
 from ..sampling import make_sampler
 from ..sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
                                     total_by_radix)
 from ..sampling.importance import ProportionalSampler
 from ..sampling.trimming import TrimmingSampler
+from ..selection import FeatureSelector
 from ._transport import _Workers
 
 
 class _DaskRows:
-    """Every shard's training rows driven as one: the rows of ``engine.Trainer`` and the row
-    source of ``grower.TreeGrower`` (see the module docstring for the steps).
+    """Every shard's training rows driven as one: the rows of ``engine.Trainer`` (see the
+    module docstring for the steps).
 
     Parameters
     ----------
@@ -46,12 +48,13 @@ class _DaskRows:
         self.part_rows = part_rows
         self.sampler = make_sampler(params, 0)  # the driver's copy: random keys and parameters only
         self._sampled = False
-        self._k = 0
+        self._warm = False
+        self.peer_bytes = 0
         self.traffic: list[int] = []
         self._traffic_mark: int | None = None
 
     def _record_traffic(self) -> None:
-        total = self.workers.bytes_sent + self.workers.bytes_received
+        total = self.workers.bytes_sent + self.workers.bytes_received + self.peer_bytes
         if self._traffic_mark is not None:
             self.traffic.append(total - self._traffic_mark)
         self._traffic_mark = total
@@ -114,46 +117,20 @@ class _DaskRows:
         answers = self.workers.call("members", prefix, prefix_shift)
         return np.concatenate([np.repeat(values, counts) for values, counts in answers])
 
-    def tree_rows(self, k: int) -> _DaskRows:
-        """The row source of the tree of output ``k``."""
-        self._k = k
-        return self
-
-    def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
-        """See ``grower.RowSource``: units are the largest any shard needs; sums add up."""
-        units = self.workers.call("units", self._k, features)
-        g_unit = max(u[0] for u in units)
-        h_unit = max(u[1] for u in units)
-        sums = self.workers.call("fixed_point", g_unit, h_unit)
-        return (g_unit, h_unit, *(sum(s[j] for s in sums) for j in range(3)))
-
-    def local_rows(self) -> None:
-        """See ``grower.RowSource``: the rows are the workers'."""
-        return None
-
-    def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
-        """See ``grower.RowSource``."""
-        _add_up(self.workers.call("root_histogram"), out)
-
-    def split_many(self, requests: list[SplitRequest]) -> list[tuple[int, int, int]]:
-        """See ``grower.RowSource``: one round trip; the histogram written is always the left child's."""
-        answers = self.workers.call("split_many", [request._replace(out=None) for request in requests],
-                                    [request.out is not None for request in requests])
-        results = []
-        for j, request in enumerate(requests):
-            left, out = request.left, request.out
-            if out is not None:
-                _add_up([answer[j][2] for answer in answers], out)
-            results.append((sum(answer[j][0] for answer in answers), sum(answer[j][1] for answer in answers),
-                            left if out is not None else -1))
-        return results
+    def grow_tree(self, k: int, grower: TreeGrower, selector: FeatureSelector, iteration: int,
+                  weight_scale: float) -> GrownTree:
+        """Have the shards grow the tree of output ``k`` together, each with its own copy of
+        ``grower`` and ``selector`` (built alike, ``engine.tree_growth``), in one step
+        (:class:`~smartboost.dask._shard._PeerRows`); the tree and the bytes the shards sent
+        each other."""
+        if not self._warm and len(self.workers) > 1:  # the first tree: kernels compiled one shard at a time
+            self.workers.call("warm", k, iteration, weight_scale)
+            self._warm = True
+        answers = self.workers.call("grow", k, iteration, weight_scale, together=True)
+        self.peer_bytes += sum(sent for _, sent in answers)
+        return answers[0][0]
 
     def add_tree(self, k: int, grown: GrownTree) -> None:
         """Add the new tree to every shard's scores."""
         self.workers.call("add_tree", k, grown)
 
-
-def _add_up(hists: list[np.ndarray], out: np.ndarray) -> None:
-    np.copyto(out, hists[0])
-    for hist in hists[1:]:
-        out += hist

@@ -4,7 +4,8 @@ A shard is a Dask actor, started where Dask placed the partitions
 (:mod:`smartboost.dask._placement`). It serves the driver over one direct connection
 (:mod:`smartboost.dask._transport`); each step of :class:`~smartboost.dask._rows._DaskRows` is
 an ``op_<step>`` method, which runs the worker's own ``TrainingRows`` and returns what the
-driver adds up.
+driver adds up. Trees are grown by the shards together (:class:`_PeerRows`), over links among
+them (:mod:`smartboost.dask._peers`).
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from .._params import TrainingParams
 from .._rows import TrainingRows
 from ..binning import BinMapper, BinnedData, category_counts
 from ..booster import Booster
-from ..engine import start_scores
+from ..engine import start_scores, tree_growth
 from ..errors import DataError
-from ..grower import GrownTree, SplitRequest
+from ..grower import GrownTree, NodeRows, SplitRequest
 from ..objectives import make_objective
 from ..tree import bins_in_set
+from ._peers import _Peers
 from ._transport import _no_delay, _portable
 
 _BINNING_STREAM = 0x42494E5348  # the shards' binning samples: their own random stream
@@ -62,10 +64,11 @@ class _Shard:
         worker = distributed.get_worker()
         self.name = worker.address
         self.n_threads = worker.state.nthreads
-        self.listener = Listener((urlparse(worker.address).hostname or "127.0.0.1", 0), authkey=authkey)
-        self._hists: dict[int, np.ndarray] = {}   # this worker's histogram of each open node
-        self._sums: dict[int, tuple[int, int]] = {}
-        self._free: list[np.ndarray] = []
+        host = urlparse(worker.address).hostname or "127.0.0.1"
+        self.listener = Listener((host, 0), authkey=authkey)  # the driver's link
+        self.peer_listener = Listener((host, 0), authkey=authkey)  # the other shards' links
+        self.authkey = authkey
+        self.peers: _Peers | None = None
         threading.Thread(target=self._serve, name="smartboost-shard", daemon=True).start()
 
     def address(self) -> tuple[str, int]:
@@ -108,7 +111,7 @@ class _Shard:
                 qids.append((self.qid[start], self.qid[start + n - 1]))
             start += n
         return {"n_rows": self.X.matrix.shape[0], "n_features": self.X.matrix.shape[1], "part_rows": self.part_rows,
-                "part_qids": qids, "from_dtype": self.X.from_dtype}
+                "part_qids": qids, "from_dtype": self.X.from_dtype, "peer_address": self.peer_listener.address}
 
     def op_bin_sample(self, n_sample: int, seed: int) -> np.ndarray:
         """``n_sample`` of this worker's rows, drawn without replacement (all when fewer)."""
@@ -139,13 +142,16 @@ class _Shard:
         weight = np.ones_like(self.label) if self.weight is None else self.weight
         return values, np.bincount(inverse, weights=weight, minlength=values.size)
 
-    def op_start(self, params: TrainingParams, booster: Booster, part_offsets: list[int]) -> None:
-        """Starting scores and the rows' training state; ``part_offsets`` are the global ids of
-        the first rows of this worker's partitions."""
+    def op_start(self, params: TrainingParams, booster: Booster, usable: np.ndarray, part_offsets: list[int]) -> None:
+        """Starting scores, the rows' training state and the tree grower (the boosting loop's:
+        ``usable`` are the features a split may use); ``part_offsets`` are the global ids of the
+        first rows of this worker's partitions."""
         scores = start_scores(booster, self.binned, self.init_score)
         row_ids = np.concatenate([np.arange(o, o + n, dtype=np.int64) for o, n in zip(part_offsets, self.part_rows)])
         self.rows = TrainingRows(self.binned, self.label, self.weight, scores, self.objective, params,
                                  self.n_threads, row_ids)
+        self.grower, self.selector = tree_growth(params, booster, usable)
+        self.peer_rows = _PeerRows(self.rows.node_rows, self.peers)
 
     # -- one iteration ------------------------------------------------------------------------
 
@@ -192,43 +198,131 @@ class _Shard:
         """The sampler's gradient correction, with the totals over every shard's rows."""
         self.rows.correct_gradients(self.ctx, totals)
 
-    def op_units(self, k: int, features: np.ndarray | None) -> tuple[float, float]:
-        """Start the tree of output ``k``: the fixed-point units these rows need."""
-        self.node_rows = self.rows.tree_rows(k)
-        self.node_rows.use_features(features)
-        return self.node_rows.units()
+    def op_connect(self, rank: int, addresses: list[tuple[str, int]], names: list[str], timeout: float) -> None:
+        """Connect to every other shard (all shards at once); ``rank`` is this one's position."""
+        self.peers = _Peers.connect(rank, self.peer_listener, addresses, names, self.authkey, timeout)
 
-    def op_fixed_point(self, g_unit: float, h_unit: float) -> tuple[int, int, int]:
-        """Fixed-point gradients in the tree's units; the root's sums and rows here."""
+    def op_warm(self, k: int, iteration: int, weight_scale: float) -> None:
+        """Grow the tree of output ``k`` alone, on a copy of its rows, and drop it: compiles (or
+        loads) the kernels of growth over peers before the shards grow a tree together (see
+        :meth:`~smartboost.dask._transport._Workers.call`)."""
+        rows = self.rows.tree_rows(k)
+        copy = NodeRows(self.binned, self.n_threads)
+        copy.set_rows(rows.ids.copy(), rows.grad, rows.hess, rows.weight, rows.grad_by_position)
+        self.grower.grow(_PeerRows(copy, _Peers.alone()), self.selector, iteration, weight_scale)
+
+    def op_grow(self, k: int, iteration: int, weight_scale: float) -> tuple[GrownTree | None, int]:
+        """Grow the tree of output ``k`` together with the other shards (all at once). Returns
+        the tree (from the first shard only: every shard grows the same) and the bytes this
+        shard sent to its peers."""
+        sent = self.peers.bytes_sent
+        self.peers.context = f"iteration {iteration}, tree of output {k}"
+        rows = self.rows.tree_rows(k)
+        source = rows if self.peers.size == 1 else self.peer_rows
+        grown = self.grower.grow(source, self.selector, iteration, weight_scale)
+        return (grown if self.peers.rank == 0 else None), self.peers.bytes_sent - sent
+
+    def op_add_tree(self, k: int, grown: GrownTree) -> None:
+        """Add the new tree of output ``k`` to the rows' scores."""
+        self.rows.add_tree(k, grown)
+
+    def op_close(self) -> None:
+        """End of training: drop the rows and the links to the other shards."""
+        if self.peers is not None:
+            self.peers.close()
+        self.rows = self.binned = self.peer_rows = self.peers = None
+
+
+class _PeerRows:
+    """A worker's rows of the tree being grown, as the row source (``grower.RowSource``) of its
+    own grower, whose histograms are those of every worker's rows together.
+
+    Every worker runs the same growth loop (``TreeGrower.grow``) on its rows. Where the loop
+    needs rows, each worker does its part on its own rows and the parts are summed among the
+    workers (:meth:`_Peers.all_reduce`, exact on integer cells): the fixed-point units (a max)
+    and root sums, the root's histogram, and for the splits of a step (one, or a depth-wise
+    level) the children's row counts and the histogram of each left child that the loop wants.
+    A worker builds its histogram of the child with fewer of its rows and derives the other one
+    by subtraction from its own histogram of the parent. So every worker's loop reads the
+    histograms of one machine holding every row, and takes the same decisions.
+
+    Parameters
+    ----------
+    node_rows : NodeRows
+        This worker's rows of the tree (``TrainingRows.tree_rows``).
+    peers : _Peers
+        The links to the other workers.
+    """
+
+    def __init__(self, node_rows: NodeRows, peers: _Peers) -> None:
+        self.node_rows = node_rows
+        self.peers = peers
+        self._hists: dict[int, np.ndarray] = {}   # this worker's histogram of each open node
+        self._sums: dict[int, tuple[int, int]] = {}  # and its fixed-point sums
+        self._free: list[np.ndarray] = []
+
+    def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
+        """See ``grower.RowSource``: units are the largest any worker needs; sums add up."""
         self._free += self._hists.values()
         self._hists.clear()
-        g, h, n = self.node_rows.to_fixed_point(g_unit, h_unit)
+        rows = self.node_rows
+        rows.use_features(features)
+        units = np.max(self.peers.all_gather(np.array(rows.units()), "fixed-point units"), axis=0)
+        g_unit, h_unit = float(units[0]), float(units[1])
+        g, h, n = rows.to_fixed_point(g_unit, h_unit)
         self._sums = {0: (g, h)}
-        return g, h, n
+        total = np.array([g, h, n], np.int64)
+        self.peers.all_reduce(total, "root sums")
+        return g_unit, h_unit, int(total[0]), int(total[1]), int(total[2])
 
-    def op_root_histogram(self) -> np.ndarray:
-        """Histogram of this worker's rows of the root."""
-        return self._build(0)
+    def local_rows(self) -> None:
+        """See ``grower.RowSource``: the loop stops for every step on rows."""
+        return None
 
-    def op_split(self, request: SplitRequest, want_histogram: bool) -> tuple[int, int, np.ndarray | None]:
-        """Partition the node of ``request`` (its ``out`` is not sent); with ``want_histogram``,
-        the histogram of this worker's rows in its left child (built for the smaller child here,
-        the other one by subtraction)."""
+    def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
+        """See ``grower.RowSource``."""
+        np.copyto(out, self._build(0))
+        self.peers.all_reduce(out.reshape(-1), "root histogram")
+
+    def split_many(self, requests: list[SplitRequest]) -> list[tuple[int, int, int]]:
+        """See ``grower.RowSource``: one exchange of the children's row counts and of the left
+        children's histograms for every split of the step."""
+        counts = np.empty((len(requests), 2), np.int64)
+        lefts = []
+        for j, request in enumerate(requests):
+            n_left, n_right, left = self._split(request)
+            counts[j] = n_left, n_right
+            if left is not None:
+                lefts.append((request.out, left))
+        flat = np.concatenate([counts.ravel(), *(left.ravel() for _, left in lefts)])
+        self.peers.all_reduce(flat, "split histograms")
+        at = counts.size
+        for out, _ in lefts:
+            out.reshape(-1)[:] = flat[at:at + out.size]
+            at += out.size
+        counts = flat[:counts.size].reshape(counts.shape)
+        return [(int(counts[j, 0]), int(counts[j, 1]), request.left if request.out is not None else -1)
+                for j, request in enumerate(requests)]
+
+    def _split(self, request: SplitRequest) -> tuple[int, int, np.ndarray | None]:
+        """Partition this worker's rows of the node of ``request``; its row counts in the two
+        children and, when the loop wants one, its histogram of the left child."""
         node, left, right, feature = request.node, request.left, request.right, request.feature
         parent = self._hists.pop(node)
         g, h = self._sums.pop(node)
-        offset = int(self.binned.histogram_layout.offsets[feature])
+        binned = self.node_rows.data
+        offset = int(binned.histogram_layout.offsets[feature])
         if request.left_set is not None:
             left_cells = parent[offset + bins_in_set(request.left_set)].sum(axis=0)
         else:
             left_cells = parent[offset:offset + request.bin + 1].sum(axis=0)
             if request.missing_left:
-                left_cells = left_cells + parent[offset + int(self.binned.mapper.n_bins[feature])]
+                left_cells = left_cells + parent[offset + int(binned.mapper.n_bins[feature])]
         gl, hl = int(left_cells[0]), int(left_cells[1])
         self._sums[left], self._sums[right] = (gl, hl), (g - gl, h - hl)
         n_left, n_right = self.node_rows.partition(node, left, right, feature, request.bin, request.missing_left,
                                                    request.left_set)
-        if not want_histogram:
+        if request.out is None:
             self._free.append(parent)
             return n_left, n_right, None
         small, large = (left, right) if n_left <= n_right else (right, left)
@@ -237,25 +331,13 @@ class _Shard:
         self._hists[large] = parent
         return n_left, n_right, self._hists[left]
 
-    def op_split_many(self, requests: list[SplitRequest],
-                      wanted: list[bool]) -> list[tuple[int, int, np.ndarray | None]]:
-        """:meth:`op_split` of every node of a depth-wise level, in order (none is a child of
-        another, so no returned histogram is touched by a later split of the list)."""
-        return [self.op_split(request, want) for request, want in zip(requests, wanted)]
-
     def _build(self, node: int) -> np.ndarray:
-        hist = self._free.pop() if self._free else np.empty((self.binned.histogram_layout.n_cells, 2), FIXED_DTYPE)
+        """This worker's histogram of ``node``, kept for its children."""
+        n_cells = self.node_rows.data.histogram_layout.n_cells
+        hist = self._free.pop() if self._free else np.empty((n_cells, 2), FIXED_DTYPE)
         self.node_rows.histogram(node, *self._sums[node], hist)
         self._hists[node] = hist
         return hist
-
-    def op_add_tree(self, k: int, grown: GrownTree) -> None:
-        """Add the new tree of output ``k`` to the rows' scores."""
-        self.rows.add_tree(k, grown)
-
-    def op_close(self) -> None:
-        """End of training: drop the rows."""
-        self.rows = self.binned = self.node_rows = None
 
 
 def _concat(parts: list[Any], part_index: list[int], name: str) -> np.ndarray | None:

@@ -64,7 +64,9 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
     reference : Dataset or Booster, optional
         Use its bin edges instead of learning them from the data.
     timeout : float
-        Seconds every distributed step may take before training stops with an error.
+        Seconds the driver waits for a worker's answer to a step (twice that for a tree, which
+        the workers grow in one step), and a worker for another's part of an exchange, before
+        training stops with :class:`~smartboost.errors.DistributedError`.
 
     Returns
     -------
@@ -107,6 +109,8 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
                 part_qids[i] = q
         if qid is not None:
             _check_queries_in_partitions([q for q in part_qids if q is not None])
+        workers.call_each("connect", [(rank, [d["peer_address"] for d in described], worker_names, timeout)
+                                      for rank in range(len(described))], together=True)
         names = feature_name or names_from_frame or [f"Column_{i}" for i in range(n_features)]
         mapper = _bin_edges(workers, described, resolved, init if init is not None else reference, names)
         missing = sum(workers.call("bin", mapper))
@@ -117,7 +121,8 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         # the labels' part of the start check (initial scores stay on the workers)
         check_start(objective, label_values, label_weights, booster._start_scores(label_values.size))
         part_offsets = np.concatenate([[0], np.cumsum(part_rows)[:-1]])
-        workers.call_each("start", [(resolved, booster, part_offsets[indices].tolist()) for indices in part_index])
+        workers.call_each("start", [(resolved, booster, usable, part_offsets[indices].tolist())
+                                    for indices in part_index])
         valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
         rows = _DaskRows(workers, n_rows, resolved, part_index, [d["part_rows"] for d in described])
         trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names)
@@ -140,7 +145,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
 
 
 def _driver_threads(link_ends: list[tuple[str, str]], num_threads: int) -> int:
-    """Threads of the driver's own kernels (split scans, evaluation): one when a shard runs on the
+    """Threads of the driver's own kernels (evaluation, the samplers' decisions): one when a shard runs on the
     driver's host (a link whose two ends have the same address), so that the driver does not take
     the cores the shard is working on; ``num_threads`` otherwise."""
     return 1 if any(local == peer for local, peer in link_ends) else num_threads

@@ -2,7 +2,7 @@
 every step sent to all and answered by all, each answer awaited at most ``timeout`` seconds.
 
 Steps go over ``multiprocessing.connection`` rather than Dask actor calls: an actor call costs
-milliseconds, a split must cost much less. A lost worker or a timeout stops training with
+milliseconds, and an iteration takes several steps. A lost worker or a timeout stops training with
 :class:`~smartboost.errors.DistributedError`; an error raised on a worker is raised again on
 the driver with the worker's traceback.
 """
@@ -74,7 +74,7 @@ class _Workers:
     def __len__(self) -> int:
         return len(self.conns)
 
-    def call(self, step: str, *args: Any) -> list[Any]:
+    def call(self, step: str, *args: Any, together: bool = False) -> list[Any]:
         """Run ``step(*args)`` on every shard; their answers in shard order.
 
         While ``one_at_a_time`` is set (setup and the first iteration, when the shards compile
@@ -84,20 +84,27 @@ class _Workers:
         or the cache can end up holding the index of one compilation and the code of another,
         which crashes later loads (numba issue #4807). It costs one step's time more, whatever
         the number of shards.
+
+        A step in which the shards talk to each other (``together``: connecting, growing a tree)
+        runs on every shard at once. The driver waits twice the timeout for its answers, so that
+        a shard stalled in an exchange is reported by the shards waiting for it, which wait at
+        most the timeout (:class:`~smartboost.dask._peers._Peers`).
         """
-        return self._run(step, [cloudpickle.dumps((step, args), protocol=5)] * len(self.conns))
+        return self._run(step, [cloudpickle.dumps((step, args), protocol=5)] * len(self.conns), together)
 
-    def call_each(self, step: str, args: Sequence[tuple]) -> list[Any]:
-        """Run ``step(*args[i])`` on shard ``i``; their answers in shard order."""
-        return self._run(step, [cloudpickle.dumps((step, a), protocol=5) for a in args])
+    def call_each(self, step: str, args: Sequence[tuple], together: bool = False) -> list[Any]:
+        """Run ``step(*args[i])`` on shard ``i``; their answers in shard order (``together``: as
+        for :meth:`call`)."""
+        return self._run(step, [cloudpickle.dumps((step, a), protocol=5) for a in args], together)
 
-    def _run(self, step: str, messages: list[bytes]) -> list[Any]:
-        first = 1 if self.one_at_a_time else 0
+    def _run(self, step: str, messages: list[bytes], together: bool) -> list[Any]:
+        first = 1 if self.one_at_a_time and not together else 0
+        wait = 2 * self.timeout if together else self.timeout
         answers = []
         for group in (range(first), range(first, len(self.conns))):
             for i in group:
                 self._send(i, step, self.conns[i], messages[i])
-            answers += [self._receive(i, step) for i in group]
+            answers += [self._receive(i, step, wait) for i in group]
         return answers
 
     def _send(self, i: int, step: str, conn: Any, message: bytes) -> None:
@@ -108,11 +115,11 @@ class _Workers:
                                    "worker died or was closed") from exc
         self.bytes_sent += len(message)
 
-    def _receive(self, i: int, step: str) -> Any:
+    def _receive(self, i: int, step: str, wait: float) -> Any:
         conn = self.conns[i]
         try:
-            if not conn.poll(self.timeout):
-                raise DistributedError(f"worker {self.names[i]} did not answer step '{step}' within {self.timeout:g} s "
+            if not conn.poll(wait):
+                raise DistributedError(f"worker {self.names[i]} did not answer step '{step}' within {wait:g} s "
                                        "(smartboost.dask.train's timeout)")
             message = conn.recv_bytes()
         except (EOFError, OSError) as exc:

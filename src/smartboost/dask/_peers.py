@@ -1,0 +1,203 @@
+"""The links among the shards: every shard connected to every other, and the two collectives
+that growing a tree together needs over them (``docs/concepts/distributed.md``).
+
+- :meth:`_Peers.all_reduce` sums an integer array over every shard, in place: a reduce-scatter
+  (shard ``j`` receives every other shard's ``j``-th slice of the array and adds them up) and
+  an all-gather of the summed slices. Each shard sends and receives ``2 (W - 1) / W`` times the
+  array in ``2 (W - 1)`` messages, in two rounds whatever the number of shards ``W``; two shards
+  swap their whole arrays instead, the same bytes in one round. Integer cells make the sum exact
+  in any order.
+- :meth:`_Peers.all_gather` gives every shard every shard's copy of a small array.
+
+The links are TCP connections, authenticated with the run's key by ``multiprocessing.connection``
+when they open, one per pair of shards (the lower rank connects to the higher), with socket
+buffers as large as the system allows. Then they carry bare array bytes: every shard runs the
+same growth loop, so the receiver knows each message's size and reads it straight into its
+array. Two shards send each other their slices at the same time, and then receive: a message
+that fits a quarter of the send buffer (two in flight, with room to spare) is written at once,
+since the write cannot block; a larger one goes through a thread of its link, so that two
+shards writing each other a large message do not wait on each other's receive. Every receive
+(and write) waits at most ``timeout`` seconds; a stalled or lost peer raises
+:class:`~smartboost.errors.DistributedError` naming both workers and the exchange.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import threading
+from multiprocessing.connection import Client, Connection, Listener
+
+import numpy as np
+
+from ..errors import DistributedError
+from ._transport import _no_delay
+
+_BUFFER_BYTES = 1 << 22  # the socket buffers asked for (the system caps them)
+
+
+class _Peers:
+    """One shard's links to every other shard.
+
+    Parameters
+    ----------
+    rank : int
+        This shard's position among the shards.
+    links : dict of int to Connection
+        The (authenticated) connection to every other shard, by its rank; taken over.
+    names : list of str
+        Every shard's worker address, by rank, for messages.
+    timeout : float
+        Seconds each receive waits for its peer.
+    """
+
+    def __init__(self, rank: int, links: dict[int, Connection], names: list[str], timeout: float) -> None:
+        self.rank = rank
+        self.size = len(names)
+        self.names = names
+        self.timeout = timeout
+        self.others = sorted(links)
+        self.links = {j: _bare_socket(conn, timeout) for j, conn in links.items()}
+        self.bytes_sent = 0
+        self.context = ""  # where in training the exchanges happen, for messages
+        self._inline = min((sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) // 4
+                            for sock in self.links.values()), default=0)
+        self._scratch = np.empty(0, np.uint8)
+        self._outboxes: dict[int, queue.SimpleQueue] = {j: queue.SimpleQueue() for j in links}
+        for j, sock in self.links.items():
+            threading.Thread(target=_send_loop, args=(sock, self._outboxes[j]), name=f"smartboost-peer-{j}",
+                             daemon=True).start()
+
+    @classmethod
+    def alone(cls) -> _Peers:
+        """The links of a shard that has no peers (every collective returns its input)."""
+        return cls(0, {}, [""], 0.0)
+
+    @classmethod
+    def connect(cls, rank: int, listener: Listener, addresses: list[tuple[str, int]], names: list[str],
+                authkey: bytes, timeout: float) -> _Peers:
+        """Connect to every other shard: accept the lower ranks on ``listener`` (closed after)
+        and connect to the higher ones at their ``addresses``. Every shard must call it at the
+        same time."""
+        links: dict[int, Connection] = {}
+
+        def accept() -> None:
+            for _ in range(rank):
+                conn = listener.accept()
+                links[int.from_bytes(conn.recv_bytes(), "little")] = _no_delay(conn)
+
+        acceptor = threading.Thread(target=accept, name="smartboost-peer-accept", daemon=True)
+        acceptor.start()
+        for j in range(rank + 1, len(addresses)):
+            try:
+                conn = _no_delay(Client(tuple(addresses[j]), authkey=authkey))
+            except OSError as exc:
+                raise DistributedError(f"worker {names[rank]} could not connect to worker {names[j]} at "
+                                       f"{addresses[j]}: {exc}") from exc
+            conn.send_bytes(rank.to_bytes(4, "little"))
+            links[j] = conn
+        acceptor.join(timeout)
+        listener.close()
+        missing = [names[j] for j in range(rank) if j not in links]
+        if missing:
+            raise DistributedError(f"worker {names[rank]} was not reached by worker(s) {', '.join(missing)} within "
+                                   f"{timeout:g} s (smartboost.dask.train's timeout)")
+        return cls(rank, links, names, timeout)
+
+    def _send(self, j: int, array: np.ndarray) -> None:
+        """Send ``array`` (contiguous) to peer ``j``: at once, or a copy through the link's thread."""
+        self.bytes_sent += array.nbytes
+        if array.nbytes > self._inline:
+            self._outboxes[j].put(array.tobytes())
+            return
+        try:
+            self.links[j].sendall(memoryview(array).cast("B"))
+        except OSError:  # the peer is gone or stalled, which the next receive from it reports
+            pass
+
+    def _receive(self, j: int, out: np.ndarray, what: str) -> np.ndarray:
+        """Fill ``out`` (contiguous) with the next ``out.nbytes`` bytes from peer ``j``."""
+        sock, view = self.links[j], memoryview(out).cast("B")
+        me, peer = self.names[self.rank], self.names[j]
+        got = 0
+        while got < view.nbytes:
+            try:
+                n = sock.recv_into(view[got:])
+            except TimeoutError as exc:
+                raise DistributedError(f"worker {me} waited more than {self.timeout:g} s for worker {peer} in the "
+                                       f"exchange of {what} ({self.context}; smartboost.dask.train's timeout)") from exc
+            except OSError as exc:
+                n = 0
+                cause = exc
+            else:
+                cause = None
+            if n == 0:
+                raise DistributedError(f"worker {me} lost the connection to worker {peer} in the exchange of {what} "
+                                       f"({self.context}): that worker died or was closed") from cause
+            got += n
+        return out
+
+    def _scratch_like(self, array: np.ndarray) -> np.ndarray:
+        """A reusable buffer of ``array``'s size and dtype."""
+        if self._scratch.nbytes < array.nbytes:
+            self._scratch = np.empty(array.nbytes, np.uint8)
+        return self._scratch[:array.nbytes].view(array.dtype)
+
+    def all_gather(self, array: np.ndarray, what: str) -> list[np.ndarray]:
+        """Every shard's ``array`` (1-d, all of one size and dtype), in rank order."""
+        for j in self.others:
+            self._send(j, array)
+        out = [array] * self.size
+        for j in self.others:
+            out[j] = self._receive(j, np.empty_like(array), what)
+        return out
+
+    def all_reduce(self, flat: np.ndarray, what: str) -> None:
+        """Replace the 1-d integer array ``flat`` by its sum over every shard (reduce-scatter,
+        then all-gather; see the module docstring)."""
+        if self.size == 1:
+            return
+        if self.size == 2:  # one round instead of two, for the same bytes: swap the whole arrays
+            (j,) = self.others
+            self._send(j, flat)
+            flat += self._receive(j, self._scratch_like(flat), what)
+            return
+        bounds = flat.size * np.arange(self.size + 1) // self.size
+        for j in self.others:
+            self._send(j, flat[bounds[j]:bounds[j + 1]])
+        mine = flat[bounds[self.rank]:bounds[self.rank + 1]]
+        for j in self.others:
+            mine += self._receive(j, self._scratch_like(mine), what)
+        for j in self.others:
+            self._send(j, mine)
+        for j in self.others:
+            self._receive(j, flat[bounds[j]:bounds[j + 1]], what)
+
+    def close(self) -> None:
+        """Stop the send threads and close the links."""
+        for outbox in self._outboxes.values():
+            outbox.put(None)
+        for sock in self.links.values():
+            sock.close()
+
+
+def _bare_socket(conn: Connection, timeout: float) -> socket.socket:
+    """The socket of an authenticated link, taken over from ``conn`` (closed), with the largest
+    buffers the system allows and ``timeout`` on every read and write."""
+    sock = socket.socket(fileno=os.dup(conn.fileno()))
+    conn.close()
+    for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+        sock.setsockopt(socket.SOL_SOCKET, option, _BUFFER_BYTES)
+    sock.settimeout(timeout)
+    return sock
+
+
+def _send_loop(sock: socket.socket, outbox: queue.SimpleQueue) -> None:
+    """Send what is put in ``outbox`` on ``sock``, in order, until None. A failed send ends it:
+    the peer is gone or stalled, which the next receive from it reports."""
+    while (data := outbox.get()) is not None:
+        try:
+            sock.sendall(data)
+        except OSError:
+            return
