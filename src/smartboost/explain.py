@@ -127,12 +127,13 @@ def explain_contributions(booster: Booster, X: object, n_trees: int,
     if not trees:
         return out
     cover_share = np.concatenate([_cover_share(t) for t in trees])
+    max_depth = max(t.depth() for t in trees)
     tree_points = np.array([_quadrature_points(t) for t in trees], np.int64)
     points, weights = _gauss_legendre(int(tree_points.max()))
     for start, rows in chunks:
         tree_shap(rows, packed.feature, packed.threshold, packed.missing_left, packed.left, packed.right,
-                  packed.categorical, packed.value, cover_share, packed.roots[:n_trees], n_outputs,
-                  max(t.depth() for t in trees), points, weights, tree_points, out[start:start + rows.shape[0]])
+                  packed.categorical, packed.value, cover_share, packed.roots[:n_trees], n_outputs, max_depth,
+                  points, weights, tree_points, out[start:start + rows.shape[0]])
     return out
 
 
