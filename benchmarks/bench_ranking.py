@@ -232,7 +232,7 @@ class _SmartboostRun:
     ``Booster.evals_result`` as :func:`smartboost.train` records it)."""
 
     def __init__(self, params, train, test, trees, n_threads):
-        resolved = training_params({**params, "metric": "ndcg@10", "verbosity": -1}, train, trees)
+        resolved = training_params({**params, "metric": "ndcg@10", "verbosity": -1}, trees)
         self.trainer = Trainer.local(resolved, train, [test], ["test"], None, n_threads)
         self.trees = trees
         self.ndcg = self.trainer.booster.evals_result.setdefault("test", {}).setdefault("ndcg@10", [])
