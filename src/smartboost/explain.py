@@ -78,12 +78,12 @@ def _cover_share(tree: Tree) -> np.ndarray:
     return share
 
 
-def _quadrature_points(tree: Tree) -> int:
-    """Gauss-Legendre points for the tree: the integrands of the quadrature form are
-    polynomials of degree below the number of distinct features on a path, at most the depth
-    and at most the number of features the tree splits on, and ``m`` points integrate degree
-    ``2m - 1`` exactly."""
-    distinct = min(tree.depth(), np.unique(tree.feature[tree.left >= 0]).size)
+def _quadrature_points(tree: Tree, depth: int) -> int:
+    """Gauss-Legendre points for the tree of this depth: the integrands of the quadrature form
+    are polynomials of degree below the number of distinct features on a path, at most the
+    depth and at most the number of features the tree splits on, and ``m`` points integrate
+    degree ``2m - 1`` exactly."""
+    distinct = min(depth, np.unique(tree.feature[tree.left >= 0]).size)
     return max(1, (distinct + 1) // 2)
 
 
@@ -127,12 +127,12 @@ def explain_contributions(booster: Booster, X: object, n_trees: int,
     if not trees:
         return out
     cover_share = np.concatenate([_cover_share(t) for t in trees])
-    max_depth = max(t.depth() for t in trees)
-    tree_points = np.array([_quadrature_points(t) for t in trees], np.int64)
+    depths = [t.depth() for t in trees]
+    tree_points = np.array([_quadrature_points(t, d) for t, d in zip(trees, depths)], np.int64)
     points, weights = _gauss_legendre(int(tree_points.max()))
     for start, rows in chunks:
         tree_shap(rows, packed.feature, packed.threshold, packed.missing_left, packed.left, packed.right,
-                  packed.categorical, packed.value, cover_share, packed.roots[:n_trees], n_outputs, max_depth,
+                  packed.categorical, packed.value, cover_share, packed.roots[:n_trees], n_outputs, max(depths),
                   points, weights, tree_points, out[start:start + rows.shape[0]])
     return out
 
