@@ -86,6 +86,15 @@ def test_weighted_quantile_follows_its_definition():
     assert weighted_quantile(values, np.zeros(4), 0.5) == 0.0
 
 
+@pytest.mark.parametrize("alpha", [0.1, 0.25, 0.5, 0.75, 0.9, 0.37])
+def test_unit_weights_select_the_value_the_sorted_scan_stops_at(alpha):
+    # unit weights take a selection path; weights of 2 (the same quantile, exact sums) the sorted scan
+    rng = np.random.default_rng(7)
+    for n in range(1, 60):
+        for values in (rng.integers(0, 4, n).astype(float), rng.normal(size=n)):
+            assert weighted_quantile(values, np.ones(n), alpha) == weighted_quantile(values, np.full(n, 2.0), alpha)
+
+
 def _heteroscedastic(n, seed):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, 5))

@@ -46,13 +46,17 @@ def _piecewise_linear_grad_hess(above, below, at, percentage, label, raw, out_gr
 def weighted_quantile(values, weights, alpha):
     """The weighted ``alpha``-quantile of ``values`` (see the module docstring); 0 when the
     weights sum to 0."""
-    order = np.argsort(values, kind="mergesort")
     total = 0.0
+    unit = True
     for k in range(weights.shape[0]):
         total += weights[k]
+        unit = unit and weights[k] == 1.0
     if not total > 0.0:
         return 0.0
     target = alpha * total
+    if unit:
+        return _unit_weight_quantile(values, target)
+    order = np.argsort(values, kind="mergesort")
     cumulative = 0.0
     for j in range(order.shape[0]):
         cumulative += weights[order[j]]
@@ -64,6 +68,28 @@ def weighted_quantile(values, weights, alpha):
                     return 0.5 * (values[order[j]] + values[order[after]])
             return values[order[j]]
     return values[order[order.shape[0] - 1]]
+
+
+@njit(cache=True, nogil=True)
+def _unit_weight_quantile(values, target):
+    """:func:`weighted_quantile` when every weight is 1, by selection instead of a sort.
+
+    The running weight after the j-th smallest value is then the integer j + 1, exact in
+    floating point, so the value the sorted scan stops at is known beforehand: the
+    floor(target)-th smallest, or, when the target is a whole number m, the midpoint of the
+    (m - 1)-th and m-th smallest. ``np.partition`` finds them in linear expected time.
+    """
+    m = np.int64(np.floor(target))
+    n = values.shape[0]
+    if m >= n:  # alpha n rounded up to n: the scan reaches the target at the largest value
+        return np.partition(values, n - 1)[n - 1]
+    if m == target and m >= 1:
+        below = np.partition(values, m - 1)
+        following = below[m]
+        for k in range(m + 1, n):
+            following = min(following, below[k])
+        return 0.5 * (below[m - 1] + following)
+    return np.partition(values, m)[m]
 
 
 @njit(cache=True, nogil=True, parallel=True)
