@@ -4,7 +4,7 @@ Usage (public sets are read through ``smartboost.datasets`` from ``$SMARTBOOST_D
 
     python benchmarks/bench_sampling.py smart-table --dataset a8a
     python benchmarks/bench_sampling.py mvs-figure --dataset a8a --seeds 5
-    python benchmarks/bench_sampling.py iteration-cost [--dataset synthetic] [--repeats 3] [--phases [--split-growth]] \\
+    python benchmarks/bench_sampling.py iteration-cost [--dataset synthetic] [--repeats 3] [--phases] \\
         [--lightgbm]
     python benchmarks/bench_sampling.py side-by-side --dataset synthetic --rates 0.05 0.1 0.2 \\
         [--libraries lightgbm] [--leaves 31] [--seed 1]
@@ -19,9 +19,8 @@ improved diagonal approximation does to the sampled gradients (their norm and co
 against the uncorrected ones). Every run prints markdown; tables and PNG plots (matplotlib) go
 to ``benchmarks/results/``.
 ``iteration-cost --phases`` also prints where the wall time of an iteration goes, step by step
-(``benchmarks/phases.py``), for no sampling and each sampler and rate (tree growth as one step,
-or with ``--split-growth`` its kernels one by one, grown by the Python loop); ``--lightgbm`` the same
-ratios for LightGBM's bagging and GOSS at those rates, measured after smartboost's in the same run.
+(``benchmarks/phases.py``), for no sampling and each sampler and rate (tree growth as one step);
+``--lightgbm`` the same ratios for LightGBM's bagging and GOSS at those rates, measured after smartboost's in the same run.
 Datasets: any binary set of the registry (``a8a``, ``lightgbm-binary``, ``agaricus``, ...) and
 ``synthetic`` (``make_higgs_like``: 1,000,000 training rows, 250,000 test rows, 28 features).
 All runs use 2 threads, learning rate 0.1, 255 bins, and 31 leaves (255 on ``synthetic``;
@@ -80,7 +79,7 @@ def cmd_iteration_cost(args) -> None:
     samplers = [SamplerSpec(name, {"sampling": name}) for name in args.samplers] if args.samplers else COST_SAMPLERS
     _show(iteration_cost(data, args.rates, args.trees, samplers, threads=THREADS, repeats=args.repeats))
     if args.phases:
-        _phase_table(data, samplers, args.rates, args.trees, args.split_growth)
+        _phase_table(data, samplers, args.rates, args.trees)
     if args.lightgbm:
         _lightgbm_iteration_cost(data, args.rates, args.trees, args.repeats)
 
@@ -136,7 +135,7 @@ def _lightgbm_sampling(rate: float) -> dict[str, dict]:
             f"goss {rate}": {"data_sample_strategy": "goss", "top_rate": 2 * rate / 3, "other_rate": rate / 3}}
 
 
-def _phase_table(data, samplers, rates, trees, split_growth=False) -> None:
+def _phase_table(data, samplers, rates, trees) -> None:
     """Where an iteration's wall time goes, without sampling and for each sampler and rate (one
     more run each, under :class:`phases.PhaseTimer`; ms per iteration over all iterations)."""
     params = {**base_params(data, None, THREADS), "verbosity": -1}
@@ -145,7 +144,7 @@ def _phase_table(data, samplers, rates, trees, split_growth=False) -> None:
                                  for spec in samplers for rate in rates]
     split = {}
     for label, run in runs:
-        timer = PhaseTimer(split_growth)
+        timer = PhaseTimer()
         try:
             booster = sb.train(run, train_set, trees)
         finally:
@@ -555,9 +554,6 @@ def main() -> None:
                                                     help="measure every (none, sampler) pair this many times")
     commands.choices["iteration-cost"].add_argument("--phases", action="store_true",
                                                     help="also time the steps of an iteration")
-    commands.choices["iteration-cost"].add_argument("--split-growth", action="store_true",
-                                                    help="with --phases: grow trees by the Python loop, so that "
-                                                         "histograms, partitions and split scans are timed apart")
     commands.choices["iteration-cost"].add_argument("--lightgbm", action="store_true",
                                                     help="also LightGBM's own ratios (bagging, GOSS)")
     side = commands.choices["side-by-side"]

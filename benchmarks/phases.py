@@ -11,10 +11,8 @@ class PhaseTimer:
     """Wall and process CPU seconds spent in the steps of an iteration (``--phases``), by
     wrapping the library's methods for the duration of a run.
 
-    A tree grown in one compiled call (``_kernels.grow.grow_tree``) is one step, "tree growth";
-    with ``split_growth`` trees are grown by the Python loop instead (the same trees), whose
-    histogram, partition and split-scan calls are timed one by one, Python between them in
-    "rest".
+    A tree is grown in one compiled call (``_kernels.grow.grow_tree``): its histograms, partitions
+    and split scans are one step, "tree growth".
     """
 
     STEPS = (("gradients", "_rows", "TrainingRows", "compute_gradients"),
@@ -22,21 +20,13 @@ class PhaseTimer:
              ("fixed point", "grower", "NodeRows", "units"),
              ("fixed point", "grower", "NodeRows", "to_fixed_point"),
              ("column copy", "grower", "NodeRows", "use_features"),
-             ("histograms", "grower", "NodeRows", "histogram"),
-             ("partitions", "grower", "NodeRows", "partition"),
-             ("split scans", "grower", None, "find_best_split"),
-             ("split scans", "grower", None, "subtract_and_find_splits"),
              ("tree growth", "grower", None, "grow_tree"),
              ("score update", "_rows", "TrainingRows", "add_tree"))
 
-    def __init__(self, split_growth: bool = False):
+    def __init__(self):
         self.seconds = defaultdict(float)
         self.cpu = defaultdict(float)
         self._saved = []
-        if split_growth:
-            grower = importlib.import_module("smartboost.grower").TreeGrower
-            self._saved.append((grower, "_pool", grower._pool))
-            grower._pool = lambda self, source, n_root: None
         for phase, module, owner, name in self.STEPS:
             target = importlib.import_module(f"smartboost.{module}")
             target = getattr(target, owner) if owner else target
