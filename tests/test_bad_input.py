@@ -126,6 +126,53 @@ def test_sparse_and_dataframe_inputs_predict_like_dense():
         named.predict(df.rename(columns={"f0": "other"}))
 
 
+@pytest.mark.parametrize("chunk_bytes", [1 << 24, 64])
+def test_wide_sparse_rows_predict_from_the_used_columns_only(chunk_bytes, monkeypatch):
+    import tracemalloc
+
+    from smartboost import booster as booster_module
+
+    rng = np.random.default_rng(3)
+    n, width = 400, 200_000
+    dense_part = rng.normal(size=(n, 4))
+    cols = np.concatenate([np.arange(4), [width - 1]])  # the last column holds a stray value
+    values = np.column_stack([dense_part, np.where(np.arange(n) == 7, 5.0, 0.0)])
+    X = sp.csr_matrix((values.ravel(), (np.repeat(np.arange(n), 5), np.tile(cols, n))), shape=(n, width))
+    y = (dense_part[:, 0] + dense_part[:, 1] > 0).astype(float)
+    booster = sb.train({"objective": "binary", "verbosity": -1, "min_data_in_leaf": 5}, sb.Dataset(X, y), 5)
+    assert booster._packed.used_features.size < 10
+    expected = booster.predict(X[:50].toarray())  # C-ordered dense: read as it is
+    monkeypatch.setattr(booster_module, "_PREDICT_CHUNK_BYTES", chunk_bytes)
+    tracemalloc.start()
+    got = booster.predict(X[:50])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    np.testing.assert_array_equal(got, expected)
+    assert peak < 4 << 20  # 50 dense rows of every column would take 80 MB
+    np.testing.assert_array_equal(booster.predict(X[:50].tocsc()), expected)
+    np.testing.assert_array_equal(booster.predict(np.asfortranarray(X[:50].toarray())), expected)
+
+
+def test_categorical_rows_predict_from_the_used_columns_only(monkeypatch):
+    pd = pytest.importorskip("pandas")
+    from smartboost import booster as booster_module
+
+    rng = np.random.default_rng(4)
+    n = 600
+    df = pd.DataFrame({"unused": rng.normal(size=n), "cat": pd.Categorical(rng.choice(list("pqrstu"), n)),
+                       "cat_unused": pd.Categorical(rng.choice(list("xy"), n)), "a": rng.normal(size=n)})
+    y = (df["a"] + df["cat"].isin(["p", "r"]) > 0.5).astype(float)
+    train_set = sb.Dataset(df, y)
+    booster = sb.train({"objective": "binary", "verbosity": -1, "min_data_in_leaf": 5,
+                        "interaction_constraints": [[1, 3]]}, train_set, 5)
+    assert set(booster._packed.used_features) == {1, 3}
+    expected = booster._start_scores(n)[0]
+    booster.predict_binned(train_set.binned, expected)  # the walk on the training bins, every column
+    for chunk_bytes in (100, 1 << 24):
+        monkeypatch.setattr(booster_module, "_PREDICT_CHUNK_BYTES", chunk_bytes)
+        np.testing.assert_array_equal(booster.predict(df, raw_score=True), expected)
+
+
 # -- numeric range at the boundary ---------------------------------------------------------
 
 def test_prediction_of_zero_rows_is_empty():

@@ -22,9 +22,10 @@ from .tree import PackedTrees, Tree
 
 __all__ = ["Booster"]
 
-_PREDICT_CHUNK_ROWS = 65536
+_PREDICT_CHUNK_BYTES = 1 << 24
 """Sparse or non-C-ordered input, or input with categorical features, is converted and predicted
-this many rows at a time."""
+in blocks of rows of at most this many bytes (at least one row), so that memory does not grow with
+the rows, nor with a wide sparse matrix's columns times the rows."""
 
 
 def _tree_block_rows(n_rows: int, n_features: int, itemsize: int, n_threads: int) -> int:
@@ -196,22 +197,25 @@ class Booster:
         asked = [name for name, flag in zip(explained, (pred_leaf, pred_contrib, pred_interactions)) if flag]
         if len(asked) > 1:
             raise ParameterError(f"give at most one of pred_leaf, pred_contrib and pred_interactions, not {asked}")
-        X, chunks = self._prediction_rows(data)
         n_trees = self._n_trees(num_iteration)
         if asked:
+            X, chunks = self._prediction_rows(data)
             with threads(self.params.get("num_threads", 0)):
                 return explained[asked[0]](self, X, n_trees, chunks)
         packed = self._packed
+        X, chunks = self._prediction_rows(data, packed.used_features)
         n_outputs = self.objective.num_outputs
         roots = packed.roots[:n_trees]
         class_roots = [np.ascontiguousarray(roots[k::n_outputs]) for k in range(n_outputs)]
-        missing = np.full(self.num_feature(), np.nan)
         out = self._start_scores(X.shape[0])
         with threads(self.params.get("num_threads", 0)) as n_threads:
             for start, chunk in chunks:
+                # a block holds every column, or only the used ones (fewer)
+                feature = packed.feature if chunk.shape[1] == self.num_feature() else packed.compact_feature
+                missing = np.full(chunk.shape[1], np.nan)
                 block = _tree_block_rows(*chunk.shape, chunk.itemsize, n_threads)
                 for k in range(n_outputs):  # class k owns trees k, k + K, k + 2K, ...
-                    predict_trees(chunk, packed.feature, packed.threshold, packed.missing_left, missing,
+                    predict_trees(chunk, feature, packed.threshold, packed.missing_left, missing,
                                   packed.left, packed.right, packed.value, class_roots[k],
                                   out[k, start:start + chunk.shape[0]], block, packed.categorical)
         if n_outputs == 1:
@@ -220,9 +224,10 @@ class Booster:
             out = self.objective.transform(out)
         return out.T.copy() if n_outputs > 1 else out
 
-    def _prediction_rows(self, data: Any) -> tuple[Any, Iterator[tuple[int, np.ndarray]]]:
+    def _prediction_rows(self, data: Any, used: np.ndarray | None = None) -> tuple[Any, Iterator[tuple[int, np.ndarray]]]:
         """``data`` converted for prediction, its features checked against the model's, and its
-        blocks of rows as the tree walks read them (:func:`_row_chunks`)."""
+        blocks of rows as the tree walks read them (:func:`_row_chunks`; ``used``: the only
+        columns the walks read, or None for all of them)."""
         features = to_features(data, "data", allow_empty=True)
         X, names = features.matrix, features.names
         if X.shape[1] != self.num_feature():
@@ -232,7 +237,7 @@ class Booster:
                             f"{self.feature_names[:5]}...")
         self.bin_mapper.check_text_columns(features)
         category_bins = {f: self.bin_mapper.category_bins(features, f) for f in self.bin_mapper.categories}
-        return X, _row_chunks(X, category_bins)
+        return X, _row_chunks(X, category_bins, used)
 
     def predict_binned(self, data: BinnedData, out: np.ndarray, first_tree: int = 0,
                        last_tree: int | None = None, step: int = 1) -> None:
@@ -308,20 +313,36 @@ class Booster:
                 f"features={self.num_feature()}>")
 
 
-def _row_chunks(X: Any, category_bins: dict[int, np.ndarray]) -> Iterator[tuple[int, np.ndarray]]:
-    """``(start, rows)``: a converted matrix as C-ordered dense blocks of rows (the whole matrix
-    when it is one already and has no categorical feature; else ``_PREDICT_CHUNK_ROWS`` rows at a
-    time). A categorical feature's column holds the rows' bins (``category_bins[f]``), which the
-    tree walks test against the nodes' left sets, in a float64 copy of each block."""
+def _row_chunks(X: Any, category_bins: dict[int, np.ndarray],
+                used: np.ndarray | None = None) -> Iterator[tuple[int, np.ndarray]]:
+    """``(start, rows)``: a converted matrix as C-ordered dense blocks of rows.
+
+    The whole matrix when it is one already and has no categorical feature; else blocks of at
+    most ``_PREDICT_CHUNK_BYTES``, which hold only the columns ``used`` when they are fewer than
+    all (a sparse matrix of many columns is never made dense in full). A categorical feature's
+    column holds the rows' bins (``category_bins[f]``), which the tree walks test against the
+    nodes' left sets, in a float64 copy of each block.
+    """
     if not category_bins and not issparse(X) and X.flags.c_contiguous:
         yield 0, X
         return
-    for start in range(0, X.shape[0], _PREDICT_CHUNK_ROWS):
-        rows = dense_rows(X, start, start + _PREDICT_CHUNK_ROWS)
+    columns = None
+    if used is not None and used.size < X.shape[1]:
+        columns = used
+        X = X[:, used]  # a sparse matrix's column selection reads its entries once
+    width = X.shape[1]
+    step = max(1, _PREDICT_CHUNK_BYTES // (8 * max(1, width)))
+    for start in range(0, X.shape[0], step):
+        rows = dense_rows(X, start, start + step)
         if category_bins:
             rows = np.array(rows, np.float64)
             for f, bins in category_bins.items():
-                rows[:, f] = bins[start:start + rows.shape[0]]
+                if columns is None:
+                    rows[:, f] = bins[start:start + rows.shape[0]]
+                else:
+                    at = np.searchsorted(columns, f)
+                    if at < width and columns[at] == f:
+                        rows[:, at] = bins[start:start + rows.shape[0]]
         yield start, rows
 
 

@@ -301,6 +301,11 @@ class PackedTrees:
     ----------
     roots : ndarray of int64
         Global index of each tree's root; predicting with the first k trees uses ``roots[:k]``.
+    used_features : ndarray of int64
+        The features some split tests, in increasing order: the only columns a prediction reads.
+    compact_feature : ndarray of int32
+        ``feature`` renumbered into ``used_features`` (-1 at leaves): the split features of rows
+        that hold only the used columns.
     """
 
     def __init__(self, trees: list[Tree]) -> None:
@@ -321,6 +326,10 @@ class PackedTrees:
         self.value = cat("value")
         self.left = cat_children("left")
         self.right = cat_children("right")
+        split = self.left >= 0
+        self.used_features = np.unique(self.feature[split]).astype(np.int64)
+        self.compact_feature = np.full(self.feature.size, -1, np.int32)
+        self.compact_feature[split] = np.searchsorted(self.used_features, self.feature[split])
         self.categorical: CategoricalNodes | None = None
         """The categorical splits (None: there is none)."""
         if any(t.categorical_nodes.any() for t in trees):
