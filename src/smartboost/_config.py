@@ -92,6 +92,9 @@ def threads(num_threads: int) -> Iterator[int]:
     previous = numba.get_num_threads()
     available = numba.config.NUMBA_NUM_THREADS
     n = available if num_threads <= 0 else min(num_threads, available)
+    if n == previous:  # the usual case: no setting to change and restore around a short call
+        yield n
+        return
     numba.set_num_threads(n)
     try:
         yield n

@@ -205,8 +205,7 @@ class Booster:
         packed = self._packed
         X, chunks = self._prediction_rows(data, packed.used_features)
         n_outputs = self.objective.num_outputs
-        roots = packed.roots[:n_trees]
-        class_roots = [np.ascontiguousarray(roots[k::n_outputs]) for k in range(n_outputs)]
+        class_roots = packed.output_roots(n_trees, n_outputs)
         out = self._start_scores(X.shape[0])
         with threads(self.params.get("num_threads", 0)) as n_threads:
             for start, chunk in chunks:
@@ -214,7 +213,7 @@ class Booster:
                 feature = packed.feature if chunk.shape[1] == self.num_feature() else packed.compact_feature
                 missing = np.full(chunk.shape[1], np.nan)
                 block = _tree_block_rows(*chunk.shape, chunk.itemsize, n_threads)
-                for k in range(n_outputs):  # class k owns trees k, k + K, k + 2K, ...
+                for k in range(n_outputs):
                     predict_trees(chunk, feature, packed.threshold, packed.missing_left, missing,
                                   packed.left, packed.right, packed.value, class_roots[k],
                                   out[k, start:start + chunk.shape[0]], block, packed.categorical)

@@ -326,6 +326,7 @@ class PackedTrees:
         self.value = cat("value")
         self.left = cat_children("left")
         self.right = cat_children("right")
+        self._output_roots: dict[tuple[int, int], list[np.ndarray]] = {}
         split = self.left >= 0
         self.used_features = np.unique(self.feature[split]).astype(np.int64)
         self.compact_feature = np.full(self.feature.size, -1, np.int32)
@@ -335,3 +336,12 @@ class PackedTrees:
         if any(t.categorical_nodes.any() for t in trees):
             self.categorical = CategoricalNodes(np.concatenate([t.categorical_nodes for t in trees]),
                                                 np.concatenate([t.left_sets for t in trees]))
+
+    def output_roots(self, n_trees: int, n_outputs: int) -> list[np.ndarray]:
+        """The roots of the first ``n_trees`` trees of each output (output ``k`` owns trees
+        ``k, k + n_outputs, ...``), kept for the next prediction."""
+        key = (n_trees, n_outputs)
+        if key not in self._output_roots:
+            roots = self.roots[:n_trees]
+            self._output_roots[key] = [np.ascontiguousarray(roots[k::n_outputs]) for k in range(n_outputs)]
+        return self._output_roots[key]
