@@ -1,7 +1,10 @@
+import json
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import smartboost as sb
 from smartboost.binning import BinMapper
 
 
@@ -138,6 +141,23 @@ def test_thresholds_reproduce_bins():
     assert t[-1] == np.inf
     for b in range(mapper.n_bins[0]):
         np.testing.assert_array_equal(binned.row_major[:, 0] <= b, X[:, 0] <= t[b])
+
+
+@pytest.mark.parametrize("max_bin", [3, 63, 255, 1023])
+def test_threshold_table_holds_every_features_thresholds(max_bin):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    n = 2000
+    df = pd.DataFrame({"wide": rng.normal(size=n) * 1e3, "three": rng.integers(0, 3, n).astype(float),
+                       "cat": pd.Categorical(rng.choice(list("pqrst"), n)), "constant": np.zeros(n),
+                       "half_missing": np.where(rng.random(n) < 0.5, np.nan, rng.normal(size=n)),
+                       "cat2": pd.Categorical(rng.choice(list("xy"), n))})
+    mapper = sb.Dataset(df, params={"max_bin": max_bin}).bin_mapper
+    for m in (mapper, BinMapper.from_dict(json.loads(json.dumps(mapper.to_dict())))):
+        table, offsets = m.threshold_table
+        for f in range(m.n_features):
+            np.testing.assert_array_equal(table[offsets[f]:offsets[f] + m.n_bins[f]], m.thresholds(f))
+        assert table.size == m.n_bins.sum()
 
 
 def test_edges_never_merge_adjacent_floats():

@@ -288,8 +288,9 @@ class BinMapper:
             self.categories[int(f)] = CategoryBins(categories, _category_bins(counts, self.category_max_bin,
                                                                              self.min_data_in_bin))
             n_edges[f] = self.categories[int(f)].n_bins - 1
-        self.edges = [np.zeros(0) if f in self.categories else edges[first_edge[f]:first_edge[f] + n_edges[f]].copy()
-                      for f in range(n_features)]
+        self.edges = [edges[first_edge[f]:first_edge[f] + n_edges[f]] for f in range(n_features)]  # views
+        for f in self.categories:
+            self.edges[f] = np.zeros(0)
         self.n_bins = n_edges + 1
         for name in ("_edge_table", "threshold_table", "categorical"):
             self.__dict__.pop(name, None)
@@ -401,8 +402,16 @@ class BinMapper:
     def threshold_table(self) -> tuple[np.ndarray, np.ndarray]:
         """Every feature's :meth:`thresholds`, concatenated, and each feature's start in them:
         feature ``f``'s bin ``b`` splits at ``table[offsets[f] + b]`` (read-only, made once)."""
-        thresholds = [self.thresholds(f) for f in range(self.n_features)]
-        return np.concatenate(thresholds), np.cumsum([0] + [t.size for t in thresholds[:-1]])
+        edges, first_edge = self._edge_table
+        n_edges = np.diff(np.append(first_edge, edges.size))
+        offsets = np.zeros(self.n_features, np.int64)
+        np.cumsum(self.n_bins[:-1], out=offsets[1:])
+        table = np.zeros(int(self.n_bins.sum()))  # categorical features' stay 0
+        owner = np.repeat(np.arange(self.n_features), n_edges)
+        table[offsets[owner] + np.arange(edges.size) - first_edge[owner]] = edges
+        numeric = ~self.categorical
+        table[offsets[numeric] + n_edges[numeric]] = np.inf
+        return table, offsets
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "bin_mapper") -> BinMapper:

@@ -205,7 +205,7 @@ def _declared_categorical(argument: Any, given: dict[str, Any]) -> Any:
 def _feature_names(names: list[str] | None, n_features: int) -> list[str]:
     """The features' names (default ``Column_<i>``), checked: one per feature, all different."""
     if names is None:
-        names = [f"Column_{i}" for i in range(n_features)]
+        return [f"Column_{i}" for i in range(n_features)]  # unique by construction
     names = [str(n) for n in names]
     if len(names) != n_features:
         raise DataError(f"feature_name has {len(names)} names but the data has {n_features} features")
