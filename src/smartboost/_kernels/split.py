@@ -688,31 +688,31 @@ def split_scratch(n_bins: np.ndarray) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _no_splits(n_nodes, n_features):
-    """Per-feature results of ``n_nodes`` nodes before any scan: gains -inf; bins and
-    directions uninitialised (:func:`_best_of` reads them only where a gain is above -inf).
+    """Results of ``n_nodes`` nodes for ``n_features`` listed features before any scan: gains
+    -inf; bins and directions uninitialised (:func:`_best_of` reads them only where a gain is
+    above -inf).
 
     A separate (serial) kernel: in a parallel kernel ``np.full`` and ``np.zeros`` are parallel
-    loops of their own, each a parallel region to start. 28 features, a realistic pair of
-    histograms, one process alternating: :func:`subtract_and_find_splits` 46.8-51.8 -> 41.6-45.9
-    us per call."""
+    loops of their own, each a parallel region to start."""
     gains = np.empty((n_nodes, n_features))
     gains[:] = _NO_GAIN
     return gains, np.empty((n_nodes, n_features), np.int64), np.empty((n_nodes, n_features), np.bool_)
 
 
 @njit(cache=True, nogil=True)
-def _best_of(gains, bins, missing_left, hist, cells, sums, units, params, scratch):
-    """The :class:`Split` of the best feature among per-feature results (ties go to the lowest
-    feature index), with its missing direction and left sums (:func:`_split_sums` on the
-    node's ``hist``), or its left bins (a categorical feature)."""
+def _best_of(gains, bins, missing_left, features, hist, cells, sums, units, params, scratch):
+    """The :class:`Split` of the best feature among the results of the listed ``features``
+    (increasing; entry ``j`` is feature ``features[j]``'s, so ties go to the lowest feature
+    index), with its missing direction and left sums (:func:`_split_sums` on the node's
+    ``hist``), or its left bins (a categorical feature)."""
     best = -1
-    for f in range(gains.shape[0]):
-        if gains[f] > _NO_GAIN and (best < 0 or gains[f] > gains[best]):
-            best = f
+    for j in range(gains.shape[0]):
+        if gains[j] > _NO_GAIN and (best < 0 or gains[j] > gains[best]):
+            best = j
     if best < 0:
         return Split(np.int32(-1), np.int32(-1), False, _NO_GAIN, np.int64(0), np.int64(0), NO_LEFT_SET)
-    return _split_of(hist, cells, best, gains[best], bins[best], missing_left[best], sums, units, params, scratch,
-                     cells.categorical)
+    return _split_of(hist, cells, features[best], gains[best], bins[best], missing_left[best], sums, units, params,
+                     scratch, cells.categorical)
 
 
 @njit(cache=True, nogil=True)
@@ -750,15 +750,15 @@ def find_best_split(hist, cells, candidates, sums, units, params, scratch):
     -------
     Split
     """
-    n_features = cells.offsets.shape[0]
-    gains, bins, missing_left = _no_splits(np.int64(1), n_features)
+    # results sized by the candidates, not by every feature: a wide sparse set has many that
+    # cannot split
+    features = np.flatnonzero(candidates.features)
+    gains, bins, missing_left = _no_splits(np.int64(1), features.shape[0])
     gains, bins, missing_left = gains[0], bins[0], missing_left[0]
-    features = candidates.features
-    for f in prange(n_features):
-        if features[f]:
-            gains[f], bins[f], missing_left[f] = _scan(  # f as int64: subtract_and_find_splits' type
-                hist, cells, candidates.thresholds, np.int64(f), sums, units, params, scratch)
-    return _best_of(gains, bins, missing_left, hist, cells, sums, units, params, scratch)
+    for j in prange(features.shape[0]):
+        gains[j], bins[j], missing_left[j] = _scan(
+            hist, cells, candidates.thresholds, features[j], sums, units, params, scratch)
+    return _best_of(gains, bins, missing_left, features, hist, cells, sums, units, params, scratch)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -796,11 +796,11 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
         The best split of the smaller and of the larger child.
     """
     offsets, n_bins = cells.offsets, cells.n_bins
-    n_features = offsets.shape[0]
-    gains, bins, missing_left = _no_splits(np.int64(2), n_features)
     features = np.flatnonzero(built)
+    gains, bins, missing_left = _no_splits(np.int64(2), features.shape[0])
     for item in prange(2 * features.shape[0]):
-        f = features[item >> 1]
+        j = item >> 1
+        f = features[j]
         first = offsets[f]
         if item & 1:
             for k in range(n_bins[f] + 1):
@@ -809,10 +809,10 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
                 parent[cell, 0] -= small[cell, 0]
                 parent[cell, 1] -= small[cell, 1]
             if scan_large and large_candidates.features[f]:
-                gains[1, f], bins[1, f], missing_left[1, f] = _scan(
+                gains[1, j], bins[1, j], missing_left[1, j] = _scan(
                     parent, cells, large_candidates.thresholds, f, large_sums, units, params, scratch)
         elif scan_small and small_candidates.features[f]:
-            gains[0, f], bins[0, f], missing_left[0, f] = _scan(
+            gains[0, j], bins[0, j], missing_left[0, j] = _scan(
                 small, cells, small_candidates.thresholds, f, small_sums, units, params, scratch)
-    return (_best_of(gains[0], bins[0], missing_left[0], small, cells, small_sums, units, params, scratch),
-            _best_of(gains[1], bins[1], missing_left[1], parent, cells, large_sums, units, params, scratch))
+    return (_best_of(gains[0], bins[0], missing_left[0], features, small, cells, small_sums, units, params, scratch),
+            _best_of(gains[1], bins[1], missing_left[1], features, parent, cells, large_sums, units, params, scratch))
