@@ -373,3 +373,49 @@ def test_progress_bar_appears_only_on_a_terminal(monkeypatch):
         sb.train({"objective": "binary", **params}, sb.Dataset(X, y), 3)
         shown.append("3/3" in stderr.getvalue())
     assert shown == [True, False, False, False]
+
+
+def _rare_features(n=600, seed=0):
+    """Four informative columns and three rare ones: 3, 12 and 40 rows outside their most
+    populated bin, each rare value placed where it would help the fit."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 7))
+    y = X[:, 0] + 0.5 * X[:, 1] + 0.1 * rng.normal(size=n)
+    X[:, 4:] = 0.0
+    top = np.argsort(-y)
+    X[top[:3], 4] = 1.0
+    X[top[3:15], 5] = 2.0
+    X[top[15:55], 6] = 3.0
+    return X, y
+
+
+@pytest.mark.parametrize("min_data_in_leaf", [5, 20, 60])
+def test_pre_filter_leaves_out_features_no_split_could_give_enough_rows(min_data_in_leaf):
+    X, y = _rare_features()
+    y = (y > np.quantile(y, 0.97)).astype(float)  # hessian-estimated row counts differ from the rows
+    params = {"objective": "binary", "num_leaves": 31, "min_data_in_leaf": min_data_in_leaf, "verbosity": -1,
+              "min_sum_hessian_in_leaf": 0.0}
+    filtered = sb.train(params, sb.Dataset(X, y), 30)
+    # reference: the columns that fail the rule made constant, so that nothing can split on them
+    outside = np.array([X.shape[0] - np.unique(X[:, f], return_counts=True)[1].max() for f in range(X.shape[1])])
+    blanked = X.copy()
+    blanked[:, outside < min_data_in_leaf] = 0.0
+    reference = sb.train(params, sb.Dataset(blanked, y), 30)
+    assert [t.feature.tolist() for t in filtered.trees] == [t.feature.tolist() for t in reference.trees]
+    np.testing.assert_array_equal(filtered.predict(X), reference.predict(blanked))
+    used = {int(f) for t in filtered.trees for f in t.feature[t.left >= 0]}
+    assert not used & set(np.flatnonzero(outside < min_data_in_leaf).tolist())
+
+
+def test_pre_filter_can_be_turned_off():
+    X, y = _rare_features()
+    # binary labels: hessian-estimated row counts let the three rare rows of column 4 make a leaf
+    # when the filter is off (its rows carry large hessians in a node of small ones)
+    labels = (y > np.quantile(y, 0.97)).astype(float)
+    params = {"objective": "binary", "num_leaves": 31, "min_data_in_leaf": 20, "verbosity": -1,
+              "min_sum_hessian_in_leaf": 0.0}
+    on = sb.train(params, sb.Dataset(X, labels), 60)
+    off = sb.train({**params, "feature_pre_filter": False}, sb.Dataset(X, labels), 60)
+    assert on.params["feature_pre_filter"] is True and off.params["feature_pre_filter"] is False
+    used = [{int(f) for t in model.trees for f in t.feature[t.left >= 0]} for model in (on, off)]
+    assert not used[0] & {4, 5} and 4 in used[1]

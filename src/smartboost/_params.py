@@ -408,6 +408,12 @@ PARAMS: tuple[Param, ...] = (
     Param("min_data_in_leaf", 20, _int(0),
           "Minimum number of (sampled) rows in a leaf, estimated from hessians as LightGBM does.",
           ("min_data_per_leaf", "min_data", "min_child_samples", "min_samples_leaf"), "tree", ">= 0"),
+    Param("feature_pre_filter", True, _bool,
+          "Leave out of the split search every feature with fewer than `min_data_in_leaf` training rows "
+          "outside its most populated bin: any split of it would leave one side with fewer rows (LightGBM's "
+          "feature_pre_filter; here it follows `min_data_in_leaf` without rebuilding the Dataset). False "
+          "searches them, where hessian-estimated row counts may still let a few rows make a leaf.",
+          (), "tree", "bool"),
     Param("min_sum_hessian_in_leaf", 1e-3, _float(0.0),
           "Minimum sum of (weighted) hessians in a leaf.",
           ("min_sum_hessian_per_leaf", "min_sum_hessian", "min_hessian", "min_child_weight"),

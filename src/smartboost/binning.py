@@ -526,6 +526,24 @@ def category_counts(features: Features, f: int) -> tuple[np.ndarray, np.ndarray]
     return np.unique(codes[present], return_counts=True)
 
 
+def splittable(most_rows_in_a_bin: np.ndarray, n_rows: int, min_data_in_leaf: int) -> np.ndarray:
+    """Features (bool) that some split could give ``min_data_in_leaf`` rows on each side.
+
+    A split puts a feature's most populated bin on one side, so the other side holds at most
+    the rows outside that bin; when they are fewer than ``min_data_in_leaf``, no split of the
+    feature is valid in any node, whose rows are a subset of the training rows.
+
+    Parameters
+    ----------
+    most_rows_in_a_bin : ndarray of int64, shape (n_features,)
+        Training rows in each feature's most populated bin (the missing-value bin included).
+    n_rows : int
+        Training rows.
+    min_data_in_leaf : int
+    """
+    return n_rows - most_rows_in_a_bin >= min_data_in_leaf
+
+
 class BinnedData:
     """A matrix binned by a :class:`BinMapper`.
 
@@ -573,6 +591,11 @@ class BinnedData:
     def usable_features(self) -> np.ndarray:
         """Features a split may use (bool): more than one value bin, or missing values."""
         return (self.mapper.n_bins > 1) | (self.missing_count > 0)
+
+    def splittable_features(self, min_data_in_leaf: int) -> np.ndarray:
+        """:attr:`usable_features` with at least ``min_data_in_leaf`` rows outside their most
+        populated bin (``feature_pre_filter``; see :func:`splittable`)."""
+        return self.usable_features & splittable(self.histogram_layout.default_rows, self.n_rows, min_data_in_leaf)
 
     @cached_property
     def histogram_layout(self) -> HistogramLayout:
@@ -631,6 +654,8 @@ class HistogramLayout:
             self.sparse_cells = np.empty(int(self.sparse_indptr[-1]), np.uint32)
             kernels_hist.fill_sparse_rows(data.column_major, sparse_features, defaults, self.offsets[sparse_features],
                                           self.sparse_indptr, self.sparse_cells)
+        self.default_rows = default_rows
+        """Rows in each feature's most populated bin."""
         self.sparse_first = self.offsets[sparse_features].astype(np.int64)
         self.sparse_last = self.sparse_first + n_bins[sparse_features] + 1
         self.default_cells = self.sparse_first + default_bins[sparse_features]

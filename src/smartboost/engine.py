@@ -204,8 +204,10 @@ class Trainer:
         scores = start_scores(booster, train_set.binned, train_set.init_score)
         check_start(objective, label, train_set.weight, scores)
         rows = TrainingRows(train_set.binned, label, train_set.weight, scores, objective, params, n_threads)
-        return cls(params, objective, booster, rows, train_set.binned.usable_features, valid_sets, valid_names,
-                   train_set)
+        binned = train_set.binned
+        usable = binned.splittable_features(params.min_data_in_leaf) if params.feature_pre_filter else \
+            binned.usable_features
+        return cls(params, objective, booster, rows, usable, valid_sets, valid_names, train_set)
 
     def _last_leaf_values(self) -> np.ndarray | None:
         """Leaf values (Newton steps, without shrinkage) of the last iteration's trees, as the
