@@ -124,25 +124,20 @@ def pairwise_lambdas(label, score, query_starts, inverse_ideal, gain_table, sigm
     starting point of :func:`rank_by_score`, and receives this call's.
 
     Each query is gathered once in ranked order into small contiguous arrays (scores, labels,
-    gains, lambdas), so the pair loop reads only those: 48.0 -> 38.9 ms (best of 10, 2 threads)
-    against indexing the rows through the ranking, on 224,516 rows in 2,000 queries.
+    gains, lambdas), so the pair loop reads only those instead of indexing the rows through
+    the ranking.
 
     ``rho_ij`` comes from one exponential per document, ``e_p = exp(sigma (s_p - s_top))``,
     as ``e_j / (e_i + e_j)``, and the damping joins the same division: one division and no
     exponential per pair. The per-document loop uses the vectorised ``_kernels.exp.exp``
-    (within 1 ulp of libm's): 55.4-66.7 -> 49.3-62.6 ms per call in a slow spell, alternating
-    in one process; lambdas within 6e-11 relative.
+    (within 1 ulp of libm's; lambdas within 6e-11 relative of libm's).
 
     The pair loop has no branch on the grades: a pair of equal grades is computed with weight 0
     (its step and curvature are 0 and change no sum). The documents whose ``e`` is safe for the
     ratio form are a prefix of the ranking, so the pairs split into a vectorised loop
-    (:func:`_ratio_form_pairs`) and a scalar loop for the rest. On 1.1M rows in 10,000 queries,
-    2 threads, at consecutive iterations' scores, fastest calls: 120-124 ms per call before this
-    split and the ranking from the last call (:func:`rank_by_score`), 60-62 ms with both and the
-    sums in pair order, 50-52 ms with the outer document's sums reassociated in a second loop
-    over the pairs' stored terms, 49-50 against 51-53 ms with one allocation per query for its
-    arrays instead of one each; then 36-37 against 44-45 ms (another day) with the sums in the
-    vectorised loop itself.
+    (:func:`_ratio_form_pairs`) and a scalar loop for the rest; the vectorised loop keeps the
+    sums itself. Each query's ranking starts from the last call's (:func:`rank_by_score`),
+    which consecutive iterations barely change.
     """
     n_queries = query_starts.shape[0] - 1
     discounts = longest_query_discounts(query_starts)

@@ -30,13 +30,10 @@ def solve_scale(importance, target, key):
     parallel, vectorised pass over all rows (:func:`~smartboost._kernels.scale.bracket_counts`)
     counts the rows above that bracket, sums those below it and those inside; when the answer is
     inside, the few rows there are collected and the quickselect finishes on them, otherwise it
-    runs on every row. On 1,000,000 MVS importances (2 threads, alternating in one process on a
-    slowed machine): 1.27 ms, against 4.01 ms for a serial pass after sorting the sample (2.9 ms
-    on a quiet one); the quickselect alone took 25.8 ms. With the branch-free partition
-    (:func:`~smartboost._kernels.scale._split_around`): 0.60-0.78 against 0.69-0.71 ms, and the
-    quickselect alone 16.5-17.6 against 12.9 ms (over 8 MB of values the in-place branching
-    partition moves less memory; the bracket keeps every draw but a missed bracket off that
-    path).
+    runs on every row. The bracket's pass is parallel and vectorised, where a quickselect over
+    every row is serial; inside the bracket the partition is branch-free
+    (:func:`~smartboost._kernels.scale._split_around`), while over all rows the in-place
+    branching partition moves less memory.
 
     Parameters
     ----------
