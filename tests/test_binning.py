@@ -175,3 +175,22 @@ def test_max_bin_extremes(max_bin):
     mapper, binned = _fit_transform(X, max_bin=max_bin, min_data_in_bin=1)
     assert mapper.n_bins[0] == max_bin
     assert binned.row_major.max() == max_bin - 1
+
+
+def test_most_populated_bins_count_rows_per_cell_and_take_the_lowest_of_ties():
+    from smartboost._kernels.histogram import bin_counts
+    from smartboost.binning import histogram_cells, most_populated_bins
+
+    rng = np.random.default_rng(8)
+    n_bins = np.array([1, 2, 5, 3, 255])
+    column_major = np.stack([rng.integers(0, n + 1, 300) for n in n_bins]).astype(np.uint8)
+    column_major[3, :] = np.repeat([0, 2], 150)  # a tie: the lower bin wins
+    offsets, n_cells = histogram_cells(n_bins)
+    counts = np.zeros(n_cells, np.int64)
+    bin_counts(column_major, offsets, counts)
+    bins, rows = most_populated_bins(counts, n_bins)
+    for f, n in enumerate(n_bins):
+        expected = np.bincount(column_major[f], minlength=n + 1)
+        np.testing.assert_array_equal(counts[offsets[f]:offsets[f] + n + 1], expected)
+        assert (bins[f], rows[f]) == (np.argmax(expected), expected.max())
+    assert bins[3] == 0

@@ -603,6 +603,19 @@ class BinnedData:
         return HistogramLayout(self)
 
 
+def most_populated_bins(counts: np.ndarray, n_bins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each feature's most populated bin (the lowest of tied ones) and its rows, from the rows
+    in every histogram cell (``counts``, laid out as :func:`histogram_cells`)."""
+    sizes = n_bins + 1
+    first = np.zeros(n_bins.size, np.int64)
+    np.cumsum(sizes[:-1], out=first[1:])
+    if counts.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rows = np.maximum.reduceat(counts, first)
+    at_most = np.where(counts == np.repeat(rows, sizes), np.arange(counts.size), counts.size)
+    return np.minimum.reduceat(at_most, first) - first, rows
+
+
 def histogram_cells(n_bins: np.ndarray) -> tuple[np.ndarray, int]:
     """First histogram cell of each feature (uint32) and the number of cells: feature ``f`` owns
     ``n_bins[f] + 1`` cells, its value bins then its missing-value bin."""
@@ -631,9 +644,9 @@ class HistogramLayout:
     def __init__(self, data: BinnedData) -> None:
         n_bins = data.mapper.n_bins
         self.offsets, self.n_cells = histogram_cells(n_bins)
-        default_bins = np.empty(n_bins.size, np.int64)
-        default_rows = np.empty(n_bins.size, np.int64)
-        kernels_hist.most_frequent_bins(data.column_major, n_bins, default_bins, default_rows)
+        counts = np.zeros(self.n_cells, np.int64)
+        kernels_hist.bin_counts(data.column_major, self.offsets, counts)
+        default_bins, default_rows = most_populated_bins(counts, n_bins)
         sparse = default_rows / max(data.n_rows, 1) >= SPARSE_DEFAULT_FRACTION
         dense_features = np.flatnonzero(~sparse)
         sparse_features = np.flatnonzero(sparse)

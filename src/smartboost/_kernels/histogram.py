@@ -355,19 +355,12 @@ def fill_sparse_rows(column_major, sparse_features, default_bins, sparse_offsets
                     cursor[r - first] += 1
 
 
-@njit(cache=True, nogil=True)
-def most_frequent_bins(column_major, n_bins, default_bin, default_count):
-    """Each feature's most frequent bin (the lowest of tied ones) and its rows; feature ``f``'s
-    bins are ``0 .. n_bins[f]`` (its missing-value bin last)."""
-    counts = np.zeros(n_bins.max() + 1, np.int64)
-    for f in range(column_major.shape[0]):
-        counts[:] = 0
+@njit(cache=True, nogil=True, parallel=True)
+def bin_counts(column_major, offsets, out):
+    """Rows in every histogram cell: ``out[offsets[f] + b]`` += the rows whose bin of feature
+    ``f`` is ``b`` (its missing-value bin included). Features in parallel: each owns its cells."""
+    for f in prange(column_major.shape[0]):
         column = column_major[f]
+        first = np.int64(offsets[f])
         for r in range(column.shape[0]):
-            counts[column[r]] += 1
-        best = 0
-        for b in range(1, n_bins[f] + 1):
-            if counts[b] > counts[best]:
-                best = b
-        default_bin[f] = best
-        default_count[f] = counts[best]
+            out[first + column[r]] += 1
