@@ -7,6 +7,7 @@ cluster of worker processes and kills one.
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import time
@@ -23,15 +24,19 @@ from reference import solve_scale_sorted  # noqa: E402
 
 import smartboost as sb  # noqa: E402
 import smartboost.dask as sbd  # noqa: E402
+from smartboost._kernels.draws import draw_exact_parallel, draw_top_and_rest  # noqa: E402
 from smartboost._kernels.scale import radix_buckets  # noqa: E402
+from smartboost._params import training_params  # noqa: E402
 from smartboost.dask._peers import _Peers  # noqa: E402
 from smartboost.dask._shard import _PeerRows, _Shard  # noqa: E402
 from smartboost.dask._train import _driver_threads  # noqa: E402
 from smartboost.dask._transport import _link_ends, _Workers  # noqa: E402
 from smartboost.errors import DataError, DistributedError, ParameterError  # noqa: E402
+from smartboost.sampling.chunks import chunk_layout, exact_pieces, top_and_rest_pieces  # noqa: E402
 from smartboost.sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix,  # noqa: E402
-                                             solve_scale_by_radix)
-from smartboost.sampling.topk import count_top_for_sum, kth_largest  # noqa: E402
+                                             solve_scale_by_radix, top_and_rest_by_machine)
+from smartboost.sampling.goss import GOSSSampler  # noqa: E402
+from smartboost.sampling.topk import count_top_for_sum, kth_largest, top_threshold  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -116,11 +121,58 @@ def test_radix_scale_equals_the_sort_reference(case, rate):
         np.testing.assert_allclose(np.minimum(1.0, got * values).sum(), target, rtol=1e-9)
 
 
+def _machines_of(n, cuts):
+    """Row ids of two machines holding alternate segments of ``range(n)`` cut at ``cuts``."""
+    bounds = np.r_[0, cuts, n]
+    segments = [np.arange(a, b) for a, b in itertools.pairwise(bounds)]
+    return [np.concatenate(segments[0::2]), np.concatenate(segments[1::2])]
+
+
+@pytest.mark.parametrize("n, cuts", [(3_000, [1000, 2000]), (41_000, [100, 5000, 20_000]),
+                                     (300_000, [4688, 150_001, 150_002])])
+def test_exact_count_draws_over_machines_equal_one_machine(n, cuts):
+    """Uniform's and GOSS's draws, each machine drawing its pieces of the chunks (a chunk
+    spanning machines carried from one to the next), keep the rows of one machine's draw with
+    the same weights."""
+    rng = np.random.default_rng(n)
+    values = np.round(rng.exponential(size=n), 1)  # ties at the threshold
+    key = np.uint64(n)
+    k, k_top, k_rest = n // 7, n // 10, n // 20
+    rows, rest, weight = np.empty(n, np.uint32), np.empty(n, np.uint32), np.empty(n)
+    uniform = rows[:draw_exact_parallel(key, exact_pieces(key, k, n, chunk_layout(n)), rows, rest)].copy()
+    threshold, ties = top_threshold(values, k_top, key)
+    m = draw_top_and_rest(values, threshold, top_and_rest_pieces(values, threshold, ties, k_top, k_rest, key), key,
+                          None, 9.0, rows, rest, weight)
+    goss, goss_weight = rows[:m].copy(), weight[rows[:m]]
+    machines = _machines_of(n, cuts)
+    params = training_params({"sampling": "goss", "sample_rate": 0.15, "goss_top_rate": 0.1}, 1)
+    samplers = []
+    for ids in machines:
+        samplers.append(GOSSSampler(params, ids.size))
+        samplers[-1].row_ids, samplers[-1].total_rows = ids, n
+    shares = [s.top_counts(values[ids], threshold) for s, ids in zip(samplers, machines)]
+    pieces = top_and_rest_by_machine(*map(list, zip(*shares)), ties, k_rest, key, n)
+    got_uniform, got_goss, got_weight = [], [], []
+    for ids, sampler, share in zip(machines, samplers, pieces):
+        r, t, w = np.empty(ids.size, np.uint32), np.empty(ids.size, np.uint32), np.empty(ids.size)
+        drawn = r[:draw_exact_parallel(key, exact_pieces(key, k, n, sampler.chunk_layout()), r, t)]
+        assert np.all(np.diff(drawn.astype(np.int64)) > 0)
+        got_uniform.append(ids[drawn])
+        drawn = r[:draw_top_and_rest(values[ids], threshold, share, key, None, 9.0, r, t, w)]
+        np.testing.assert_array_equal(np.sort(np.r_[drawn, t[:ids.size - drawn.size]]), np.arange(ids.size))
+        got_goss.append(ids[drawn])
+        got_weight.append(w[drawn])
+    np.testing.assert_array_equal(np.sort(np.concatenate(got_uniform)), uniform)
+    order = np.argsort(np.concatenate(got_goss))
+    np.testing.assert_array_equal(np.concatenate(got_goss)[order], goss)
+    np.testing.assert_array_equal(np.concatenate(got_weight)[order], goss_weight)
+
+
 # -- equal to one machine -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sampling", ["none", "bernoulli", "mvs", "smart1", "smart2", "loss", "trimming",
-                                      "trimming_alpha", "smart2_paper", "loss_rho", "sign_trees"])
+@pytest.mark.parametrize("sampling", ["none", "bernoulli", "uniform", "goss", "mvs", "smart1", "smart2", "loss",
+                                      "trimming", "trimming_alpha", "smart2_paper", "loss_rho", "sign_trees"])
 def test_trees_equal_single_machine(client, sampling):
     X, y = _data()
     weight = np.random.default_rng(1).uniform(0.5, 2.0, y.size)
@@ -142,6 +194,20 @@ def test_trees_equal_single_machine(client, sampling):
     local = sb.train(params, sb.Dataset(X, y, weight=weight), 8)
     _assert_same_model(model, local)
     assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"]
+
+
+@pytest.mark.parametrize("sampling", ["uniform", "goss"])
+def test_exact_count_draws_over_chunks_that_span_workers_equal_single_machine(client, sampling):
+    """9,000 rows: two chunks of the exact-count draws, cut by the partitions of both workers."""
+    X, y = _data(n=9000)
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1, "seed": 2, "sampling": sampling,
+              "sample_rate": 0.3, "sampling_freq": 2}
+    chunks = (2000, 3100, 1900, 2000)
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(y, chunks=(chunks,)),
+                      num_boost_round=4)
+    local = sb.train(params, sb.Dataset(X, y), 4)
+    _assert_same_model(model, local)
+    assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"] == [2700] * 4
 
 
 def test_two_byte_bins_equal_single_machine(client):
@@ -356,8 +422,6 @@ def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, mon
 def test_unsupported_options_and_misaligned_data_are_refused(client):
     X, y = _data(n=400)
     dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
-    with pytest.raises(ParameterError, match="goss.*not supported by smartboost.dask"):
-        sbd.train(client, {"objective": "binary", "sampling": "goss", "sample_rate": 0.5}, dX, dy)
     with pytest.raises(ParameterError, match="auto.*not supported by smartboost.dask"):
         sbd.train(client, {"objective": "binary", "sampling": "auto"}, dX, dy)
     with pytest.raises(ParameterError, match="step_rule='line'"):

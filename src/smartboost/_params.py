@@ -864,9 +864,6 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
 _NOT_DISTRIBUTED = {
     "auto": "it checks every tree on the rows out of its sample, which smartboost.dask does not gather; choose a "
             "sampler (e.g. sampling='mvs')",
-    "uniform": "its exact sample size is one draw over all rows; use sampling='bernoulli'",
-    "goss": "its uniform draw of an exact count among the other rows spans every worker; use sampling='mvs' "
-            "(importance sampling by |g| and h)",
 }
 
 

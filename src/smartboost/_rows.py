@@ -52,11 +52,13 @@ class TrainingRows:
     row_ids : ndarray of int64, optional
         Id of each row among every machine's rows (None: 0 .. n_rows - 1), so that the random
         draws of a row do not depend on how rows are spread over machines.
+    total_rows : int, optional
+        Every machine's rows together (None: these rows only).
     """
 
     def __init__(self, data: BinnedData, label: np.ndarray, weight: np.ndarray | None, scores: np.ndarray,
                  objective: Objective, params: TrainingParams, n_threads: int,
-                 row_ids: np.ndarray | None = None) -> None:
+                 row_ids: np.ndarray | None = None, total_rows: int | None = None) -> None:
         n = data.n_rows
         self.data = data
         self.n_rows = n
@@ -67,7 +69,7 @@ class TrainingRows:
         self.objective = objective
         self.params = params
         self.n_outputs = scores.shape[0]
-        self.sampler: Sampler = make_sampler(params, n, row_ids)
+        self.sampler: Sampler = make_sampler(params, n, row_ids, total_rows)
         # the gradients of this iteration, then of the ones before that the sampler reads
         # (smart2): buffers that rotate, never copied
         self._grad_ring = [np.empty((self.n_outputs, n)) for _ in range(1 + self.sampler.gradient_history)]

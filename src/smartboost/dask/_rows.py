@@ -4,8 +4,9 @@
 shard (:class:`~smartboost.dask._transport._Workers`), and the driver adds up the answers
 (sample sizes). A tree is one step: the shards grow it together
 (:class:`~smartboost.dask._shard._PeerRows`). The samplers that decide over every row
-(importance sampling's scale, trimming's threshold and ties) decide here from per-shard bucket
-sums (:mod:`smartboost.sampling.distributed`).
+(importance sampling's scale, trimming's threshold and ties, GOSS's threshold and its draw
+over the chunks that span shards) decide here from per-shard bucket sums and counts
+(:mod:`smartboost.sampling.distributed`); the others draw on each shard by row ids alone.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from .._params import TrainingParams
 from ..grower import GrownTree, TreeGrower
 from ..sampling import make_sampler
 from ..sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
-                                    total_by_radix)
+                                    top_and_rest_by_machine, total_by_radix)
+from ..sampling.goss import GOSSSampler
 from ..sampling.importance import ProportionalSampler
 from ..sampling.trimming import TrimmingSampler
 from ..selection import FeatureSelector
@@ -46,7 +48,7 @@ class _DaskRows:
         self.params = params
         self.part_index = part_index
         self.part_rows = part_rows
-        self.sampler = make_sampler(params, 0)  # the driver's copy: random keys and parameters only
+        self.sampler = make_sampler(params, 0, None, n_rows)  # the driver's copy: random keys and parameters only
         self._sampled = False
         self._warm = False
         self.peer_bytes = 0
@@ -72,10 +74,13 @@ class _DaskRows:
         self._record_traffic()
         abs_sums = self.workers.call("gradients")
         decisions = [None] * len(self.workers)
-        if isinstance(self.sampler, (ProportionalSampler, TrimmingSampler)) and self._resample_due(iteration):
+        if (isinstance(self.sampler, (ProportionalSampler, TrimmingSampler, GOSSSampler))
+                and self._resample_due(iteration)):
             self.workers.call("importance", iteration, previous_leaf_values, sum(abs_sums) / self.n_rows)
             if isinstance(self.sampler, TrimmingSampler):
                 decisions = self._trimming_decisions(iteration)
+            elif isinstance(self.sampler, GOSSSampler):
+                decisions = self._goss_decisions(iteration)
             else:
                 rho = self.params.smart_rho
                 scale = rho if rho is not None else solve_scale_by_radix(
@@ -108,6 +113,18 @@ class _DaskRows:
             quota[indices] = shard_counts
         quota = np.minimum(quota, np.maximum(0, ties - (np.cumsum(quota) - quota)))  # lowest partitions first
         return [(threshold, np.cumsum(rows), quota[indices]) for rows, indices in zip(self.part_rows, self.part_index)]
+
+    def _goss_decisions(self, iteration: int) -> list[tuple]:
+        """GOSS over every shard: the threshold of the top rows, and each shard's pieces of the
+        draw (:func:`~smartboost.sampling.distributed.top_and_rest_by_machine`)."""
+        key = self.sampler.key(iteration)
+        k_top, k_rest = self.sampler.sizes()
+        threshold, greater = (kth_largest_by_radix(self._bucket_sums, self._members, k_top, key) if k_top > 0
+                              else (np.inf, 0))
+        layouts, counts, codes = zip(*self.workers.call("top_counts", threshold))
+        pieces = top_and_rest_by_machine(list(layouts), list(counts), list(codes), k_top - greater, k_rest, key,
+                                         self.n_rows)
+        return [(threshold, p) for p in pieces]
 
     def _bucket_sums(self, prefix: int, prefix_shift: int, shift: int, n_buckets: int):
         answers = self.workers.call("buckets", prefix, prefix_shift, shift, n_buckets)

@@ -142,14 +142,15 @@ class _Shard:
         weight = np.ones_like(self.label) if self.weight is None else self.weight
         return values, np.bincount(inverse, weights=weight, minlength=values.size)
 
-    def op_start(self, params: TrainingParams, booster: Booster, usable: np.ndarray, part_offsets: list[int]) -> None:
+    def op_start(self, params: TrainingParams, booster: Booster, usable: np.ndarray, part_offsets: list[int],
+                 total_rows: int) -> None:
         """Starting scores, the rows' training state and the tree grower (the boosting loop's:
         ``usable`` are the features a split may use); ``part_offsets`` are the global ids of the
-        first rows of this worker's partitions."""
+        first rows of this worker's partitions, of ``total_rows`` rows on every worker."""
         scores = start_scores(booster, self.binned, self.init_score)
         row_ids = np.concatenate([np.arange(o, o + n, dtype=np.int64) for o, n in zip(part_offsets, self.part_rows)])
         self.rows = TrainingRows(self.binned, self.label, self.weight, scores, self.objective, params,
-                                 self.n_threads, row_ids)
+                                 self.n_threads, row_ids, total_rows)
         self.grower, self.selector = tree_growth(params, booster, usable)
         self.peer_rows = _PeerRows(self.rows.node_rows, self.peers)
 
@@ -178,6 +179,10 @@ class _Shard:
         a = self.rows._importance
         chosen = a[(a > 0.0) & ((a.view(np.uint64) >> np.uint64(prefix_shift)) == np.uint64(prefix))]
         return np.unique(chosen, return_counts=True)
+
+    def op_top_counts(self, threshold: float) -> tuple[tuple, np.ndarray, np.ndarray]:
+        """This worker's share of GOSS's draw (``GOSSSampler.top_counts``)."""
+        return self.rows.sampler.top_counts(self.rows._importance, threshold)
 
     def op_tie_counts(self, threshold: float) -> np.ndarray:
         """Rows of each partition whose importance equals ``threshold`` (trimming's ties)."""

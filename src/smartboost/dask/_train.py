@@ -121,7 +121,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         # the labels' part of the start check (initial scores stay on the workers)
         check_start(objective, label_values, label_weights, booster._start_scores(label_values.size))
         part_offsets = np.concatenate([[0], np.cumsum(part_rows)[:-1]])
-        workers.call_each("start", [(resolved, booster, usable, part_offsets[indices].tolist())
+        workers.call_each("start", [(resolved, booster, usable, part_offsets[indices].tolist(), n_rows)
                                     for indices in part_index])
         valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
         rows = _DaskRows(workers, n_rows, resolved, part_index, [d["part_rows"] for d in described])

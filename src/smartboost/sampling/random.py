@@ -11,7 +11,7 @@ import numpy as np
 
 from .._kernels.draws import draw_bernoulli, draw_exact, draw_exact_parallel
 from .base import QueryDraw, Sampler
-from .chunks import exact_chunk_counts
+from .chunks import exact_pieces
 
 
 class _ConstantRateSampler(Sampler):
@@ -32,7 +32,8 @@ class _ConstantRateSampler(Sampler):
 
 
 class UniformSampler(_ConstantRateSampler):
-    """Friedman's stochastic gradient boosting: ``round(s N)`` rows without replacement, weight ``1/s``."""
+    """Friedman's stochastic gradient boosting: ``round(s N)`` rows without replacement, weight
+    ``1/s`` (``N`` every machine's rows; each machine draws its share of the one draw)."""
 
     name = "uniform"
     supports_queries = True
@@ -40,8 +41,8 @@ class UniformSampler(_ConstantRateSampler):
     def sample(self, ctx, rows, rest):
         """Selection sampling over every row, in parallel chunks."""
         key = self.key(ctx.iteration)
-        counts = exact_chunk_counts(key, rows.shape[0], int(round(self.target_size)))
-        return draw_exact_parallel(key, counts, rows, rest), self._weights(ctx)
+        pieces = exact_pieces(key, int(round(self.target_size)), self.total_rows, self.chunk_layout())
+        return draw_exact_parallel(key, pieces, rows, rest), self._weights(ctx)
 
     def draw_queries(self, ctx, draw: QueryDraw) -> None:
         """Selection sampling over the queries: exactly ``max(1, round(s Q))`` of them."""
