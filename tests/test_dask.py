@@ -25,6 +25,7 @@ from reference import solve_scale_sorted  # noqa: E402
 import smartboost as sb  # noqa: E402
 import smartboost.dask as sbd  # noqa: E402
 from smartboost._kernels.draws import draw_exact_parallel, draw_top_and_rest  # noqa: E402
+from smartboost._kernels.fsum import exact_partials  # noqa: E402
 from smartboost._kernels.scale import radix_buckets  # noqa: E402
 from smartboost._params import training_params  # noqa: E402
 from smartboost.dask._peers import _Peers  # noqa: E402
@@ -210,6 +211,51 @@ def test_exact_count_draws_over_chunks_that_span_workers_equal_single_machine(cl
     assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"] == [2700] * 4
 
 
+@pytest.mark.parametrize("case", ["line", "leaf_line_weights_goss", "line_all_rows_weights_bernoulli"])
+def test_line_search_step_rules_equal_single_machine(client, case):
+    """The shards search the step together on the loss summed exactly over every shard's rows
+    (steps.exact_sum): the steps, and so the trees, of one machine, bit for bit."""
+    X, y = _data()
+    target = np.nan_to_num(X[:, 0]) * 2 + np.abs(np.nan_to_num(X[:, 1])) + 0.1 * np.random.default_rng(2).normal(
+        size=y.size)
+    # the start score from row weights is a sum over labels taken in another order on Dask (equal
+    # to rtol 1e-14, which a line search would carry into its steps): weighted runs start at 0
+    rule, label, extra, weighted = {
+        "line": ("line", y, {}, False),
+        "leaf_line_weights_goss": ("leaf_line", target, {"objective": "huber", "sampling": "goss",
+                                                        "sample_rate": 0.4, "boost_from_average": False}, True),
+        "line_all_rows_weights_bernoulli": ("line", y, {"line_search_rows": "all", "sampling": "bernoulli",
+                                                        "sample_rate": 0.5, "boost_from_average": False}, True),
+    }[case]
+    params = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1, "seed": 4,
+              "step_rule": rule, **extra}
+    weight = np.random.default_rng(1).uniform(0.5, 2.0, y.size) if weighted else None
+    chunks = (800, 700, 900, 600)
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(label, chunks=(chunks,)),
+                      sample_weight=None if weight is None else da.from_array(weight, chunks=(chunks,)),
+                      num_boost_round=5)
+    local = sb.train(params, sb.Dataset(X, label, weight=weight), 5)
+    _assert_same_model(model, local)
+    shrinkage = sb.train({**params, "step_rule": "shrinkage"}, sb.Dataset(X, label, weight=weight), 1)
+    assert not np.array_equal(local.trees[0].value, shrinkage.trees[0].value)  # the rule changed the values
+
+
+def test_exact_sum_over_machines_equals_one_machine():
+    """Partial sums of any split of the values, gathered, round to math.fsum of them all."""
+    import math
+
+    from smartboost.steps import exact_sum
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=100_001) * 10.0 ** rng.integers(-12, 12, 100_001)
+    parts = np.array_split(values, 3)
+    for i, part in enumerate(parts):
+        got = exact_sum(part, lambda mine, i=i: np.concatenate(
+            [exact_partials(p) if j != i else mine for j, p in enumerate(parts)]))
+        assert got == math.fsum(values) == exact_sum(values[::-1])
+    assert exact_sum(np.array([1.0, np.inf, 2.0])) == np.inf and np.isnan(exact_sum(np.array([np.inf, -np.inf])))
+    assert exact_sum(np.array([1e308, 1e308, -1.0])) == np.inf
+
+
 def test_two_byte_bins_equal_single_machine(client):
     """max_bin above 255: every shard bins into two bytes with the driver's edges, and the trees
     (their histograms summed over the shards) are those of one machine."""
@@ -278,7 +324,8 @@ def _depths(tree) -> np.ndarray:
 def test_three_workers_reduce_scatter_and_equal_single_machine(monkeypatch, through_threads):
     """Three shards sum their histograms by reduce-scatter and all-gather (two swap them whole),
     with every message written at once or, when it could fill the socket buffers, through the
-    link's thread."""
+    link's thread; they draw GOSS's or uniform's rows over a chunk that spans all three, and
+    search the line steps together."""
     if through_threads:
         init = _Peers.__init__
 
@@ -292,7 +339,9 @@ def test_three_workers_reduce_scatter_and_equal_single_machine(monkeypatch, thro
         sizes.add((self.size, self._inline > 0)) or all_reduce(self, flat, what)))
     X, y = _data()
     params = {"objective": "regression", "num_leaves": 15, "min_data_in_leaf": 5, "verbosity": -1,
-              "grow_policy": "depthwise" if through_threads else "leafwise", "max_depth": 5}
+              "grow_policy": "depthwise" if through_threads else "leafwise", "max_depth": 5, "sample_rate": 0.5,
+              "sampling": "uniform" if through_threads else "goss",
+              "step_rule": "leaf_line" if through_threads else "line"}
     with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False, dashboard_address=":0") as cl:
         with distributed.Client(cl) as c:
             model = sbd.train(c, params, *_one_chunk_per_worker(c, X, y), num_boost_round=4)
@@ -424,8 +473,6 @@ def test_unsupported_options_and_misaligned_data_are_refused(client):
     dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
     with pytest.raises(ParameterError, match="auto.*not supported by smartboost.dask"):
         sbd.train(client, {"objective": "binary", "sampling": "auto"}, dX, dy)
-    with pytest.raises(ParameterError, match="step_rule='line'"):
-        sbd.train(client, {"objective": "binary", "step_rule": "line"}, dX, dy)
     with pytest.raises(DataError, match="row chunks"):
         sbd.train(client, {"objective": "binary"}, dX, da.from_array(y, chunks=100))
     with pytest.raises(DataError, match="dask array"):

@@ -884,9 +884,6 @@ def check_distributed_params(params: TrainingParams, objective: Any) -> None:
     if params.sampling_unit == "query":
         raise ParameterError("sampling_unit='query' is not supported by smartboost.dask yet; sample rows "
                              "(sampling_unit='row')")
-    if params.step_rule in ("line", "leaf_line"):
-        raise ParameterError(f"step_rule='{params.step_rule}' is not supported by smartboost.dask yet; use "
-                             "'shrinkage' or 'smooth'")
 
 
 def parameters_markdown() -> str:

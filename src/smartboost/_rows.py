@@ -26,7 +26,7 @@ from .grower import GrownTree, NodeRows, TreeGrower
 from .objectives import Objective
 from .sampling import Sampler, SamplingContext, make_sampler
 from .selection import FeatureSelector
-from .steps import leaf_line_search, line_search
+from .steps import Gather, leaf_line_search, line_search
 
 __all__ = ["TrainingRows"]
 
@@ -250,8 +250,9 @@ class TrainingRows:
 
     # -- step rules that read the rows (smartboost.steps) ---------------------------------------
 
-    def line_step(self, k: int, grown: GrownTree) -> float:
-        """``rho`` of the ``line`` rule for the new tree of output ``k`` (its values as grown)."""
+    def line_step(self, k: int, grown: GrownTree, gather: Gather | None = None) -> float:
+        """``rho`` of the ``line`` rule for the new tree of output ``k`` (its values as grown);
+        ``gather``: every machine's rows take part (:func:`~smartboost.steps.line_search`)."""
         rows = self.node_rows.row_ids()
         direction = np.zeros(self.n_rows)
         start, end = self.node_rows.segments(grown.leaf_nodes)
@@ -262,7 +263,7 @@ class TrainingRows:
             on, weight = slice(None), self.weight
             if self.n_sampled < self.n_rows:
                 self._walk_out_of_sample(grown, direction, None)
-        return line_search(self.objective, self.label[on], self.scores[k][on], direction[on], weight)
+        return line_search(self.objective, self.label[on], self.scores[k][on], direction[on], weight, gather)
 
     def renewed_leaf_values(self, k: int, grown: GrownTree) -> np.ndarray:
         """The objective's refit of the new tree's leaves (``Objective.renew_leaf_values``) from
@@ -271,13 +272,14 @@ class TrainingRows:
         return self.objective.renew_leaf_values(self.label, self.scores[k], self.sample_weight,
                                                 self.node_rows.row_ids(), start, end)
 
-    def leaf_line_steps(self, k: int, grown: GrownTree) -> np.ndarray:
+    def leaf_line_steps(self, k: int, grown: GrownTree, gather: Gather | None = None) -> np.ndarray:
         """The ``leaf_line`` rule: each leaf's own step over its rows of the sample (Friedman's
-        TreeBoost), starting from its value as grown."""
+        TreeBoost), starting from its value as grown; ``gather``: every machine's rows of the
+        leaf take part."""
         rows = self.node_rows.row_ids()
         fitted = grown.leaf_values
         start, end = self.node_rows.segments(grown.leaf_nodes)
         scores = self.scores[k]
         return np.array([leaf_line_search(self.objective, self.label[rows[s:e]], scores[rows[s:e]],
-                                          self.sample_weight[rows[s:e]], fitted[j])
+                                          self.sample_weight[rows[s:e]], fitted[j], gather)
                          for j, (s, e) in enumerate(zip(start, end))])

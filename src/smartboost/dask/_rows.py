@@ -6,7 +6,8 @@ shard (:class:`~smartboost.dask._transport._Workers`), and the driver adds up th
 (:class:`~smartboost.dask._shard._PeerRows`). The samplers that decide over every row
 (importance sampling's scale, trimming's threshold and ties, GOSS's threshold and its draw
 over the chunks that span shards) decide here from per-shard bucket sums and counts
-(:mod:`smartboost.sampling.distributed`); the others draw on each shard by row ids alone.
+(:mod:`smartboost.sampling.distributed`); the others draw on each shard by row ids alone. The
+line searches of the step rules run on the shards together, on sums exact over every row.
 """
 
 from __future__ import annotations
@@ -146,6 +147,14 @@ class _DaskRows:
         answers = self.workers.call("grow", k, iteration, weight_scale, together=True)
         self.peer_bytes += sum(sent for _, sent in answers)
         return answers[0][0]
+
+    def line_step(self, k: int, grown: GrownTree) -> float:
+        """The ``line`` rule's ``rho``: the shards search it together (every shard finds the same)."""
+        return self.workers.call("line_step", k, grown, together=True)[0]
+
+    def leaf_line_steps(self, k: int, grown: GrownTree) -> np.ndarray:
+        """The ``leaf_line`` rule's steps: the shards search them together."""
+        return self.workers.call("leaf_line_steps", k, grown, together=True)[0]
 
     def add_tree(self, k: int, grown: GrownTree) -> None:
         """Add the new tree to every shard's scores."""

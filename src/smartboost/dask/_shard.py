@@ -22,6 +22,7 @@ import numpy as np
 
 from .._common import FIXED_DTYPE
 from .._data import concat_features, to_features, to_query_starts, to_vector
+from .._kernels.fsum import exact_partials
 from .._kernels.scale import radix_buckets
 from .._kernels.topk import count_ties
 from .._params import TrainingParams
@@ -210,11 +211,14 @@ class _Shard:
     def op_warm(self, k: int, iteration: int, weight_scale: float) -> None:
         """Grow the tree of output ``k`` alone, on a copy of its rows, and drop it: compiles (or
         loads) the kernels of growth over peers before the shards grow a tree together (see
-        :meth:`~smartboost.dask._transport._Workers.call`)."""
+        :meth:`~smartboost.dask._transport._Workers.call`); and the exact sum of the line
+        searches, which the shards also run together."""
         rows = self.rows.tree_rows(k)
         copy = NodeRows(self.binned, self.n_threads)
         copy.set_rows(rows.ids.copy(), rows.grad, rows.hess, rows.weight, rows.grad_by_position)
         self.grower.grow(_PeerRows(copy, _Peers.alone()), self.selector, iteration, weight_scale)
+        if self.rows.params.step_rule in ("line", "leaf_line"):
+            exact_partials(np.zeros(1))
 
     def op_grow(self, k: int, iteration: int, weight_scale: float) -> tuple[GrownTree | None, int]:
         """Grow the tree of output ``k`` together with the other shards (all at once). Returns
@@ -226,6 +230,19 @@ class _Shard:
         source = rows if self.peers.size == 1 else self.peer_rows
         grown = self.grower.grow(source, self.selector, iteration, weight_scale)
         return (grown if self.peers.rank == 0 else None), self.peers.bytes_sent - sent
+
+    def op_line_step(self, k: int, grown: GrownTree) -> float:
+        """The ``line`` rule's ``rho`` for the new tree of output ``k``, searched with the other
+        shards (all at once) on the loss summed over every shard's rows."""
+        return self.rows.line_step(k, grown, self._gather_partials)
+
+    def op_leaf_line_steps(self, k: int, grown: GrownTree) -> np.ndarray:
+        """The ``leaf_line`` rule's steps of the new tree of output ``k``, searched with the
+        other shards (all at once) on each leaf's loss summed over every shard's rows."""
+        return self.rows.leaf_line_steps(k, grown, self._gather_partials)
+
+    def _gather_partials(self, partials: np.ndarray) -> np.ndarray:
+        return self.peers.gather_concat(partials, "line search sums")
 
     def op_add_tree(self, k: int, grown: GrownTree) -> None:
         """Add the new tree of output ``k`` to the rows' scores."""
