@@ -240,6 +240,28 @@ def test_line_search_step_rules_equal_single_machine(client, case):
     assert not np.array_equal(local.trees[0].value, shrinkage.trees[0].value)  # the rule changed the values
 
 
+@pytest.mark.parametrize("case", ["quantile", "l1_goss_weights", "mape_line_weights"])
+def test_leaf_refit_of_quantile_losses_equals_single_machine(client, case):
+    """The quantile losses refit every leaf to the weighted quantile of its rows' residuals: the
+    driver gathers each leaf's rows from the shards in the order of one machine (by row id) and
+    refits them with one machine's code; the trees are one machine's, bit for bit."""
+    X, _ = _data()
+    rng = np.random.default_rng(2)
+    target = np.round(np.nan_to_num(X[:, 0]) * 2 + np.abs(np.nan_to_num(X[:, 1])) + rng.normal(size=X.shape[0]), 1)
+    extra, weighted = {"quantile": ({"objective": "quantile", "alpha": 0.3}, False),
+                       "l1_goss_weights": ({"objective": "regression_l1", "sampling": "goss", "sample_rate": 0.4}, True),
+                       "mape_line_weights": ({"objective": "mape", "sampling": "bernoulli", "sample_rate": 0.5,
+                                              "step_rule": "line"}, True)}[case]
+    params = {"num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1, "seed": 4, **extra}
+    weight = rng.uniform(0.5, 2.0, target.size) if weighted else None
+    chunks = (800, 700, 900, 600)
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(target, chunks=(chunks,)),
+                      sample_weight=None if weight is None else da.from_array(weight, chunks=(chunks,)),
+                      num_boost_round=5)
+    local = sb.train(params, sb.Dataset(X, target, weight=weight), 5)
+    _assert_same_model(model, local)
+
+
 def test_exact_sum_over_machines_equals_one_machine():
     """Partial sums of any split of the values, gathered, round to math.fsum of them all."""
     import math
@@ -473,6 +495,9 @@ def test_unsupported_options_and_misaligned_data_are_refused(client):
     dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
     with pytest.raises(ParameterError, match="auto.*not supported by smartboost.dask"):
         sbd.train(client, {"objective": "binary", "sampling": "auto"}, dX, dy)
+    with pytest.raises(ParameterError, match="sampling_unit='query'"):
+        sbd.train(client, {"objective": "lambdarank", "sampling": "bernoulli", "sample_rate": 0.5,
+                           "sampling_unit": "query"}, dX, dy, qid=da.from_array(np.arange(400) // 10, chunks=200))
     with pytest.raises(DataError, match="row chunks"):
         sbd.train(client, {"objective": "binary"}, dX, da.from_array(y, chunks=100))
     with pytest.raises(DataError, match="dask array"):

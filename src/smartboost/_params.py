@@ -875,9 +875,6 @@ def check_distributed_params(params: TrainingParams, objective: Any) -> None:
     params : TrainingParams
     objective : Objective
     """
-    if objective.renews_leaves:
-        raise ParameterError(f"objective '{objective.name}' refits each leaf on all of its rows, which "
-                             "smartboost.dask does not support yet")
     if params.sampling in _NOT_DISTRIBUTED:
         raise ParameterError(f"sampling='{params.sampling}' is not supported by smartboost.dask: "
                              f"{_NOT_DISTRIBUTED[params.sampling]}")

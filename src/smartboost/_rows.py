@@ -69,6 +69,7 @@ class TrainingRows:
         self.objective = objective
         self.params = params
         self.n_outputs = scores.shape[0]
+        self.row_ids = row_ids
         self.sampler: Sampler = make_sampler(params, n, row_ids, total_rows)
         # the gradients of this iteration, then of the ones before that the sampler reads
         # (smart2): buffers that rotate, never copied
@@ -271,6 +272,16 @@ class TrainingRows:
         start, end = self.node_rows.segments(grown.leaf_nodes)
         return self.objective.renew_leaf_values(self.label, self.scores[k], self.sample_weight,
                                                 self.node_rows.row_ids(), start, end)
+
+    def leaf_rows(self, k: int, grown: GrownTree) -> tuple[np.ndarray, ...]:
+        """What the objective's refit of the new tree of output ``k`` reads of these rows, for a
+        refit over every machine's rows: the rows of each leaf in turn (each leaf's sorted by id,
+        as the partition keeps them) as their ids among every machine's rows, labels, scores
+        before the tree and sampling weights, and the rows of each leaf."""
+        start, end = self.node_rows.segments(grown.leaf_nodes)
+        rows = np.concatenate([self.node_rows.row_ids()[s:e] for s, e in zip(start, end)] + [np.zeros(0, np.int64)])
+        ids = rows.astype(np.int64) if self.row_ids is None else self.row_ids[rows]
+        return ids, self.label[rows], self.scores[k][rows], self.sample_weight[rows], end - start
 
     def leaf_line_steps(self, k: int, grown: GrownTree, gather: Gather | None = None) -> np.ndarray:
         """The ``leaf_line`` rule: each leaf's own step over its rows of the sample (Friedman's

@@ -7,7 +7,8 @@ shard (:class:`~smartboost.dask._transport._Workers`), and the driver adds up th
 (importance sampling's scale, trimming's threshold and ties, GOSS's threshold and its draw
 over the chunks that span shards) decide here from per-shard bucket sums and counts
 (:mod:`smartboost.sampling.distributed`); the others draw on each shard by row ids alone. The
-line searches of the step rules run on the shards together, on sums exact over every row.
+line searches of the step rules run on the shards together, on sums exact over every row; the
+refit of the leaves (quantile losses) runs here on the leaves' rows gathered from the shards.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from .._params import TrainingParams
 from ..grower import GrownTree, TreeGrower
+from ..objectives import Objective
 from ..sampling import make_sampler
 from ..sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
                                     top_and_rest_by_machine, total_by_radix)
@@ -38,13 +40,16 @@ class _DaskRows:
         Rows of every shard together.
     params : dict
         Resolved parameters.
+    objective : Objective
+        The run's objective (its leaf refit runs here).
     part_index, part_rows : list of list of int
         The partitions each shard holds (their positions among all partitions) and their rows.
     """
 
-    def __init__(self, workers: _Workers, n_rows: int, params: TrainingParams, part_index: list[list[int]],
-                 part_rows: list[list[int]]) -> None:
+    def __init__(self, workers: _Workers, n_rows: int, params: TrainingParams, objective: Objective,
+                 part_index: list[list[int]], part_rows: list[list[int]]) -> None:
         self.workers = workers
+        self.objective = objective
         self.n_rows = n_rows
         self.params = params
         self.part_index = part_index
@@ -147,6 +152,20 @@ class _DaskRows:
         answers = self.workers.call("grow", k, iteration, weight_scale, together=True)
         self.peer_bytes += sum(sent for _, sent in answers)
         return answers[0][0]
+
+    def renewed_leaf_values(self, k: int, grown: GrownTree) -> np.ndarray:
+        """The objective's refit of the new tree's leaves (``Objective.renew_leaf_values``) on
+        every shard's rows of each leaf, gathered here in the order of one machine (by row id),
+        so that the refit is one machine's."""
+        ids, label, scores, weight, counts = (np.concatenate(column) for column in
+                                              zip(*self.workers.call("leaf_rows", k, grown)))
+        n_leaves = grown.leaf_nodes.shape[0]
+        leaf = np.repeat(np.tile(np.arange(n_leaves), len(self.workers)), counts)
+        order = np.lexsort((ids, leaf))
+        sizes = np.bincount(leaf, minlength=n_leaves)
+        end = np.cumsum(sizes)
+        return self.objective.renew_leaf_values(label[order], scores[order], weight[order], np.arange(order.shape[0]),
+                                                end - sizes, end)
 
     def line_step(self, k: int, grown: GrownTree) -> float:
         """The ``line`` rule's ``rho``: the shards search it together (every shard finds the same)."""

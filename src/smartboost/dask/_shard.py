@@ -231,6 +231,11 @@ class _Shard:
         grown = self.grower.grow(source, self.selector, iteration, weight_scale)
         return (grown if self.peers.rank == 0 else None), self.peers.bytes_sent - sent
 
+    def op_leaf_rows(self, k: int, grown: GrownTree) -> tuple[np.ndarray, ...]:
+        """What the objective's refit of the new tree reads of this worker's rows of each leaf
+        (``TrainingRows.leaf_rows``)."""
+        return self.rows.leaf_rows(k, grown)
+
     def op_line_step(self, k: int, grown: GrownTree) -> float:
         """The ``line`` rule's ``rho`` for the new tree of output ``k``, searched with the other
         shards (all at once) on the loss summed over every shard's rows."""

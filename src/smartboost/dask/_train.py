@@ -124,7 +124,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         workers.call_each("start", [(resolved, booster, usable, part_offsets[indices].tolist(), n_rows)
                                     for indices in part_index])
         valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
-        rows = _DaskRows(workers, n_rows, resolved, part_index, [d["part_rows"] for d in described])
+        rows = _DaskRows(workers, n_rows, resolved, objective, part_index, [d["part_rows"] for d in described])
         trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names)
         try:
             with threads(_driver_threads(workers.link_ends, resolved.num_threads)):
