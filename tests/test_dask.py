@@ -443,6 +443,27 @@ def test_ranking_equals_single_machine_and_queries_must_stay_in_partitions(clien
                   qid=da.from_array(qid, chunks=(bad,)), num_boost_round=1)
 
 
+@pytest.mark.parametrize("sampling", ["uniform", "bernoulli"])
+def test_whole_query_sampling_equals_single_machine(client, sampling):
+    """sampling_unit='query': each shard draws its queries by their global ids (uniform's exact
+    count carried over the shards), the queries of one machine."""
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(5, 30, 60)
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    X = rng.normal(size=(qid.size, 5))
+    y = np.clip(np.round(X[:, 0] + rng.normal(scale=0.5, size=qid.size) + 1), 0, 3)
+    cut = np.flatnonzero(np.diff(qid)) + 1
+    chunks = tuple(np.diff(np.r_[0, cut[[10, 20, 40]], qid.size]))
+    params = {"objective": "lambdarank", "num_leaves": 7, "verbosity": -1, "metric": "ndcg@5", "seed": 1,
+              "sampling": sampling, "sample_rate": 0.5, "sampling_unit": "query"}
+    dX, dy, dq = (da.from_array(a, chunks=(chunks,) + a.shape[1:]) for a in (X, y, qid))
+    model = sbd.train(client, params, dX, dy, qid=dq, num_boost_round=4)
+    local = sb.train(params, sb.Dataset(X, y, qid=qid), 4)
+    _assert_same_model(model, local)
+    assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"]
+    assert len(set(local.iteration_stats["sample_size"])) > 1  # whole queries of differing sizes
+
+
 def test_eval_set_early_stopping_and_predict(client):
     X, y = _data()
     Xv, yv = _data(seed=9)
@@ -495,8 +516,8 @@ def test_unsupported_options_and_misaligned_data_are_refused(client):
     dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
     with pytest.raises(ParameterError, match="auto.*not supported by smartboost.dask"):
         sbd.train(client, {"objective": "binary", "sampling": "auto"}, dX, dy)
-    with pytest.raises(ParameterError, match="sampling_unit='query'"):
-        sbd.train(client, {"objective": "lambdarank", "sampling": "bernoulli", "sample_rate": 0.5,
+    with pytest.raises(ParameterError, match="sampling_unit='query' with sampling='mvs'"):
+        sbd.train(client, {"objective": "lambdarank", "sampling": "mvs", "sample_rate": 0.5,
                            "sampling_unit": "query"}, dX, dy, qid=da.from_array(np.arange(400) // 10, chunks=200))
     with pytest.raises(DataError, match="row chunks"):
         sbd.train(client, {"objective": "binary"}, dX, da.from_array(y, chunks=100))

@@ -878,9 +878,10 @@ def check_distributed_params(params: TrainingParams, objective: Any) -> None:
     if params.sampling in _NOT_DISTRIBUTED:
         raise ParameterError(f"sampling='{params.sampling}' is not supported by smartboost.dask: "
                              f"{_NOT_DISTRIBUTED[params.sampling]}")
-    if params.sampling_unit == "query":
-        raise ParameterError("sampling_unit='query' is not supported by smartboost.dask yet; sample rows "
-                             "(sampling_unit='row')")
+    if params.sampling_unit == "query" and params.sampling not in ("uniform", "bernoulli"):
+        raise ParameterError(f"sampling_unit='query' with sampling='{params.sampling}' is not supported by "
+                             "smartboost.dask yet: its scale is solved over every query; draw whole queries with "
+                             "sampling='uniform' or 'bernoulli', or sample rows (sampling_unit='row')")
 
 
 def parameters_markdown() -> str:

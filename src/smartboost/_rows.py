@@ -54,11 +54,16 @@ class TrainingRows:
         draws of a row do not depend on how rows are spread over machines.
     total_rows : int, optional
         Every machine's rows together (None: these rows only).
+    query_ids : ndarray of int64, optional
+        Id of each query (the objective's) among every machine's queries (None: its index).
+    total_queries : int, optional
+        Every machine's queries together (None: these queries only).
     """
 
     def __init__(self, data: BinnedData, label: np.ndarray, weight: np.ndarray | None, scores: np.ndarray,
                  objective: Objective, params: TrainingParams, n_threads: int,
-                 row_ids: np.ndarray | None = None, total_rows: int | None = None) -> None:
+                 row_ids: np.ndarray | None = None, total_rows: int | None = None,
+                 query_ids: np.ndarray | None = None, total_queries: int | None = None) -> None:
         n = data.n_rows
         self.data = data
         self.n_rows = n
@@ -70,7 +75,7 @@ class TrainingRows:
         self.params = params
         self.n_outputs = scores.shape[0]
         self.row_ids = row_ids
-        self.sampler: Sampler = make_sampler(params, n, row_ids, total_rows)
+        self.sampler: Sampler = make_sampler(params, n, row_ids, total_rows, query_ids, total_queries)
         # the gradients of this iteration, then of the ones before that the sampler reads
         # (smart2): buffers that rotate, never copied
         self._grad_ring = [np.empty((self.n_outputs, n)) for _ in range(1 + self.sampler.gradient_history)]

@@ -62,6 +62,10 @@ class _Shard:
             _concat([p[j] for p in parts], part_index, name)
             for j, name in enumerate(("X", "y", "sample_weight", "qid", "init_score")))
         self.part_rows = [p[0].shape[0] for p in parts]
+        bounds = np.cumsum([0] + self.part_rows)
+        # queries of each partition: its runs of equal query ids (whole queries, checked by the driver)
+        self.part_queries = [0 if self.qid is None or a == b else 1 + int(np.count_nonzero(np.diff(self.qid[a:b])))
+                             for a, b in zip(bounds[:-1], bounds[1:])]
         worker = distributed.get_worker()
         self.name = worker.address
         self.n_threads = worker.state.nthreads
@@ -104,7 +108,7 @@ class _Shard:
 
     def op_describe(self) -> dict[str, Any]:
         """Rows, features, the columns categorical by their type, and the first and last query
-        id of each partition."""
+        id of each partition and its number of queries."""
         qids = []
         start = 0
         for n in self.part_rows:
@@ -112,7 +116,8 @@ class _Shard:
                 qids.append((self.qid[start], self.qid[start + n - 1]))
             start += n
         return {"n_rows": self.X.matrix.shape[0], "n_features": self.X.matrix.shape[1], "part_rows": self.part_rows,
-                "part_qids": qids, "from_dtype": self.X.from_dtype, "peer_address": self.peer_listener.address}
+                "part_qids": qids, "part_queries": self.part_queries, "from_dtype": self.X.from_dtype,
+                "peer_address": self.peer_listener.address}
 
     def op_bin_sample(self, n_sample: int, seed: int) -> np.ndarray:
         """``n_sample`` of this worker's rows, drawn without replacement (all when fewer)."""
@@ -144,14 +149,17 @@ class _Shard:
         return values, np.bincount(inverse, weights=weight, minlength=values.size)
 
     def op_start(self, params: TrainingParams, booster: Booster, usable: np.ndarray, part_offsets: list[int],
-                 total_rows: int) -> None:
+                 total_rows: int, query_offsets: list[int], total_queries: int) -> None:
         """Starting scores, the rows' training state and the tree grower (the boosting loop's:
         ``usable`` are the features a split may use); ``part_offsets`` are the global ids of the
-        first rows of this worker's partitions, of ``total_rows`` rows on every worker."""
+        first rows of this worker's partitions, of ``total_rows`` rows on every worker, and
+        ``query_offsets`` those of their first queries, of ``total_queries``."""
         scores = start_scores(booster, self.binned, self.init_score)
         row_ids = np.concatenate([np.arange(o, o + n, dtype=np.int64) for o, n in zip(part_offsets, self.part_rows)])
+        query_ids = np.concatenate([np.arange(o, o + n, dtype=np.int64)
+                                    for o, n in zip(query_offsets, self.part_queries)])
         self.rows = TrainingRows(self.binned, self.label, self.weight, scores, self.objective, params,
-                                 self.n_threads, row_ids, total_rows)
+                                 self.n_threads, row_ids, total_rows, query_ids, total_queries)
         self.grower, self.selector = tree_growth(params, booster, usable)
         self.peer_rows = _PeerRows(self.rows.node_rows, self.peers)
 

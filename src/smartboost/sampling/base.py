@@ -105,9 +105,16 @@ class QueryDraw:
         Output: ``1 / P(query q drawn)`` (read only for drawn queries).
     ids, others : ndarray of uint32, shape (n_queries,)
         Scratch for the row-draw kernels, run over queries.
+    query_ids : ndarray of int64 or None
+        Id of each query among every machine's queries (None on one machine: its index): a
+        query's random number depends on that id only.
+    total_queries : int or None
+        Every machine's queries together (None: ``n_queries``).
     """
 
     starts: np.ndarray
+    query_ids: np.ndarray | None = None
+    total_queries: int | None = None
     sizes: np.ndarray = field(init=False)
     keep: np.ndarray = field(init=False)
     inverse_p: np.ndarray = field(init=False)
@@ -121,6 +128,8 @@ class QueryDraw:
         self.inverse_p = np.ones(n)
         self.ids = np.empty(n, np.uint32)
         self.others = np.empty(n, np.uint32)
+        if self.total_queries is None:
+            self.total_queries = n
 
     @property
     def n_queries(self) -> int:

@@ -35,9 +35,15 @@ def draw_chunks(n):
     return chunks, (n + chunks - 1) // chunks
 
 
-def _chunk_sizes(n):
-    """Rows of each of :func:`draw_chunks`' chunks."""
-    chunks, size = draw_chunks(n)
+def _chunk_size(n, size):
+    """``size``, or :func:`draw_chunks`' rows per chunk of ``n`` rows when None."""
+    return max(1, draw_chunks(n)[1] if size is None else size)
+
+
+def _chunk_sizes(n, size=None):
+    """Rows of each chunk of ``size`` rows (None: :func:`draw_chunks`' chunks)."""
+    size = _chunk_size(n, size)
+    chunks = max(1, (n + size - 1) // size)
     first = np.arange(chunks, dtype=np.int64) * size
     return np.minimum(first + size, n) - first
 
@@ -51,16 +57,18 @@ def _split_count(key, sizes, k):
     return np.random.Generator(np.random.PCG64(int(key))).multivariate_hypergeometric(sizes, k)
 
 
-def chunk_layout(total_rows, row_ids=None):
+def chunk_layout(total_rows, row_ids=None, size=None):
     """This machine's rows cut into the pieces of the exact-count draws over every machine's
     ``total_rows`` rows: each run of consecutive row ids (``row_ids``, None: every row, ids
-    0 .. ``total_rows`` - 1) cut where :func:`draw_chunks`' chunks end. Returns the int64
-    arrays ``(start, first, length, chunk)`` of the pieces in row order: rows ``start ..
-    start + length`` here, the id of the first, and the chunk that holds them."""
-    chunks, size = draw_chunks(total_rows)
+    0 .. ``total_rows`` - 1) cut where the chunks of ``size`` rows end (None:
+    :func:`draw_chunks`' chunks). Returns the int64 arrays ``(start, first, length, chunk)``
+    of the pieces in row order: rows ``start .. start + length`` here, the id of the first,
+    and the chunk that holds them."""
+    size = _chunk_size(total_rows, size)
     if row_ids is None:
-        first = np.arange(chunks, dtype=np.int64) * size
-        return first, first.copy(), _chunk_sizes(total_rows), np.arange(chunks, dtype=np.int64)
+        lengths = _chunk_sizes(total_rows, size)
+        first = np.arange(lengths.shape[0], dtype=np.int64) * size
+        return first, first.copy(), lengths, np.arange(lengths.shape[0], dtype=np.int64)
     ids = np.asarray(row_ids, np.int64)
     breaks = np.flatnonzero(np.diff(ids) != 1) + 1
     parts = []
@@ -74,11 +82,11 @@ def chunk_layout(total_rows, row_ids=None):
     return tuple(np.concatenate(column).astype(np.int64) for column in zip(*parts))
 
 
-def ends_inside(layout, total_rows):
-    """Which pieces of ``layout`` (:func:`chunk_layout`) end before their chunk does: the draw
-    goes on over another machine's rows."""
+def ends_inside(layout, total_rows, size=None):
+    """Which pieces of ``layout`` (:func:`chunk_layout`, chunks of ``size`` rows) end before
+    their chunk does: the draw goes on over another machine's rows."""
     _, first, length, chunk = layout
-    size = draw_chunks(total_rows)[1]
+    size = _chunk_size(total_rows, size)
     return first + length < np.minimum((chunk + 1) * size, total_rows)
 
 
@@ -97,14 +105,15 @@ def _alone(first, length, needed, left, ties=0):
     return DrawPieces(*(np.array([v], np.int64) for v in (0, first, length, 0, needed, left, ties)))
 
 
-def exact_pieces(key, k, total_rows, layout):
+def exact_pieces(key, k, total_rows, layout, size=None):
     """Uniform's draw of ``k`` of ``total_rows`` rows, over this machine's pieces ``layout``
-    (:func:`chunk_layout`): how many rows each chunk draws (:func:`_split_count`), and the
-    draw's state where a piece starts or ends inside its chunk (found by running the draw over
-    the ids of the chunk's rows before it, which is all that draw reads)."""
+    (:func:`chunk_layout`, chunks of ``size`` rows): how many rows each chunk draws
+    (:func:`_split_count`), and the draw's state where a piece starts or ends inside its chunk
+    (found by running the draw over the ids of the chunk's rows before it, which is all that
+    draw reads)."""
     _, first, length, chunk = layout
-    size = draw_chunks(total_rows)[1]
-    counts = _split_count(key, _chunk_sizes(total_rows), k)
+    size = _chunk_size(total_rows, size)
+    counts = _split_count(key, _chunk_sizes(total_rows, size), k)
     chunk_first = chunk * size
     chunk_stop = np.minimum(chunk_first + size, total_rows)
     needed = counts[chunk]
@@ -115,7 +124,7 @@ def exact_pieces(key, k, total_rows, layout):
         needed[p] = before.needed[0]
     left = chunk_stop - first
     kept = needed.copy()
-    for p in np.flatnonzero(ends_inside(layout, total_rows)):
+    for p in np.flatnonzero(ends_inside(layout, total_rows, size)):
         kept[p] = draw_exact_parallel(key, _alone(first[p], length[p], needed[p], left[p]), scratch, scratch)
     return _pieces(layout, kept, needed, left, np.zeros_like(needed))
 
