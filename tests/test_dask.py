@@ -7,6 +7,7 @@ cluster of worker processes and kills one.
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import time
@@ -23,15 +24,20 @@ from reference import solve_scale_sorted  # noqa: E402
 
 import smartboost as sb  # noqa: E402
 import smartboost.dask as sbd  # noqa: E402
+from smartboost._kernels.draws import draw_exact_parallel, draw_top_and_rest  # noqa: E402
+from smartboost._kernels.fsum import exact_partials  # noqa: E402
 from smartboost._kernels.scale import radix_buckets  # noqa: E402
+from smartboost._params import training_params  # noqa: E402
 from smartboost.dask._peers import _Peers  # noqa: E402
 from smartboost.dask._shard import _PeerRows, _Shard  # noqa: E402
 from smartboost.dask._train import _driver_threads  # noqa: E402
 from smartboost.dask._transport import _link_ends, _Workers  # noqa: E402
 from smartboost.errors import DataError, DistributedError, ParameterError  # noqa: E402
+from smartboost.sampling.chunks import chunk_layout, exact_pieces, top_and_rest_pieces  # noqa: E402
 from smartboost.sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix,  # noqa: E402
-                                             solve_scale_by_radix)
-from smartboost.sampling.topk import count_top_for_sum, kth_largest  # noqa: E402
+                                             solve_scale_by_radix, top_and_rest_by_machine)
+from smartboost.sampling.goss import GOSSSampler  # noqa: E402
+from smartboost.sampling.topk import count_top_for_sum, kth_largest, top_threshold  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -116,11 +122,58 @@ def test_radix_scale_equals_the_sort_reference(case, rate):
         np.testing.assert_allclose(np.minimum(1.0, got * values).sum(), target, rtol=1e-9)
 
 
+def _machines_of(n, cuts):
+    """Row ids of two machines holding alternate segments of ``range(n)`` cut at ``cuts``."""
+    bounds = np.r_[0, cuts, n]
+    segments = [np.arange(a, b) for a, b in itertools.pairwise(bounds)]
+    return [np.concatenate(segments[0::2]), np.concatenate(segments[1::2])]
+
+
+@pytest.mark.parametrize("n, cuts", [(3_000, [1000, 2000]), (41_000, [100, 5000, 20_000]),
+                                     (300_000, [4688, 150_001, 150_002])])
+def test_exact_count_draws_over_machines_equal_one_machine(n, cuts):
+    """Uniform's and GOSS's draws, each machine drawing its pieces of the chunks (a chunk
+    spanning machines carried from one to the next), keep the rows of one machine's draw with
+    the same weights."""
+    rng = np.random.default_rng(n)
+    values = np.round(rng.exponential(size=n), 1)  # ties at the threshold
+    key = np.uint64(n)
+    k, k_top, k_rest = n // 7, n // 10, n // 20
+    rows, rest, weight = np.empty(n, np.uint32), np.empty(n, np.uint32), np.empty(n)
+    uniform = rows[:draw_exact_parallel(key, exact_pieces(key, k, n, chunk_layout(n)), rows, rest)].copy()
+    threshold, ties = top_threshold(values, k_top, key)
+    m = draw_top_and_rest(values, threshold, top_and_rest_pieces(values, threshold, ties, k_top, k_rest, key), key,
+                          None, 9.0, rows, rest, weight)
+    goss, goss_weight = rows[:m].copy(), weight[rows[:m]]
+    machines = _machines_of(n, cuts)
+    params = training_params({"sampling": "goss", "sample_rate": 0.15, "goss_top_rate": 0.1}, 1)
+    samplers = []
+    for ids in machines:
+        samplers.append(GOSSSampler(params, ids.size))
+        samplers[-1].row_ids, samplers[-1].total_rows = ids, n
+    shares = [s.top_counts(values[ids], threshold) for s, ids in zip(samplers, machines)]
+    pieces = top_and_rest_by_machine(*map(list, zip(*shares)), ties, k_rest, key, n)
+    got_uniform, got_goss, got_weight = [], [], []
+    for ids, sampler, share in zip(machines, samplers, pieces):
+        r, t, w = np.empty(ids.size, np.uint32), np.empty(ids.size, np.uint32), np.empty(ids.size)
+        drawn = r[:draw_exact_parallel(key, exact_pieces(key, k, n, sampler.chunk_layout()), r, t)]
+        assert np.all(np.diff(drawn.astype(np.int64)) > 0)
+        got_uniform.append(ids[drawn])
+        drawn = r[:draw_top_and_rest(values[ids], threshold, share, key, None, 9.0, r, t, w)]
+        np.testing.assert_array_equal(np.sort(np.r_[drawn, t[:ids.size - drawn.size]]), np.arange(ids.size))
+        got_goss.append(ids[drawn])
+        got_weight.append(w[drawn])
+    np.testing.assert_array_equal(np.sort(np.concatenate(got_uniform)), uniform)
+    order = np.argsort(np.concatenate(got_goss))
+    np.testing.assert_array_equal(np.concatenate(got_goss)[order], goss)
+    np.testing.assert_array_equal(np.concatenate(got_weight)[order], goss_weight)
+
+
 # -- equal to one machine -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sampling", ["none", "bernoulli", "mvs", "smart1", "smart2", "loss", "trimming",
-                                      "trimming_alpha", "smart2_paper", "loss_rho", "sign_trees"])
+@pytest.mark.parametrize("sampling", ["none", "bernoulli", "uniform", "goss", "mvs", "smart1", "smart2", "loss",
+                                      "trimming", "trimming_alpha", "smart2_paper", "loss_rho", "sign_trees"])
 def test_trees_equal_single_machine(client, sampling):
     X, y = _data()
     weight = np.random.default_rng(1).uniform(0.5, 2.0, y.size)
@@ -142,6 +195,87 @@ def test_trees_equal_single_machine(client, sampling):
     local = sb.train(params, sb.Dataset(X, y, weight=weight), 8)
     _assert_same_model(model, local)
     assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"]
+
+
+@pytest.mark.parametrize("sampling", ["uniform", "goss"])
+def test_exact_count_draws_over_chunks_that_span_workers_equal_single_machine(client, sampling):
+    """9,000 rows: two chunks of the exact-count draws, cut by the partitions of both workers."""
+    X, y = _data(n=9000)
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1, "seed": 2, "sampling": sampling,
+              "sample_rate": 0.3, "sampling_freq": 2}
+    chunks = (2000, 3100, 1900, 2000)
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(y, chunks=(chunks,)),
+                      num_boost_round=4)
+    local = sb.train(params, sb.Dataset(X, y), 4)
+    _assert_same_model(model, local)
+    assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"] == [2700] * 4
+
+
+@pytest.mark.parametrize("case", ["line", "leaf_line_weights_goss", "line_all_rows_weights_bernoulli"])
+def test_line_search_step_rules_equal_single_machine(client, case):
+    """The shards search the step together on the loss summed exactly over every shard's rows
+    (steps.exact_sum): the steps, and so the trees, of one machine, bit for bit."""
+    X, y = _data()
+    target = np.nan_to_num(X[:, 0]) * 2 + np.abs(np.nan_to_num(X[:, 1])) + 0.1 * np.random.default_rng(2).normal(
+        size=y.size)
+    # the start score from row weights is a sum over labels taken in another order on Dask (equal
+    # to rtol 1e-14, which a line search would carry into its steps): weighted runs start at 0
+    rule, label, extra, weighted = {
+        "line": ("line", y, {}, False),
+        "leaf_line_weights_goss": ("leaf_line", target, {"objective": "huber", "sampling": "goss",
+                                                        "sample_rate": 0.4, "boost_from_average": False}, True),
+        "line_all_rows_weights_bernoulli": ("line", y, {"line_search_rows": "all", "sampling": "bernoulli",
+                                                        "sample_rate": 0.5, "boost_from_average": False}, True),
+    }[case]
+    params = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1, "seed": 4,
+              "step_rule": rule, **extra}
+    weight = np.random.default_rng(1).uniform(0.5, 2.0, y.size) if weighted else None
+    chunks = (800, 700, 900, 600)
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(label, chunks=(chunks,)),
+                      sample_weight=None if weight is None else da.from_array(weight, chunks=(chunks,)),
+                      num_boost_round=5)
+    local = sb.train(params, sb.Dataset(X, label, weight=weight), 5)
+    _assert_same_model(model, local)
+    shrinkage = sb.train({**params, "step_rule": "shrinkage"}, sb.Dataset(X, label, weight=weight), 1)
+    assert not np.array_equal(local.trees[0].value, shrinkage.trees[0].value)  # the rule changed the values
+
+
+@pytest.mark.parametrize("case", ["quantile", "l1_goss_weights", "mape_line_weights"])
+def test_leaf_refit_of_quantile_losses_equals_single_machine(client, case):
+    """The quantile losses refit every leaf to the weighted quantile of its rows' residuals: the
+    driver gathers each leaf's rows from the shards in the order of one machine (by row id) and
+    refits them with one machine's code; the trees are one machine's, bit for bit."""
+    X, _ = _data()
+    rng = np.random.default_rng(2)
+    target = np.round(np.nan_to_num(X[:, 0]) * 2 + np.abs(np.nan_to_num(X[:, 1])) + rng.normal(size=X.shape[0]), 1)
+    extra, weighted = {"quantile": ({"objective": "quantile", "alpha": 0.3}, False),
+                       "l1_goss_weights": ({"objective": "regression_l1", "sampling": "goss", "sample_rate": 0.4}, True),
+                       "mape_line_weights": ({"objective": "mape", "sampling": "bernoulli", "sample_rate": 0.5,
+                                              "step_rule": "line"}, True)}[case]
+    params = {"num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1, "seed": 4, **extra}
+    weight = rng.uniform(0.5, 2.0, target.size) if weighted else None
+    chunks = (800, 700, 900, 600)
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(target, chunks=(chunks,)),
+                      sample_weight=None if weight is None else da.from_array(weight, chunks=(chunks,)),
+                      num_boost_round=5)
+    local = sb.train(params, sb.Dataset(X, target, weight=weight), 5)
+    _assert_same_model(model, local)
+
+
+def test_exact_sum_over_machines_equals_one_machine():
+    """Partial sums of any split of the values, gathered, round to math.fsum of them all."""
+    import math
+
+    from smartboost.steps import exact_sum
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=100_001) * 10.0 ** rng.integers(-12, 12, 100_001)
+    parts = np.array_split(values, 3)
+    for i, part in enumerate(parts):
+        got = exact_sum(part, lambda mine, i=i: np.concatenate(
+            [exact_partials(p) if j != i else mine for j, p in enumerate(parts)]))
+        assert got == math.fsum(values) == exact_sum(values[::-1])
+    assert exact_sum(np.array([1.0, np.inf, 2.0])) == np.inf and np.isnan(exact_sum(np.array([np.inf, -np.inf])))
+    assert exact_sum(np.array([1e308, 1e308, -1.0])) == np.inf
 
 
 def test_two_byte_bins_equal_single_machine(client):
@@ -212,7 +346,8 @@ def _depths(tree) -> np.ndarray:
 def test_three_workers_reduce_scatter_and_equal_single_machine(monkeypatch, through_threads):
     """Three shards sum their histograms by reduce-scatter and all-gather (two swap them whole),
     with every message written at once or, when it could fill the socket buffers, through the
-    link's thread."""
+    link's thread; they draw GOSS's or uniform's rows over a chunk that spans all three, and
+    search the line steps together."""
     if through_threads:
         init = _Peers.__init__
 
@@ -226,7 +361,9 @@ def test_three_workers_reduce_scatter_and_equal_single_machine(monkeypatch, thro
         sizes.add((self.size, self._inline > 0)) or all_reduce(self, flat, what)))
     X, y = _data()
     params = {"objective": "regression", "num_leaves": 15, "min_data_in_leaf": 5, "verbosity": -1,
-              "grow_policy": "depthwise" if through_threads else "leafwise", "max_depth": 5}
+              "grow_policy": "depthwise" if through_threads else "leafwise", "max_depth": 5, "sample_rate": 0.5,
+              "sampling": "uniform" if through_threads else "goss",
+              "step_rule": "leaf_line" if through_threads else "line"}
     with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False, dashboard_address=":0") as cl:
         with distributed.Client(cl) as c:
             model = sbd.train(c, params, *_one_chunk_per_worker(c, X, y), num_boost_round=4)
@@ -306,6 +443,27 @@ def test_ranking_equals_single_machine_and_queries_must_stay_in_partitions(clien
                   qid=da.from_array(qid, chunks=(bad,)), num_boost_round=1)
 
 
+@pytest.mark.parametrize("sampling", ["uniform", "bernoulli"])
+def test_whole_query_sampling_equals_single_machine(client, sampling):
+    """sampling_unit='query': each shard draws its queries by their global ids (uniform's exact
+    count carried over the shards), the queries of one machine."""
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(5, 30, 60)
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    X = rng.normal(size=(qid.size, 5))
+    y = np.clip(np.round(X[:, 0] + rng.normal(scale=0.5, size=qid.size) + 1), 0, 3)
+    cut = np.flatnonzero(np.diff(qid)) + 1
+    chunks = tuple(np.diff(np.r_[0, cut[[10, 20, 40]], qid.size]))
+    params = {"objective": "lambdarank", "num_leaves": 7, "verbosity": -1, "metric": "ndcg@5", "seed": 1,
+              "sampling": sampling, "sample_rate": 0.5, "sampling_unit": "query"}
+    dX, dy, dq = (da.from_array(a, chunks=(chunks,) + a.shape[1:]) for a in (X, y, qid))
+    model = sbd.train(client, params, dX, dy, qid=dq, num_boost_round=4)
+    local = sb.train(params, sb.Dataset(X, y, qid=qid), 4)
+    _assert_same_model(model, local)
+    assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"]
+    assert len(set(local.iteration_stats["sample_size"])) > 1  # whole queries of differing sizes
+
+
 def test_eval_set_early_stopping_and_predict(client):
     X, y = _data()
     Xv, yv = _data(seed=9)
@@ -356,12 +514,11 @@ def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, mon
 def test_unsupported_options_and_misaligned_data_are_refused(client):
     X, y = _data(n=400)
     dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
-    with pytest.raises(ParameterError, match="goss.*not supported by smartboost.dask"):
-        sbd.train(client, {"objective": "binary", "sampling": "goss", "sample_rate": 0.5}, dX, dy)
     with pytest.raises(ParameterError, match="auto.*not supported by smartboost.dask"):
         sbd.train(client, {"objective": "binary", "sampling": "auto"}, dX, dy)
-    with pytest.raises(ParameterError, match="step_rule='line'"):
-        sbd.train(client, {"objective": "binary", "step_rule": "line"}, dX, dy)
+    with pytest.raises(ParameterError, match="sampling_unit='query' with sampling='mvs'"):
+        sbd.train(client, {"objective": "lambdarank", "sampling": "mvs", "sample_rate": 0.5,
+                           "sampling_unit": "query"}, dX, dy, qid=da.from_array(np.arange(400) // 10, chunks=200))
     with pytest.raises(DataError, match="row chunks"):
         sbd.train(client, {"objective": "binary"}, dX, da.from_array(y, chunks=100))
     with pytest.raises(DataError, match="dask array"):

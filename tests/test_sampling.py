@@ -595,10 +595,10 @@ def test_bad_sampling_parameters(params, match):
 def test_parallel_exact_draw_keeps_exactly_k_rows(n, k):
     """The chunked selection sampling of uniform: k rows, sorted, and the rest their complement."""
     from smartboost._kernels.draws import draw_exact_parallel
-    from smartboost.sampling.chunks import exact_chunk_counts
+    from smartboost.sampling.chunks import chunk_layout, exact_pieces
     rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
     key = np.uint64(n * 7919 + k)
-    assert draw_exact_parallel(key, exact_chunk_counts(key, n, k), rows, rest) == k
+    assert draw_exact_parallel(key, exact_pieces(key, k, n, chunk_layout(n)), rows, rest) == k
     assert np.all(np.diff(rows[:k].astype(np.int64)) > 0) and np.all(np.diff(rest[:n - k].astype(np.int64)) > 0)
     np.testing.assert_array_equal(np.sort(np.concatenate([rows[:k], rest[:n - k]])), np.arange(n))
 
@@ -607,14 +607,14 @@ def test_parallel_exact_draw_is_uniform_over_rows():
     """Every group of 1,000 rows (across the 10 chunks of 4,100 rows) is drawn as often as the
     others, within 4 standard errors over 300 draws of 10% of 41,000 rows."""
     from smartboost._kernels.draws import draw_exact_parallel
-    from smartboost.sampling.chunks import draw_chunks, exact_chunk_counts
+    from smartboost.sampling.chunks import chunk_layout, draw_chunks, exact_pieces
     n, k, draws = 41_000, 4_100, 300
     assert draw_chunks(n) == (10, 4_100) and draw_chunks(4_000) == (1, 4_000)
     hits = np.zeros(n)
     rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
     for d in range(draws):
         key = np.uint64(d)
-        hits[rows[:draw_exact_parallel(key, exact_chunk_counts(key, n, k), rows, rest)]] += 1
+        hits[rows[:draw_exact_parallel(key, exact_pieces(key, k, n, chunk_layout(n)), rows, rest)]] += 1
     p = k / n
     per_group = hits.reshape(41, 1000).sum(axis=1)  # groups cross the chunk boundaries
     expected, sd = 1000 * draws * p, np.sqrt(1000 * draws * p * (1 - p))
@@ -627,7 +627,7 @@ def test_goss_draw_over_chunks(n):
     count, sorted, the rest their complement; the rest drawn evenly over groups that cross the
     chunk boundaries."""
     from smartboost._kernels.draws import draw_top_and_rest
-    from smartboost.sampling.chunks import top_and_rest_counts
+    from smartboost.sampling.chunks import top_and_rest_pieces
     from smartboost.sampling.topk import top_threshold
     rng = np.random.default_rng(n)
     values = np.round(rng.exponential(size=n), 1)  # many ties at the threshold
@@ -638,8 +638,8 @@ def test_goss_draw_over_chunks(n):
     for d in range(draws):
         key = np.uint64(d)
         threshold, ties = top_threshold(values, k_top, key)
-        counts = top_and_rest_counts(values, threshold, ties, k_top, k_rest, key)
-        m = draw_top_and_rest(values, threshold, *counts, key, None, 9.0, rows, rest, weight)
+        pieces = top_and_rest_pieces(values, threshold, ties, k_top, k_rest, key)
+        m = draw_top_and_rest(values, threshold, pieces, key, None, 9.0, rows, rest, weight)
         assert m == k_top + k_rest
         picked = rows[:m].astype(np.int64)
         assert np.all(np.diff(picked) > 0)

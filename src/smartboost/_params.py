@@ -870,9 +870,6 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
 _NOT_DISTRIBUTED = {
     "auto": "it checks every tree on the rows out of its sample, which smartboost.dask does not gather; choose a "
             "sampler (e.g. sampling='mvs')",
-    "uniform": "its exact sample size is one draw over all rows; use sampling='bernoulli'",
-    "goss": "its uniform draw of an exact count among the other rows spans every worker; use sampling='mvs' "
-            "(importance sampling by |g| and h)",
 }
 
 
@@ -884,18 +881,13 @@ def check_distributed_params(params: TrainingParams, objective: Any) -> None:
     params : TrainingParams
     objective : Objective
     """
-    if objective.renews_leaves:
-        raise ParameterError(f"objective '{objective.name}' refits each leaf on all of its rows, which "
-                             "smartboost.dask does not support yet")
     if params.sampling in _NOT_DISTRIBUTED:
         raise ParameterError(f"sampling='{params.sampling}' is not supported by smartboost.dask: "
                              f"{_NOT_DISTRIBUTED[params.sampling]}")
-    if params.sampling_unit == "query":
-        raise ParameterError("sampling_unit='query' is not supported by smartboost.dask yet; sample rows "
-                             "(sampling_unit='row')")
-    if params.step_rule in ("line", "leaf_line"):
-        raise ParameterError(f"step_rule='{params.step_rule}' is not supported by smartboost.dask yet; use "
-                             "'shrinkage' or 'smooth'")
+    if params.sampling_unit == "query" and params.sampling not in ("uniform", "bernoulli"):
+        raise ParameterError(f"sampling_unit='query' with sampling='{params.sampling}' is not supported by "
+                             "smartboost.dask yet: its scale is solved over every query; draw whole queries with "
+                             "sampling='uniform' or 'bernoulli', or sample rows (sampling_unit='row')")
 
 
 def parameters_markdown() -> str:

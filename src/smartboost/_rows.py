@@ -26,7 +26,7 @@ from .grower import GrownTree, NodeRows, TreeGrower
 from .objectives import Objective
 from .sampling import Sampler, SamplingContext, make_sampler
 from .selection import FeatureSelector
-from .steps import leaf_line_search, line_search
+from .steps import Gather, leaf_line_search, line_search
 
 __all__ = ["TrainingRows"]
 
@@ -52,11 +52,18 @@ class TrainingRows:
     row_ids : ndarray of int64, optional
         Id of each row among every machine's rows (None: 0 .. n_rows - 1), so that the random
         draws of a row do not depend on how rows are spread over machines.
+    total_rows : int, optional
+        Every machine's rows together (None: these rows only).
+    query_ids : ndarray of int64, optional
+        Id of each query (the objective's) among every machine's queries (None: its index).
+    total_queries : int, optional
+        Every machine's queries together (None: these queries only).
     """
 
     def __init__(self, data: BinnedData, label: np.ndarray, weight: np.ndarray | None, scores: np.ndarray,
                  objective: Objective, params: TrainingParams, n_threads: int,
-                 row_ids: np.ndarray | None = None) -> None:
+                 row_ids: np.ndarray | None = None, total_rows: int | None = None,
+                 query_ids: np.ndarray | None = None, total_queries: int | None = None) -> None:
         n = data.n_rows
         self.data = data
         self.n_rows = n
@@ -67,7 +74,8 @@ class TrainingRows:
         self.objective = objective
         self.params = params
         self.n_outputs = scores.shape[0]
-        self.sampler: Sampler = make_sampler(params, n, row_ids)
+        self.row_ids = row_ids
+        self.sampler: Sampler = make_sampler(params, n, row_ids, total_rows, query_ids, total_queries)
         # the gradients of this iteration, then of the ones before that the sampler reads
         # (smart2): buffers that rotate, never copied
         self._grad_ring = [np.empty((self.n_outputs, n)) for _ in range(1 + self.sampler.gradient_history)]
@@ -248,8 +256,9 @@ class TrainingRows:
 
     # -- step rules that read the rows (smartboost.steps) ---------------------------------------
 
-    def line_step(self, k: int, grown: GrownTree) -> float:
-        """``rho`` of the ``line`` rule for the new tree of output ``k`` (its values as grown)."""
+    def line_step(self, k: int, grown: GrownTree, gather: Gather | None = None) -> float:
+        """``rho`` of the ``line`` rule for the new tree of output ``k`` (its values as grown);
+        ``gather``: every machine's rows take part (:func:`~smartboost.steps.line_search`)."""
         rows = self.node_rows.row_ids()
         direction = np.zeros(self.n_rows)
         start, end = self.node_rows.segments(grown.leaf_nodes)
@@ -260,7 +269,7 @@ class TrainingRows:
             on, weight = slice(None), self.weight
             if self.n_sampled < self.n_rows:
                 self._walk_out_of_sample(grown, direction, None)
-        return line_search(self.objective, self.label[on], self.scores[k][on], direction[on], weight)
+        return line_search(self.objective, self.label[on], self.scores[k][on], direction[on], weight, gather)
 
     def renewed_leaf_values(self, k: int, grown: GrownTree) -> np.ndarray:
         """The objective's refit of the new tree's leaves (``Objective.renew_leaf_values``) from
@@ -269,13 +278,24 @@ class TrainingRows:
         return self.objective.renew_leaf_values(self.label, self.scores[k], self.sample_weight,
                                                 self.node_rows.row_ids(), start, end)
 
-    def leaf_line_steps(self, k: int, grown: GrownTree) -> np.ndarray:
+    def leaf_rows(self, k: int, grown: GrownTree) -> tuple[np.ndarray, ...]:
+        """What the objective's refit of the new tree of output ``k`` reads of these rows, for a
+        refit over every machine's rows: the rows of each leaf in turn (each leaf's sorted by id,
+        as the partition keeps them) as their ids among every machine's rows, labels, scores
+        before the tree and sampling weights, and the rows of each leaf."""
+        start, end = self.node_rows.segments(grown.leaf_nodes)
+        rows = np.concatenate([self.node_rows.row_ids()[s:e] for s, e in zip(start, end)] + [np.zeros(0, np.int64)])
+        ids = rows.astype(np.int64) if self.row_ids is None else self.row_ids[rows]
+        return ids, self.label[rows], self.scores[k][rows], self.sample_weight[rows], end - start
+
+    def leaf_line_steps(self, k: int, grown: GrownTree, gather: Gather | None = None) -> np.ndarray:
         """The ``leaf_line`` rule: each leaf's own step over its rows of the sample (Friedman's
-        TreeBoost), starting from its value as grown."""
+        TreeBoost), starting from its value as grown; ``gather``: every machine's rows of the
+        leaf take part."""
         rows = self.node_rows.row_ids()
         fitted = grown.leaf_values
         start, end = self.node_rows.segments(grown.leaf_nodes)
         scores = self.scores[k]
         return np.array([leaf_line_search(self.objective, self.label[rows[s:e]], scores[rows[s:e]],
-                                          self.sample_weight[rows[s:e]], fitted[j])
+                                          self.sample_weight[rows[s:e]], fitted[j], gather)
                          for j, (s, e) in enumerate(zip(start, end))])

@@ -18,16 +18,42 @@ negative gradients ``r`` over the ``n`` rows (weighted: the sample's weight), wh
 
 The searches are Brent's method on a convex 1-D function (scipy), started from the fitted value
 and accepted only when they do not increase the loss, so a line step never makes the training
-loss worse than no step.
+loss worse than no step. The loss is summed exactly (:func:`exact_sum`, rounded once), so the
+search takes the same steps whatever the order of the rows and however they are spread over
+machines: ``gather`` collects every machine's partial sums (``smartboost.dask``).
 """
 
 from __future__ import annotations
 
+import math
+from typing import Callable
+
 import numpy as np
 
+from ._kernels.fsum import exact_partials
 from .objectives import Objective
 
-__all__ = ["line_search", "leaf_line_search", "to_signs"]
+__all__ = ["exact_sum", "line_search", "leaf_line_search", "to_signs"]
+
+Gather = Callable[[np.ndarray], np.ndarray]
+"""Every machine's partials (:func:`~smartboost._kernels.fsum.exact_partials`) from this
+machine's, concatenated in a fixed order."""
+
+
+def exact_sum(values: np.ndarray, gather: Gather | None = None) -> float:
+    """The sum of ``values`` correctly rounded (as ``math.fsum``), or with ``gather`` of every
+    machine's ``values``: the same float on every machine and in any order of the rows."""
+    partials = exact_partials(values)
+    if gather is not None:
+        partials = gather(partials)
+    finite = np.isfinite(partials)
+    if not finite.all():  # inf, -inf or nan, as their IEEE sum
+        with np.errstate(invalid="ignore"):
+            return float(partials[~finite].sum())
+    try:
+        return math.fsum(partials)
+    except OverflowError:  # the exact sum lies beyond the largest float
+        return math.copysign(math.inf, partials[-1])
 
 
 def to_signs(grown, lambda_l2: float) -> float:
@@ -59,12 +85,14 @@ def _minimise(total, start: float) -> float:
 
 
 def line_search(objective: Objective, label: np.ndarray, scores: np.ndarray, direction: np.ndarray,
-                weight: np.ndarray) -> float:
-    """``rho`` minimising ``sum_i w_i l(y_i, F_i + rho d_i)`` (0 if no ``rho`` lowers the loss)."""
-    return _minimise(lambda rho: float(np.dot(weight, objective.loss(label, scores + rho * direction))), 1.0)
+                weight: np.ndarray, gather: Gather | None = None) -> float:
+    """``rho`` minimising ``sum_i w_i l(y_i, F_i + rho d_i)`` (0 if no ``rho`` lowers the loss),
+    over these rows or (``gather``) every machine's."""
+    return _minimise(lambda rho: exact_sum(weight * objective.loss(label, scores + rho * direction), gather), 1.0)
 
 
 def leaf_line_search(objective: Objective, label: np.ndarray, scores: np.ndarray, weight: np.ndarray,
-                     start: float) -> float:
-    """``gamma`` minimising ``sum_i w_i l(y_i, F_i + gamma)`` over one leaf's rows, from ``start``."""
-    return _minimise(lambda gamma: float(np.dot(weight, objective.loss(label, scores + gamma))), start)
+                     start: float, gather: Gather | None = None) -> float:
+    """``gamma`` minimising ``sum_i w_i l(y_i, F_i + gamma)`` over one leaf's rows, from ``start``
+    (with ``gather``, the leaf's rows on every machine)."""
+    return _minimise(lambda gamma: exact_sum(weight * objective.loss(label, scores + gamma), gather), start)

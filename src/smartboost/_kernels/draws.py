@@ -6,7 +6,8 @@ grows on ``rows[:n]`` and the new tree is then added to ``rest[:n_rows - n]`` by
 
 Each row's draw is :func:`~smartboost._kernels.random.uniform` of its id. The exact-count
 draws run over fixed chunks of rows in parallel; how many rows each chunk draws is decided
-first, in Python (:mod:`smartboost.sampling.chunks`).
+first, in Python (:mod:`smartboost.sampling.chunks`), and so is where the draw stands where a
+machine's rows start or end inside a chunk (:class:`~smartboost._kernels.records.DrawPieces`).
 """
 
 from __future__ import annotations
@@ -22,15 +23,15 @@ of :mod:`smartboost.sampling.chunks`): their results do not depend on the thread
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _place(rows, rest, k, i, kept, last_chunk):
+def _place(rows, rest, k, i, kept, last_piece):
     """Put row ``i`` into ``rows[k]`` (``kept``) or ``rest[i - k]``; returns the new ``k``.
 
-    :func:`draw_top_and_rest` writes its chunks in parallel. In the last chunk (on small data
+    :func:`draw_top_and_rest` writes its pieces in parallel. In the last piece (on small data
     the only one) the row is written to both lists and only the matching end advances: no
     branch to mispredict when about half the rows are kept. Elsewhere a branch: the write past
-    a chunk's last kept row would land on the next chunk's first slot while that chunk fills it. ``last_chunk`` does not
-    change within a chunk's loop, which LLVM then compiles twice."""
-    if last_chunk:
+    a piece's last kept row would land on the next piece's first slot while that piece fills
+    it. ``last_piece`` does not change within a piece's loop, which LLVM then compiles twice."""
+    if last_piece:
         rows[k] = i
         rest[i - k] = i
         return k + kept
@@ -102,33 +103,48 @@ def draw_exact(key, k, rows, rest):
     return n
 
 
+@njit(cache=True, nogil=True)
+def _total(counts):
+    """The sum of ``counts``, in a loop of its own: a ``sum()`` after a parallel loop that
+    writes the array is fused into it, which numba's reduction analysis rejects."""
+    total = 0
+    for c in counts:
+        total += c
+    return total
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def draw_exact_parallel(key, counts, rows, rest):
-    """:func:`draw_exact` of ``counts.sum()`` rows over every row, in parallel: selection sampling
-    of ``counts[c]`` rows inside each fixed chunk ``c``
-    (:func:`~smartboost.sampling.chunks.exact_chunk_counts`), the chunks at their offsets.
-    Returns the count drawn."""
-    n = rows.shape[0]
-    chunks = counts.shape[0]
-    size = (n + chunks - 1) // chunks
-    offsets = np.zeros(chunks + 1, np.int64)
-    for c in range(chunks):
-        offsets[c + 1] = offsets[c] + counts[c]
-    for c in prange(chunks):
-        stop = min(n, (c + 1) * size)
-        needed = counts[c]
-        k = offsets[c]
-        for i in range(c * size, stop):
-            # branches, not draw_exact's double writes: those would spill into the next chunk
+def draw_exact_parallel(key, pieces, rows, rest):
+    """:func:`draw_exact` over every machine's rows, in parallel: selection sampling inside
+    each fixed chunk of rows (:func:`~smartboost.sampling.chunks.exact_pieces`), run here over
+    this machine's ``pieces`` of the chunks (a ``DrawPieces``, left at their end states), each
+    at its offset. Row ``i`` draws the number of its id among every machine's rows. Returns
+    the count drawn."""
+    n_pieces = pieces.start.shape[0]
+    kept = np.zeros(n_pieces, np.int64)
+    # the end states are written through these: a parallel loop loses writes through a record's field
+    needed_at, left_at = pieces.needed, pieces.left
+    for p in prange(n_pieces):
+        start = pieces.start[p]
+        first = pieces.first[p]
+        still = needed_at[p]
+        candidates = left_at[p]
+        k = pieces.offset[p]
+        for i in range(start, start + pieces.length[p]):
+            # branches, not draw_exact's double writes: those would spill into the next piece
             # (and the branch takes the count still needed out of the next row's comparison,
             # which the branch-free form would keep in its dependency chain)
-            if uniform(key, i) * (stop - i) < needed:
+            if uniform(key, first + i - start) * candidates < still:
                 rows[k] = i
                 k += 1
-                needed -= 1
+                still -= 1
             else:
                 rest[i - k] = i
-    return offsets[chunks]
+            candidates -= 1
+        needed_at[p] = still
+        left_at[p] = candidates
+        kept[p] = k - pieces.offset[p]
+    return _total(kept)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -169,40 +185,42 @@ def select_above(values, threshold, segment_ends, segment_ties, rows, rest):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def draw_top_and_rest(values, threshold, chunk_ties, chunk_top, chunk_rest, key, weight, rest_weight, rows, rest,
-                      sample_weight):
+def draw_top_and_rest(values, threshold, pieces, key, weight, rest_weight, rows, rest, sample_weight):
     """GOSS's draw: the largest ``values`` surely, a uniform draw of the others, in parallel.
 
     The top rows are those above ``threshold`` and the first rows equal to it (ties go to the
-    lowest row ids); in each fixed chunk ``c`` of
-    :func:`~smartboost.sampling.chunks.draw_chunks`, ``chunk_ties[c]`` of its equal rows are
-    top, ``chunk_top[c]`` rows in all, and ``chunk_rest[c]`` of its other rows are drawn by
-    selection sampling (:func:`~smartboost.sampling.chunks.top_and_rest_counts`).
+    lowest row ids); in each fixed chunk of
+    :func:`~smartboost.sampling.chunks.draw_chunks`, a number of its equal rows are top, and
+    a number of its other rows are drawn by selection sampling
+    (:func:`~smartboost.sampling.chunks.top_and_rest_pieces`). The draw runs here over this
+    machine's ``pieces`` of the chunks (a ``DrawPieces``, left at their end states), each at
+    its offset; row ``i`` draws the number of its id among every machine's rows.
     ``sample_weight[i]`` receives ``weight[i]`` (top) or ``weight[i] * rest_weight`` (the
     others; ``weight`` None: ones, not read). Returns the sample size.
     """
-    n = values.shape[0]
-    chunks = chunk_top.shape[0]
-    size = (n + chunks - 1) // chunks
-    offsets = np.zeros(chunks + 1, np.int64)
-    for c in range(chunks):
-        offsets[c + 1] = offsets[c] + chunk_top[c] + chunk_rest[c]
-    for c in prange(chunks):
-        start = c * size
-        stop = min(n, start + size)
-        ties = chunk_ties[c]
-        needed = chunk_rest[c]
-        left = stop - start - chunk_top[c]
-        k = offsets[c]
-        last = c == chunks - 1
-        for i in range(start, stop):
+    n_pieces = pieces.start.shape[0]
+    kept = np.zeros(n_pieces, np.int64)
+    ties_at, needed_at, left_at = pieces.ties, pieces.needed, pieces.left  # see draw_exact_parallel
+    for p in prange(n_pieces):
+        start = pieces.start[p]
+        first = pieces.first[p]
+        ties = ties_at[p]
+        needed = needed_at[p]
+        left = left_at[p]
+        k = pieces.offset[p]
+        last = p == n_pieces - 1
+        for i in range(start, start + pieces.length[p]):
             tie = values[i] == threshold
             top = (values[i] > threshold) | (tie & (ties > 0))
             ties -= top & tie
-            drawn = (not top) & (uniform(key + np.uint64(1), i) * left < needed)
+            drawn = (not top) & (uniform(key + np.uint64(1), first + i - start) * left < needed)
             needed -= drawn
             left -= not top
             w = 1.0 if weight is None else weight[i]
             sample_weight[i] = w if top else w * rest_weight
             k = _place(rows, rest, k, i, top | drawn, last)
-    return offsets[chunks]
+        ties_at[p] = ties
+        needed_at[p] = needed
+        left_at[p] = left
+        kept[p] = k - pieces.offset[p]
+    return _total(kept)

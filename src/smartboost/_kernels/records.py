@@ -14,8 +14,8 @@ from collections import namedtuple
 import numpy as np
 
 __all__ = ["SplitParams", "Units", "NodeSums", "Cells", "Candidates", "Split", "NO_LEFT_SET",
-           "ThresholdRule", "HistogramArrays", "PartitionColumns", "LocalRows", "NodeDraws", "Interactions",
-           "SplitChoices", "GrowthLimits", "GrowthState", "CategoricalNodes", "NODE", "COUNTS"]
+           "ThresholdRule", "HistogramArrays", "PartitionColumns", "LocalRows", "DrawPieces", "NodeDraws",
+           "Interactions", "SplitChoices", "GrowthLimits", "GrowthState", "CategoricalNodes", "NODE", "COUNTS"]
 
 SplitParams = namedtuple("SplitParams", ["lambda_l1", "lambda_l2", "min_gain_to_split", "min_sum_hessian_in_leaf",
                                          "min_data_in_leaf", "max_cat_to_onehot", "max_cat_threshold", "cat_smooth",
@@ -87,6 +87,19 @@ LocalRows.__doc__ = """A tree's rows held by this process (``grower.NodeRows``):
 in place, node by node) and the partition's scratch, the rows' fixed-point (g, h), one histogram
 per thread (their number sets the kernels' thread count), the :class:`HistogramArrays`, whether
 histograms go by blocks of columns, and the :class:`PartitionColumns`."""
+
+DrawPieces = namedtuple("DrawPieces", ["start", "first", "length", "offset", "needed", "left", "ties"])
+DrawPieces.__doc__ = """Where an exact-count draw (uniform's selection sampling, GOSS's top rows and
+uniform rest: ``_kernels.draws``) runs over one machine's rows, in pieces, and its state at
+each piece's start; every field an int64 array, one entry per piece, the pieces in row order.
+
+A piece is a run of the machine's rows inside one of the draw's fixed chunks
+(``sampling.chunks``): rows ``start .. start + length`` here, whose ids among every machine's
+rows begin at ``first``; ``offset`` sampled rows of this machine come before it. The draw's
+state when it reaches the piece: ``needed`` rows still to draw in the chunk out of ``left``
+candidates, and ``ties`` rows equal to GOSS's threshold still to take as top rows (0 for
+uniform). The draw kernels leave the state at the piece's end in place. On one machine the
+pieces are the chunks."""
 
 NodeDraws = namedtuple("NodeDraws", ["stream", "iteration", "t", "pool", "n_thresholds", "features", "packed",
                                      "chosen", "rest"])

@@ -4,7 +4,7 @@ The kernels of :mod:`smartboost.sampling.topk` (trimming and GOSS keep the rows 
 values): the quickselects of the ``k``-th largest (:func:`_quickselect_kth`) and on sums
 (:func:`_count_top`), their Floyd-Rivest brackets (:func:`rank_bracket`, :func:`sum_bracket`)
 on the partition and samples of :mod:`smartboost._kernels.scale`, and the counts of the values
-above and equal to a threshold, per row segment (:func:`count_ties`) or fixed chunk.
+above and equal to a threshold, per row segment (:func:`count_ties`) or run of rows.
 """
 
 from __future__ import annotations
@@ -70,20 +70,20 @@ def count_ties(values, threshold, segment_ends):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _chunk_top_counts(values, threshold, chunks):
-    """Values above ``threshold`` and equal to it in each of ``chunks`` fixed row chunks,
-    shape (2, chunks)."""
-    n = values.shape[0]
-    size = (n + chunks - 1) // chunks
-    out = np.zeros((2, chunks), np.int64)
-    for c in prange(chunks):
+def piece_top_counts(values, threshold, start, length):
+    """Values above ``threshold`` and equal to it in each run of rows ``start[p] ..
+    start[p] + length[p]`` (the pieces of GOSS's draw, ``records.DrawPieces``), shape
+    (2, n_pieces)."""
+    n_pieces = start.shape[0]
+    out = np.zeros((2, n_pieces), np.int64)
+    for p in prange(n_pieces):
         above = 0
         equal = 0
-        for i in range(c * size, min(n, (c + 1) * size)):
+        for i in range(start[p], start[p] + length[p]):
             above += values[i] > threshold
             equal += values[i] == threshold
-        out[0, c] = above
-        out[1, c] = equal
+        out[0, p] = above
+        out[1, p] = equal
     return out
 
 

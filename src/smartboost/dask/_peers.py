@@ -7,7 +7,9 @@ that growing a tree together needs over them (``docs/concepts/distributed.md``).
   array in ``2 (W - 1)`` messages, in two rounds whatever the number of shards ``W``; two shards
   swap their whole arrays instead, the same bytes in one round. Integer cells make the sum exact
   in any order.
-- :meth:`_Peers.all_gather` gives every shard every shard's copy of a small array.
+- :meth:`_Peers.all_gather` gives every shard every shard's copy of a small array, and
+  :meth:`_Peers.gather_concat` every shard's arrays of differing sizes, concatenated (the
+  partial sums of the line searches, ``smartboost.steps.exact_sum``).
 
 The links are TCP connections, authenticated with the run's key by ``multiprocessing.connection``
 when they open, one per pair of shards (the lower rank connects to the higher), with socket
@@ -152,6 +154,16 @@ class _Peers:
         for j in self.others:
             out[j] = self._receive(j, np.empty_like(array), what)
         return out
+
+    def gather_concat(self, array: np.ndarray, what: str) -> np.ndarray:
+        """Every shard's 1-d ``array`` (one dtype, sizes that may differ), concatenated in rank
+        order: their sizes, then the arrays padded to the largest."""
+        if self.size == 1:
+            return array
+        sizes = [int(n[0]) for n in self.all_gather(np.array([array.size], np.int64), what)]
+        padded = np.zeros(max(sizes), array.dtype)
+        padded[:array.size] = array
+        return np.concatenate([part[:n] for part, n in zip(self.all_gather(padded, what), sizes)])
 
     def all_reduce(self, flat: np.ndarray, what: str) -> None:
         """Replace the 1-d integer array ``flat`` by its sum over every shard (reduce-scatter,

@@ -4,8 +4,11 @@
 shard (:class:`~smartboost.dask._transport._Workers`), and the driver adds up the answers
 (sample sizes). A tree is one step: the shards grow it together
 (:class:`~smartboost.dask._shard._PeerRows`). The samplers that decide over every row
-(importance sampling's scale, trimming's threshold and ties) decide here from per-shard bucket
-sums (:mod:`smartboost.sampling.distributed`).
+(importance sampling's scale, trimming's threshold and ties, GOSS's threshold and its draw
+over the chunks that span shards) decide here from per-shard bucket sums and counts
+(:mod:`smartboost.sampling.distributed`); the others draw on each shard by row ids alone. The
+line searches of the step rules run on the shards together, on sums exact over every row; the
+refit of the leaves (quantile losses) runs here on the leaves' rows gathered from the shards.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ import numpy as np
 
 from .._params import TrainingParams
 from ..grower import GrownTree, TreeGrower
+from ..objectives import Objective
 from ..sampling import make_sampler
 from ..sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
-                                    total_by_radix)
+                                    top_and_rest_by_machine, total_by_radix)
+from ..sampling.goss import GOSSSampler
 from ..sampling.importance import ProportionalSampler
 from ..sampling.trimming import TrimmingSampler
 from ..selection import FeatureSelector
@@ -35,18 +40,21 @@ class _DaskRows:
         Rows of every shard together.
     params : dict
         Resolved parameters.
+    objective : Objective
+        The run's objective (its leaf refit runs here).
     part_index, part_rows : list of list of int
         The partitions each shard holds (their positions among all partitions) and their rows.
     """
 
-    def __init__(self, workers: _Workers, n_rows: int, params: TrainingParams, part_index: list[list[int]],
-                 part_rows: list[list[int]]) -> None:
+    def __init__(self, workers: _Workers, n_rows: int, params: TrainingParams, objective: Objective,
+                 part_index: list[list[int]], part_rows: list[list[int]]) -> None:
         self.workers = workers
+        self.objective = objective
         self.n_rows = n_rows
         self.params = params
         self.part_index = part_index
         self.part_rows = part_rows
-        self.sampler = make_sampler(params, 0)  # the driver's copy: random keys and parameters only
+        self.sampler = make_sampler(params, 0, None, n_rows)  # the driver's copy: random keys and parameters only
         self._sampled = False
         self._warm = False
         self.peer_bytes = 0
@@ -72,10 +80,13 @@ class _DaskRows:
         self._record_traffic()
         abs_sums = self.workers.call("gradients")
         decisions = [None] * len(self.workers)
-        if isinstance(self.sampler, (ProportionalSampler, TrimmingSampler)) and self._resample_due(iteration):
+        if (isinstance(self.sampler, (ProportionalSampler, TrimmingSampler, GOSSSampler))
+                and self._resample_due(iteration)):
             self.workers.call("importance", iteration, previous_leaf_values, sum(abs_sums) / self.n_rows)
             if isinstance(self.sampler, TrimmingSampler):
                 decisions = self._trimming_decisions(iteration)
+            elif isinstance(self.sampler, GOSSSampler):
+                decisions = self._goss_decisions(iteration)
             else:
                 rho = self.params.smart_rho
                 scale = rho if rho is not None else solve_scale_by_radix(
@@ -109,6 +120,18 @@ class _DaskRows:
         quota = np.minimum(quota, np.maximum(0, ties - (np.cumsum(quota) - quota)))  # lowest partitions first
         return [(threshold, np.cumsum(rows), quota[indices]) for rows, indices in zip(self.part_rows, self.part_index)]
 
+    def _goss_decisions(self, iteration: int) -> list[tuple]:
+        """GOSS over every shard: the threshold of the top rows, and each shard's pieces of the
+        draw (:func:`~smartboost.sampling.distributed.top_and_rest_by_machine`)."""
+        key = self.sampler.key(iteration)
+        k_top, k_rest = self.sampler.sizes()
+        threshold, greater = (kth_largest_by_radix(self._bucket_sums, self._members, k_top, key) if k_top > 0
+                              else (np.inf, 0))
+        layouts, counts, codes = zip(*self.workers.call("top_counts", threshold))
+        pieces = top_and_rest_by_machine(list(layouts), list(counts), list(codes), k_top - greater, k_rest, key,
+                                         self.n_rows)
+        return [(threshold, p) for p in pieces]
+
     def _bucket_sums(self, prefix: int, prefix_shift: int, shift: int, n_buckets: int):
         answers = self.workers.call("buckets", prefix, prefix_shift, shift, n_buckets)
         return sum(a[0] for a in answers), sum(a[1] for a in answers)
@@ -129,6 +152,28 @@ class _DaskRows:
         answers = self.workers.call("grow", k, iteration, weight_scale, together=True)
         self.peer_bytes += sum(sent for _, sent in answers)
         return answers[0][0]
+
+    def renewed_leaf_values(self, k: int, grown: GrownTree) -> np.ndarray:
+        """The objective's refit of the new tree's leaves (``Objective.renew_leaf_values``) on
+        every shard's rows of each leaf, gathered here in the order of one machine (by row id),
+        so that the refit is one machine's."""
+        ids, label, scores, weight, counts = (np.concatenate(column) for column in
+                                              zip(*self.workers.call("leaf_rows", k, grown)))
+        n_leaves = grown.leaf_nodes.shape[0]
+        leaf = np.repeat(np.tile(np.arange(n_leaves), len(self.workers)), counts)
+        order = np.lexsort((ids, leaf))
+        sizes = np.bincount(leaf, minlength=n_leaves)
+        end = np.cumsum(sizes)
+        return self.objective.renew_leaf_values(label[order], scores[order], weight[order], np.arange(order.shape[0]),
+                                                end - sizes, end)
+
+    def line_step(self, k: int, grown: GrownTree) -> float:
+        """The ``line`` rule's ``rho``: the shards search it together (every shard finds the same)."""
+        return self.workers.call("line_step", k, grown, together=True)[0]
+
+    def leaf_line_steps(self, k: int, grown: GrownTree) -> np.ndarray:
+        """The ``leaf_line`` rule's steps: the shards search them together."""
+        return self.workers.call("leaf_line_steps", k, grown, together=True)[0]
 
     def add_tree(self, k: int, grown: GrownTree) -> None:
         """Add the new tree to every shard's scores."""

@@ -22,6 +22,7 @@ import numpy as np
 
 from .._common import FIXED_DTYPE
 from .._data import concat_features, to_features, to_query_starts, to_vector
+from .._kernels.fsum import exact_partials
 from .._kernels.scale import radix_buckets
 from .._kernels.topk import count_ties
 from .._params import TrainingParams
@@ -61,6 +62,10 @@ class _Shard:
             _concat([p[j] for p in parts], part_index, name)
             for j, name in enumerate(("X", "y", "sample_weight", "qid", "init_score")))
         self.part_rows = [p[0].shape[0] for p in parts]
+        bounds = np.cumsum([0] + self.part_rows)
+        # queries of each partition: its runs of equal query ids (whole queries, checked by the driver)
+        self.part_queries = [0 if self.qid is None or a == b else 1 + int(np.count_nonzero(np.diff(self.qid[a:b])))
+                             for a, b in zip(bounds[:-1], bounds[1:])]
         worker = distributed.get_worker()
         self.name = worker.address
         self.n_threads = worker.state.nthreads
@@ -103,7 +108,7 @@ class _Shard:
 
     def op_describe(self) -> dict[str, Any]:
         """Rows, features, the columns categorical by their type, and the first and last query
-        id of each partition."""
+        id of each partition and its number of queries."""
         qids = []
         start = 0
         for n in self.part_rows:
@@ -111,7 +116,8 @@ class _Shard:
                 qids.append((self.qid[start], self.qid[start + n - 1]))
             start += n
         return {"n_rows": self.X.matrix.shape[0], "n_features": self.X.matrix.shape[1], "part_rows": self.part_rows,
-                "part_qids": qids, "from_dtype": self.X.from_dtype, "peer_address": self.peer_listener.address}
+                "part_qids": qids, "part_queries": self.part_queries, "from_dtype": self.X.from_dtype,
+                "peer_address": self.peer_listener.address}
 
     def op_bin_sample(self, n_sample: int, seed: int) -> np.ndarray:
         """``n_sample`` of this worker's rows, drawn without replacement (all when fewer)."""
@@ -142,14 +148,18 @@ class _Shard:
         weight = np.ones_like(self.label) if self.weight is None else self.weight
         return values, np.bincount(inverse, weights=weight, minlength=values.size)
 
-    def op_start(self, params: TrainingParams, booster: Booster, usable: np.ndarray, part_offsets: list[int]) -> None:
+    def op_start(self, params: TrainingParams, booster: Booster, usable: np.ndarray, part_offsets: list[int],
+                 total_rows: int, query_offsets: list[int], total_queries: int) -> None:
         """Starting scores, the rows' training state and the tree grower (the boosting loop's:
         ``usable`` are the features a split may use); ``part_offsets`` are the global ids of the
-        first rows of this worker's partitions."""
+        first rows of this worker's partitions, of ``total_rows`` rows on every worker, and
+        ``query_offsets`` those of their first queries, of ``total_queries``."""
         scores = start_scores(booster, self.binned, self.init_score)
         row_ids = np.concatenate([np.arange(o, o + n, dtype=np.int64) for o, n in zip(part_offsets, self.part_rows)])
+        query_ids = np.concatenate([np.arange(o, o + n, dtype=np.int64)
+                                    for o, n in zip(query_offsets, self.part_queries)])
         self.rows = TrainingRows(self.binned, self.label, self.weight, scores, self.objective, params,
-                                 self.n_threads, row_ids)
+                                 self.n_threads, row_ids, total_rows, query_ids, total_queries)
         self.grower, self.selector = tree_growth(params, booster, usable)
         self.peer_rows = _PeerRows(self.rows.node_rows, self.peers)
 
@@ -179,6 +189,10 @@ class _Shard:
         chosen = a[(a > 0.0) & ((a.view(np.uint64) >> np.uint64(prefix_shift)) == np.uint64(prefix))]
         return np.unique(chosen, return_counts=True)
 
+    def op_top_counts(self, threshold: float) -> tuple[tuple, np.ndarray, np.ndarray]:
+        """This worker's share of GOSS's draw (``GOSSSampler.top_counts``)."""
+        return self.rows.sampler.top_counts(self.rows._importance, threshold)
+
     def op_tie_counts(self, threshold: float) -> np.ndarray:
         """Rows of each partition whose importance equals ``threshold`` (trimming's ties)."""
         return count_ties(self.rows._importance, threshold, np.cumsum(self.part_rows))
@@ -205,11 +219,14 @@ class _Shard:
     def op_warm(self, k: int, iteration: int, weight_scale: float) -> None:
         """Grow the tree of output ``k`` alone, on a copy of its rows, and drop it: compiles (or
         loads) the kernels of growth over peers before the shards grow a tree together (see
-        :meth:`~smartboost.dask._transport._Workers.call`)."""
+        :meth:`~smartboost.dask._transport._Workers.call`); and the exact sum of the line
+        searches, which the shards also run together."""
         rows = self.rows.tree_rows(k)
         copy = NodeRows(self.binned, self.n_threads)
         copy.set_rows(rows.ids.copy(), rows.grad, rows.hess, rows.weight, rows.grad_by_position)
         self.grower.grow(_PeerRows(copy, _Peers.alone()), self.selector, iteration, weight_scale)
+        if self.rows.params.step_rule in ("line", "leaf_line"):
+            exact_partials(np.zeros(1))
 
     def op_grow(self, k: int, iteration: int, weight_scale: float) -> tuple[GrownTree | None, int]:
         """Grow the tree of output ``k`` together with the other shards (all at once). Returns
@@ -221,6 +238,24 @@ class _Shard:
         source = rows if self.peers.size == 1 else self.peer_rows
         grown = self.grower.grow(source, self.selector, iteration, weight_scale)
         return (grown if self.peers.rank == 0 else None), self.peers.bytes_sent - sent
+
+    def op_leaf_rows(self, k: int, grown: GrownTree) -> tuple[np.ndarray, ...]:
+        """What the objective's refit of the new tree reads of this worker's rows of each leaf
+        (``TrainingRows.leaf_rows``)."""
+        return self.rows.leaf_rows(k, grown)
+
+    def op_line_step(self, k: int, grown: GrownTree) -> float:
+        """The ``line`` rule's ``rho`` for the new tree of output ``k``, searched with the other
+        shards (all at once) on the loss summed over every shard's rows."""
+        return self.rows.line_step(k, grown, self._gather_partials)
+
+    def op_leaf_line_steps(self, k: int, grown: GrownTree) -> np.ndarray:
+        """The ``leaf_line`` rule's steps of the new tree of output ``k``, searched with the
+        other shards (all at once) on each leaf's loss summed over every shard's rows."""
+        return self.rows.leaf_line_steps(k, grown, self._gather_partials)
+
+    def _gather_partials(self, partials: np.ndarray) -> np.ndarray:
+        return self.peers.gather_concat(partials, "line search sums")
 
     def op_add_tree(self, k: int, grown: GrownTree) -> None:
         """Add the new tree of output ``k`` to the rows' scores."""

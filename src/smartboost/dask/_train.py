@@ -102,9 +102,11 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         if n_rows == 0:
             raise DataError("X has no rows")
         part_rows = np.zeros(len(parts), np.int64)
+        part_queries = np.zeros(len(parts), np.int64)
         part_qids: list[Any] = [None] * len(parts)
         for d, indices in zip(described, part_index):
             part_rows[indices] = d["part_rows"]
+            part_queries[indices] = d["part_queries"]
             for i, q in zip(indices, d["part_qids"]):
                 part_qids[i] = q
         if qid is not None:
@@ -120,11 +122,13 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
                               names)
         # the labels' part of the start check (initial scores stay on the workers)
         check_start(objective, label_values, label_weights, booster._start_scores(label_values.size))
-        part_offsets = np.concatenate([[0], np.cumsum(part_rows)[:-1]])
-        workers.call_each("start", [(resolved, booster, usable, part_offsets[indices].tolist())
+        part_offsets = np.cumsum(part_rows) - part_rows
+        query_offsets = np.cumsum(part_queries) - part_queries
+        workers.call_each("start", [(resolved, booster, usable, part_offsets[indices].tolist(), n_rows,
+                                     query_offsets[indices].tolist(), int(part_queries.sum()))
                                     for indices in part_index])
         valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
-        rows = _DaskRows(workers, n_rows, resolved, part_index, [d["part_rows"] for d in described])
+        rows = _DaskRows(workers, n_rows, resolved, objective, part_index, [d["part_rows"] for d in described])
         trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names)
         try:
             with threads(_driver_threads(workers.link_ends, resolved.num_threads)):

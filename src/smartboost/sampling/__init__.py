@@ -26,8 +26,18 @@ SAMPLERS: dict[str, type[Sampler]] = {cls.name: cls for cls in (
 __all__ = ["SAMPLERS", "Sampler", "SamplingContext", "make_sampler"]
 
 
-def make_sampler(params: TrainingParams, n_rows: int, row_ids: np.ndarray | None = None) -> Sampler:
-    """The sampler selected by training parameters (``TrainingParams``), for ``n_rows`` rows with ids ``row_ids`` among every machine's rows (None: 0 .. n_rows - 1)."""
+def make_sampler(params: TrainingParams, n_rows: int, row_ids: np.ndarray | None = None,
+                 total_rows: int | None = None, query_ids: np.ndarray | None = None,
+                 total_queries: int | None = None) -> Sampler:
+    """The sampler selected by training parameters (``TrainingParams``), for ``n_rows`` rows
+    with ids ``row_ids`` among every machine's ``total_rows`` rows (None: ids 0 .. n_rows - 1,
+    and ``n_rows`` in all), and when it draws whole queries, queries with ids ``query_ids``
+    among every machine's ``total_queries`` (None: their index, and their number)."""
     sampler = SAMPLERS[params.sampling](params, n_rows)
     sampler.row_ids = row_ids
-    return QuerySampler(sampler) if params.sampling_unit == "query" else sampler
+    sampler.total_rows = n_rows if total_rows is None else total_rows
+    if params.sampling_unit != "query":
+        return sampler
+    queries = QuerySampler(sampler)
+    queries.query_ids, queries.total_queries = query_ids, total_queries
+    return queries

@@ -21,6 +21,7 @@ import numpy as np
 from .._kernels.random import fill_row_ids, hash_pair
 from .._params import TrainingParams
 from ..objectives import Objective
+from .chunks import chunk_layout
 
 _SAMPLING_STREAM = 0x53414D504C45  # "SAMPLE"
 
@@ -104,9 +105,16 @@ class QueryDraw:
         Output: ``1 / P(query q drawn)`` (read only for drawn queries).
     ids, others : ndarray of uint32, shape (n_queries,)
         Scratch for the row-draw kernels, run over queries.
+    query_ids : ndarray of int64 or None
+        Id of each query among every machine's queries (None on one machine: its index): a
+        query's random number depends on that id only.
+    total_queries : int or None
+        Every machine's queries together (None: ``n_queries``).
     """
 
     starts: np.ndarray
+    query_ids: np.ndarray | None = None
+    total_queries: int | None = None
     sizes: np.ndarray = field(init=False)
     keep: np.ndarray = field(init=False)
     inverse_p: np.ndarray = field(init=False)
@@ -120,6 +128,8 @@ class QueryDraw:
         self.inverse_p = np.ones(n)
         self.ids = np.empty(n, np.uint32)
         self.others = np.empty(n, np.uint32)
+        if self.total_queries is None:
+            self.total_queries = n
 
     @property
     def n_queries(self) -> int:
@@ -163,6 +173,9 @@ class Sampler:
     row_ids : ndarray of int64 or None
         Id of each row among every machine's rows (None on one machine: the row's index): a
         row's random number depends on that id only, not on how rows are spread over machines.
+    total_rows : int
+        Every machine's rows together (``n_rows`` on one machine): the exact-count draws
+        (uniform, GOSS) draw their counts of them.
     adapts : bool
         Whether the sampler learns from every iteration's trees (:meth:`observe`;
         ``sampling='auto'``).
@@ -185,6 +198,15 @@ class Sampler:
         self.keep = np.zeros(n_rows, np.uint8)  # scratch of the parallel draws
         self._stream = _hash(params.seed, _SAMPLING_STREAM)
         self.row_ids: np.ndarray | None = None
+        self.total_rows = n_rows
+        self._chunk_layout: tuple | None = None
+
+    def chunk_layout(self) -> tuple:
+        """This machine's pieces of the exact-count draws' chunks
+        (:func:`~smartboost.sampling.chunks.chunk_layout`), found once."""
+        if self._chunk_layout is None:
+            self._chunk_layout = chunk_layout(self.total_rows, self.row_ids)
+        return self._chunk_layout
 
     def key(self, iteration: int, purpose: int = 0) -> np.uint64:
         """Random stream key of one iteration (``purpose`` separates draws within it)."""
@@ -192,8 +214,8 @@ class Sampler:
 
     @property
     def target_size(self) -> float:
-        """Expected sample size ``s N``."""
-        return self.sample_rate * self.n_rows
+        """Expected sample size ``s N`` (``N`` every machine's rows)."""
+        return self.sample_rate * self.total_rows
 
     @property
     def drawn_by(self) -> str:

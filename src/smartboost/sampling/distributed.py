@@ -23,7 +23,9 @@ The result equals the one-machine solution up to the rounding of sums taken in a
 Trimming keeps the ``k`` largest values (``k`` given, or the fewest whose sum reaches a target):
 :func:`kth_largest_by_radix` and :func:`count_top_for_sum_by_radix` walk the same buckets from
 the largest values down, counting or summing, and finish with the one-machine kernels on the
-values of the bucket where the walk stops.
+values of the bucket where the walk stops. GOSS's top rows are found the same way;
+:func:`top_and_rest_by_machine` then carries its draw of the other rows over the chunks that
+span machines (:mod:`smartboost.sampling.chunks`).
 """
 
 from __future__ import annotations
@@ -32,11 +34,14 @@ from typing import Callable
 
 import numpy as np
 
+from .._kernels.draws import draw_top_and_rest
+from .._kernels.records import DrawPieces
 from .._kernels.scale import quickselect_scale
+from .chunks import _alone, _chunk_sizes, _pieces, draw_chunks, ends_inside, top_and_rest_chunks
 from .topk import count_top_for_sum, kth_largest
 
 __all__ = ["RADIX_LEVELS", "count_top_for_sum_by_radix", "kth_largest_by_radix", "solve_scale_by_radix",
-           "total_by_radix"]
+           "top_and_rest_by_machine", "total_by_radix"]
 
 RADIX_LEVELS = ((52, 11), (40, 12))
 """``(shift, bits)`` of the two bucketing rounds: the exponent (11 bits above the 52-bit
@@ -145,3 +150,71 @@ def count_top_for_sum_by_radix(bucket_sums: BucketSums, members: Members, target
         return count_above
     values = np.ascontiguousarray(members(*bucket), dtype=np.float64)
     return count_above + int(count_top_for_sum(values, target_sum - sum_above, key))
+
+
+def top_and_rest_by_machine(layouts: list[tuple], counts: list[np.ndarray], codes: list[np.ndarray], ties: int,
+                            k_rest: int, key: np.uint64, total_rows: int) -> list[DrawPieces]:
+    """GOSS's draw over rows held by many machines, the draw of one machine holding every row:
+    each machine's pieces with the draw's state where each starts.
+
+    A chunk's counts are those of its pieces added up. Where a piece ends inside its chunk, the
+    draw runs on its codes (what the draw reads: top or not, and the ids) for the state the
+    next piece, on another machine, starts from.
+
+    Parameters
+    ----------
+    layouts : list of tuple
+        Each machine's pieces (:func:`~smartboost.sampling.chunks.chunk_layout`).
+    counts : list of ndarray
+        Each machine's values above the threshold and equal to it, per piece, shape (2, n_pieces).
+    codes : list of ndarray of int8
+        Each machine's rows of its pieces that end inside their chunk
+        (:func:`~smartboost.sampling.chunks.ends_inside`), in order: 2 above the threshold, 1
+        equal to it, 0 below.
+    ties : int
+        Rows equal to the threshold taken as top rows (the first, by row id).
+    k_rest : int
+        Rows drawn from the others.
+    key : uint64
+        The iteration's random stream.
+    total_rows : int
+        Every machine's rows together.
+
+    Returns
+    -------
+    list of DrawPieces
+        For :func:`~smartboost._kernels.draws.draw_top_and_rest` on each machine.
+    """
+    chunks, size = draw_chunks(total_rows)
+    chunk_counts = np.zeros((2, chunks), np.int64)
+    for layout, c in zip(layouts, counts):
+        for row in range(2):
+            np.add.at(chunk_counts[row], layout[3], c[row])
+    chunk_ties, chunk_top, chunk_rest = top_and_rest_chunks(chunk_counts, ties, k_rest, key, total_rows)
+    chunk_left = _chunk_sizes(total_rows) - chunk_top
+    states = [np.zeros((3, layout[0].shape[0]), np.int64) for layout in layouts]  # needed, left, ties at the start
+    kept = [c[0].copy() for c in counts]  # rows above the threshold, then the ties and rest drawn
+    code_at = []  # where each piece's codes start in its machine's codes
+    for layout in layouts:
+        inside = ends_inside(layout, total_rows)
+        code_at.append(np.cumsum(np.where(inside, layout[2], 0)) - np.where(inside, layout[2], 0))
+    owner = np.concatenate([np.full(layout[0].shape[0], m) for m, layout in enumerate(layouts)])
+    index = np.concatenate([np.arange(layout[0].shape[0]) for layout in layouts])
+    state = np.zeros(3, np.int64)
+    for j in np.argsort(np.concatenate([layout[1] for layout in layouts]), kind="stable"):
+        m, p = owner[j], index[j]
+        first, length, c = (int(layouts[m][q][p]) for q in (1, 2, 3))
+        if first == c * size:
+            state = np.array([chunk_rest[c], chunk_left[c], chunk_ties[c]])
+        states[m][:, p] = state
+        if first + length < min((c + 1) * size, total_rows):
+            piece = _alone(first, length, *state)
+            values = codes[m][code_at[m][p]:code_at[m][p] + length].astype(np.float64)
+            scratch = np.empty(length, np.uint32)
+            draw_top_and_rest(values, 1.0, piece, key, None, 1.0, scratch, scratch, np.empty(length))
+            end = np.array([piece.needed[0], piece.left[0], piece.ties[0]])
+            kept[m][p] += state[0] - end[0] + state[2] - end[2]
+            state = end
+        else:
+            kept[m][p] += state[0] + state[2]
+    return [_pieces(layout, k, *s) for layout, k, s in zip(layouts, kept, states)]

@@ -77,6 +77,8 @@ class QuerySampler(Sampler):
         self.inner = inner
         self.gradient_history = inner.gradient_history
         self._draw: QueryDraw | None = None
+        self.query_ids: np.ndarray | None = None  # the queries' ids among every machine's (None: their index)
+        self.total_queries: int | None = None  # and every machine's queries together
         self._query_of_row = np.empty(0, np.intp)
         self._row_inverse_p = np.empty(inner.n_rows)
 
@@ -120,7 +122,7 @@ class QuerySampler(Sampler):
             if starts[-1] != self.n_rows:
                 raise ParameterError(f"the objective's queries cover {starts[-1]} rows, not the {self.n_rows} "
                                      "training rows")
-            self._draw = QueryDraw(np.asarray(starts, np.int64))
+            self._draw = QueryDraw(np.asarray(starts, np.int64), self.query_ids, self.total_queries)
             self._query_of_row = np.repeat(np.arange(self._draw.n_queries, dtype=np.intp), self._draw.sizes)
         return self._draw
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.draws import draw_bernoulli, draw_exact, draw_exact_parallel
+from .._kernels.draws import draw_bernoulli, draw_exact_parallel
 from .base import QueryDraw, Sampler
-from .chunks import exact_chunk_counts
+from .chunks import chunk_layout, exact_pieces
 
 
 class _ConstantRateSampler(Sampler):
@@ -32,7 +32,8 @@ class _ConstantRateSampler(Sampler):
 
 
 class UniformSampler(_ConstantRateSampler):
-    """Friedman's stochastic gradient boosting: ``round(s N)`` rows without replacement, weight ``1/s``."""
+    """Friedman's stochastic gradient boosting: ``round(s N)`` rows without replacement, weight
+    ``1/s`` (``N`` every machine's rows; each machine draws its share of the one draw)."""
 
     name = "uniform"
     supports_queries = True
@@ -40,16 +41,21 @@ class UniformSampler(_ConstantRateSampler):
     def sample(self, ctx, rows, rest):
         """Selection sampling over every row, in parallel chunks."""
         key = self.key(ctx.iteration)
-        counts = exact_chunk_counts(key, rows.shape[0], int(round(self.target_size)))
-        return draw_exact_parallel(key, counts, rows, rest), self._weights(ctx)
+        pieces = exact_pieces(key, int(round(self.target_size)), self.total_rows, self.chunk_layout())
+        return draw_exact_parallel(key, pieces, rows, rest), self._weights(ctx)
 
     def draw_queries(self, ctx, draw: QueryDraw) -> None:
-        """Selection sampling over the queries: exactly ``max(1, round(s Q))`` of them."""
-        k = max(1, int(round(self.sample_rate * draw.n_queries)))
-        n = draw_exact(self.key(ctx.iteration), k, draw.ids, draw.others)
+        """Selection sampling over the queries, in one pass (one chunk): exactly
+        ``max(1, round(s Q))`` of them (``Q`` every machine's queries; each machine draws its
+        share of the one draw)."""
+        total = draw.total_queries
+        k = max(1, int(round(self.sample_rate * total)))
+        key = self.key(ctx.iteration)
+        pieces = exact_pieces(key, k, total, chunk_layout(total, draw.query_ids, total), total)
+        n = draw_exact_parallel(key, pieces, draw.ids, draw.others)
         draw.keep[:] = 0
         draw.keep[draw.ids[:n]] = 1
-        draw.inverse_p[:] = draw.n_queries / k
+        draw.inverse_p[:] = total / k
 
 
 class BernoulliSampler(_ConstantRateSampler):
@@ -65,5 +71,5 @@ class BernoulliSampler(_ConstantRateSampler):
 
     def draw_queries(self, ctx, draw: QueryDraw) -> None:
         """One coin per query."""
-        draw_bernoulli(self.key(ctx.iteration), self.sample_rate, draw.ids, draw.others, draw.keep, None)
+        draw_bernoulli(self.key(ctx.iteration), self.sample_rate, draw.ids, draw.others, draw.keep, draw.query_ids)
         draw.inverse_p[:] = 1.0 / self.sample_rate
