@@ -197,6 +197,28 @@ def test_trees_equal_single_machine(client, sampling):
     assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"]
 
 
+@pytest.mark.parametrize("pre_filter", [True, False])
+def test_features_too_rare_to_split_are_left_out_as_on_one_machine(client, pre_filter):
+    # columns 4-6 hold 3, 12 and 40 non-zero rows, on both workers; hessian-estimated row
+    # counts would let some of them split without the filter
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(1200, 7))
+    score = X[:, 0] + 0.5 * X[:, 1]
+    X[:, 4:] = 0.0
+    top = np.argsort(-score)
+    X[top[:3], 4], X[top[3:15], 5], X[top[15:55], 6] = 1.0, 2.0, 3.0
+    y = (score > np.quantile(score, 0.97)).astype(float)
+    params = {"objective": "binary", "num_leaves": 31, "min_data_in_leaf": 20, "min_sum_hessian_in_leaf": 0.0,
+              "verbosity": -1, "feature_pre_filter": pre_filter}
+    chunks = (500, 700)
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 7)), da.from_array(y, chunks=(chunks,)),
+                      num_boost_round=20)
+    local = sb.train(params, sb.Dataset(X, y), 20)
+    _assert_same_model(model, local)
+    used = {int(f) for t in local.trees for f in t.feature[t.left >= 0]}
+    assert bool(used & {4, 5}) != pre_filter
+
+
 @pytest.mark.parametrize("sampling", ["uniform", "goss"])
 def test_exact_count_draws_over_chunks_that_span_workers_equal_single_machine(client, sampling):
     """9,000 rows: two chunks of the exact-count draws, cut by the partitions of both workers."""

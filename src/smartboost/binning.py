@@ -526,7 +526,7 @@ def category_counts(features: Features, f: int) -> tuple[np.ndarray, np.ndarray]
     return np.unique(codes[present], return_counts=True)
 
 
-def splittable(most_rows_in_a_bin: np.ndarray, n_rows: int, min_data_in_leaf: int) -> np.ndarray:
+def splittable(n_bins: np.ndarray, cell_counts: np.ndarray, n_rows: int, min_data_in_leaf: int) -> np.ndarray:
     """Features (bool) that some split could give ``min_data_in_leaf`` rows on each side.
 
     A split puts a feature's most populated bin on one side, so the other side holds at most
@@ -535,13 +535,16 @@ def splittable(most_rows_in_a_bin: np.ndarray, n_rows: int, min_data_in_leaf: in
 
     Parameters
     ----------
-    most_rows_in_a_bin : ndarray of int64, shape (n_features,)
-        Training rows in each feature's most populated bin (the missing-value bin included).
+    n_bins : ndarray of int64, shape (n_features,)
+        The features' value bins.
+    cell_counts : ndarray of int64
+        Training rows in every histogram cell (laid out as :func:`histogram_cells`; summed
+        over every machine's rows in distributed training).
     n_rows : int
         Training rows.
     min_data_in_leaf : int
     """
-    return n_rows - most_rows_in_a_bin >= min_data_in_leaf
+    return n_rows - most_populated_bins(cell_counts, n_bins)[1] >= min_data_in_leaf
 
 
 class BinnedData:
@@ -595,7 +598,15 @@ class BinnedData:
     def splittable_features(self, min_data_in_leaf: int) -> np.ndarray:
         """:attr:`usable_features` with at least ``min_data_in_leaf`` rows outside their most
         populated bin (``feature_pre_filter``; see :func:`splittable`)."""
-        return self.usable_features & splittable(self.histogram_layout.default_rows, self.n_rows, min_data_in_leaf)
+        return self.usable_features & splittable(self.mapper.n_bins, self.cell_counts, self.n_rows, min_data_in_leaf)
+
+    @cached_property
+    def cell_counts(self) -> np.ndarray:
+        """Rows in every histogram cell (int64, laid out as :func:`histogram_cells`)."""
+        offsets, n_cells = histogram_cells(self.mapper.n_bins)
+        counts = np.zeros(n_cells, np.int64)
+        kernels_hist.bin_counts(self.column_major, offsets, counts)
+        return counts
 
     @cached_property
     def histogram_layout(self) -> HistogramLayout:
@@ -644,9 +655,7 @@ class HistogramLayout:
     def __init__(self, data: BinnedData) -> None:
         n_bins = data.mapper.n_bins
         self.offsets, self.n_cells = histogram_cells(n_bins)
-        counts = np.zeros(self.n_cells, np.int64)
-        kernels_hist.bin_counts(data.column_major, self.offsets, counts)
-        default_bins, default_rows = most_populated_bins(counts, n_bins)
+        default_bins, default_rows = most_populated_bins(data.cell_counts, n_bins)
         sparse = default_rows / max(data.n_rows, 1) >= SPARSE_DEFAULT_FRACTION
         dense_features = np.flatnonzero(~sparse)
         sparse_features = np.flatnonzero(sparse)
@@ -667,8 +676,6 @@ class HistogramLayout:
             self.sparse_cells = np.empty(int(self.sparse_indptr[-1]), np.uint32)
             kernels_hist.fill_sparse_rows(data.column_major, sparse_features, defaults, self.offsets[sparse_features],
                                           self.sparse_indptr, self.sparse_cells)
-        self.default_rows = default_rows
-        """Rows in each feature's most populated bin."""
         self.sparse_first = self.offsets[sparse_features].astype(np.int64)
         self.sparse_last = self.sparse_first + n_bins[sparse_features] + 1
         self.default_cells = self.sparse_first + default_bins[sparse_features]

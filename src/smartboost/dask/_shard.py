@@ -133,10 +133,12 @@ class _Shard:
         return {f: category_counts(self.X, f) for f in features}
 
     def op_bin(self, mapper: BinMapper) -> np.ndarray:
-        """Bin the rows with the global edges (the raw values are dropped); their missing counts."""
+        """Bin the rows with the global edges (the raw values are dropped); the rows in every
+        histogram cell (``BinnedData.cell_counts``), whose sum over the workers gives the
+        missing values and the features worth searching."""
         self.binned: BinnedData = mapper.transform(self.X)
         self.X = None
-        return self.binned.missing_count
+        return self.binned.cell_counts
 
     def op_labels(self, params: TrainingParams) -> tuple[np.ndarray, np.ndarray]:
         """Check the labels (and bind the queries) for the objective; the distinct labels and

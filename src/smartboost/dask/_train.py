@@ -16,7 +16,7 @@ import numpy as np
 
 from .._config import set_verbosity, threads
 from .._params import TrainingParams, check_distributed_params, training_params
-from ..binning import BinMapper
+from ..binning import BinMapper, histogram_cells, splittable
 from ..booster import Booster
 from ..callback import Checkpoint, TrainingCallback
 from ..dataset import Dataset, categorical_mask
@@ -115,8 +115,11 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
                                       for rank in range(len(described))], together=True)
         names = feature_name or names_from_frame or [f"Column_{i}" for i in range(n_features)]
         mapper = _bin_edges(workers, described, resolved, init if init is not None else reference, names)
-        missing = sum(workers.call("bin", mapper))
+        cell_counts = sum(workers.call("bin", mapper))
+        missing = cell_counts[histogram_cells(mapper.n_bins)[0].astype(np.int64) + mapper.n_bins]
         usable = (mapper.n_bins > 1) | (missing > 0)
+        if resolved.feature_pre_filter:  # as one machine (engine.Trainer.create)
+            usable &= splittable(mapper.n_bins, cell_counts, n_rows, resolved.min_data_in_leaf)
         label_values, label_weights = _merge_labels(workers.call("labels", resolved))
         booster = start_model(resolved, objective, label_values, label_weights, init, init_score is not None, mapper,
                               names)
