@@ -233,6 +233,17 @@ def test_exact_count_draws_over_chunks_that_span_workers_equal_single_machine(cl
     assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"] == [2700] * 4
 
 
+def _train_both(client, params, X, label, weight=None, rounds=5, chunks=(800, 700, 900, 600)):
+    """The Dask model (four partitions over two workers) and one machine's; checked equal."""
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, X.shape[1])),
+                      da.from_array(label, chunks=(chunks,)),
+                      sample_weight=None if weight is None else da.from_array(weight, chunks=(chunks,)),
+                      num_boost_round=rounds)
+    local = sb.train(params, sb.Dataset(X, label, weight=weight), rounds)
+    _assert_same_model(model, local)
+    return model, local
+
+
 @pytest.mark.parametrize("case", ["line", "leaf_line_weights_goss", "line_all_rows_weights_bernoulli"])
 def test_line_search_step_rules_equal_single_machine(client, case):
     """The shards search the step together on the loss summed exactly over every shard's rows
@@ -252,12 +263,7 @@ def test_line_search_step_rules_equal_single_machine(client, case):
     params = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1, "seed": 4,
               "step_rule": rule, **extra}
     weight = np.random.default_rng(1).uniform(0.5, 2.0, y.size) if weighted else None
-    chunks = (800, 700, 900, 600)
-    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(label, chunks=(chunks,)),
-                      sample_weight=None if weight is None else da.from_array(weight, chunks=(chunks,)),
-                      num_boost_round=5)
-    local = sb.train(params, sb.Dataset(X, label, weight=weight), 5)
-    _assert_same_model(model, local)
+    _, local = _train_both(client, params, X, label, weight)
     shrinkage = sb.train({**params, "step_rule": "shrinkage"}, sb.Dataset(X, label, weight=weight), 1)
     assert not np.array_equal(local.trees[0].value, shrinkage.trees[0].value)  # the rule changed the values
 
@@ -275,13 +281,7 @@ def test_leaf_refit_of_quantile_losses_equals_single_machine(client, case):
                        "mape_line_weights": ({"objective": "mape", "sampling": "bernoulli", "sample_rate": 0.5,
                                               "step_rule": "line"}, True)}[case]
     params = {"num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1, "seed": 4, **extra}
-    weight = rng.uniform(0.5, 2.0, target.size) if weighted else None
-    chunks = (800, 700, 900, 600)
-    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(target, chunks=(chunks,)),
-                      sample_weight=None if weight is None else da.from_array(weight, chunks=(chunks,)),
-                      num_boost_round=5)
-    local = sb.train(params, sb.Dataset(X, target, weight=weight), 5)
-    _assert_same_model(model, local)
+    _train_both(client, params, X, target, rng.uniform(0.5, 2.0, target.size) if weighted else None)
 
 
 def test_exact_sum_over_machines_equals_one_machine():

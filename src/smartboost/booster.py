@@ -223,7 +223,8 @@ class Booster:
             out = self.objective.transform(out)
         return out.T.copy() if n_outputs > 1 else out
 
-    def _prediction_rows(self, data: Any, used: np.ndarray | None = None) -> tuple[Any, Iterator[tuple[int, np.ndarray]]]:
+    def _prediction_rows(self, data: Any,
+                         used: np.ndarray | None = None) -> tuple[Any, Iterator[tuple[int, np.ndarray]]]:
         """``data`` converted for prediction, its features checked against the model's, and its
         blocks of rows as the tree walks read them (:func:`_row_chunks`; ``used``: the only
         columns the walks read, or None for all of them)."""
@@ -328,11 +329,15 @@ def _row_chunks(X: Any, category_bins: dict[int, np.ndarray],
     columns = None
     if used is not None and used.size < X.shape[1]:
         columns = used
-        X = X[:, used]  # a sparse matrix's column selection reads its entries once
-    width = X.shape[1]
+        if issparse(X):
+            X = X[:, used]  # still sparse: the column selection reads its entries once
+    width = X.shape[1] if columns is None else columns.size
     step = max(1, _PREDICT_CHUNK_BYTES // (8 * max(1, width)))
     for start in range(0, X.shape[0], step):
-        rows = dense_rows(X, start, start + step)
+        if columns is not None and not issparse(X):
+            rows = np.ascontiguousarray(X[start:start + step, columns])
+        else:
+            rows = dense_rows(X, start, start + step)
         if category_bins:
             rows = np.array(rows, np.float64)
             for f, bins in category_bins.items():
