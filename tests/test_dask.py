@@ -446,13 +446,18 @@ def test_dataframe_regression_and_multiclass_equal_single_machine(client):
     _assert_same_model(model, sb.train(params, sb.Dataset(X, classes), 3))
 
 
-def test_ranking_equals_single_machine_and_queries_must_stay_in_partitions(client):
+def _ranking_data():
+    """60 queries of 5-29 rows: their ids, features, grades 0-3, and the rows where queries start."""
     rng = np.random.default_rng(3)
     sizes = rng.integers(5, 30, 60)
     qid = np.repeat(np.arange(sizes.size), sizes)
     X = rng.normal(size=(qid.size, 5))
     y = np.clip(np.round(X[:, 0] + rng.normal(scale=0.5, size=qid.size) + 1), 0, 3)
-    cut = np.flatnonzero(np.diff(qid)) + 1
+    return qid, X, y, np.flatnonzero(np.diff(qid)) + 1
+
+
+def test_ranking_equals_single_machine_and_queries_must_stay_in_partitions(client):
+    qid, X, y, cut = _ranking_data()
     chunks = tuple(np.diff(np.r_[0, cut[[20, 40]], qid.size]))  # partitions end where queries do
     params = {"objective": "lambdarank", "num_leaves": 7, "verbosity": -1, "metric": "ndcg@5"}
     dX, dy, dq = (da.from_array(a, chunks=(chunks,) + a.shape[1:]) for a in (X, y, qid))
@@ -469,12 +474,7 @@ def test_ranking_equals_single_machine_and_queries_must_stay_in_partitions(clien
 def test_whole_query_sampling_equals_single_machine(client, sampling):
     """sampling_unit='query': each shard draws its queries by their global ids (uniform's exact
     count carried over the shards), the queries of one machine."""
-    rng = np.random.default_rng(3)
-    sizes = rng.integers(5, 30, 60)
-    qid = np.repeat(np.arange(sizes.size), sizes)
-    X = rng.normal(size=(qid.size, 5))
-    y = np.clip(np.round(X[:, 0] + rng.normal(scale=0.5, size=qid.size) + 1), 0, 3)
-    cut = np.flatnonzero(np.diff(qid)) + 1
+    qid, X, y, cut = _ranking_data()
     chunks = tuple(np.diff(np.r_[0, cut[[10, 20, 40]], qid.size]))
     params = {"objective": "lambdarank", "num_leaves": 7, "verbosity": -1, "metric": "ndcg@5", "seed": 1,
               "sampling": sampling, "sample_rate": 0.5, "sampling_unit": "query"}
