@@ -332,6 +332,10 @@ def _row_chunks(X: Any, category_bins: dict[int, np.ndarray],
         if issparse(X):
             X = X[:, used]  # still sparse: the column selection reads its entries once
     width = X.shape[1] if columns is None else columns.size
+    placed = category_bins  # each categorical feature's column in the blocks, and its rows' bins
+    if columns is not None:
+        at = {f: int(np.searchsorted(columns, f)) for f in category_bins}
+        placed = {at[f]: bins for f, bins in category_bins.items() if at[f] < width and columns[at[f]] == f}
     step = max(1, _PREDICT_CHUNK_BYTES // (8 * max(1, width)))
     for start in range(0, X.shape[0], step):
         if columns is not None and not issparse(X):
@@ -340,13 +344,8 @@ def _row_chunks(X: Any, category_bins: dict[int, np.ndarray],
             rows = dense_rows(X, start, start + step)
         if category_bins:
             rows = np.array(rows, np.float64)
-            for f, bins in category_bins.items():
-                if columns is None:
-                    rows[:, f] = bins[start:start + rows.shape[0]]
-                else:
-                    at = np.searchsorted(columns, f)
-                    if at < width and columns[at] == f:
-                        rows[:, at] = bins[start:start + rows.shape[0]]
+            for column, bins in placed.items():
+                rows[:, column] = bins[start:start + rows.shape[0]]
         yield start, rows
 
 
