@@ -66,6 +66,20 @@ def test_files_written_before_min_data_in_bin_still_load(model):
     assert old.bin_mapper.min_data_in_bin == 1
 
 
+def test_a_parameter_whose_default_changed_reads_as_the_value_older_files_were_trained_with(model):
+    """max_cat_threshold's default went from 32 to 4: files written before record it only when it
+    was not 32, so a file without it means 32; new files record 4, and 32 set by hand is left out."""
+    _, text, _ = model
+    assert json.loads(text)["params"]["max_cat_threshold"] == 4
+    assert sb.Booster(model_str=text).params["max_cat_threshold"] == 4
+    older = _edit(text, lambda d: d["params"].pop("max_cat_threshold"))
+    assert sb.Booster(model_str=older).params["max_cat_threshold"] == 32
+    X, y = make_binary(n=200)
+    given = sb.train({"max_cat_threshold": 32, "verbosity": -1}, sb.Dataset(X, y), 1)
+    assert "max_cat_threshold" not in json.loads(given.model_to_string())["params"]
+    assert sb.Booster(model_str=given.model_to_string()).params["max_cat_threshold"] == 32
+
+
 # -- non-finite numbers ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])

@@ -28,7 +28,11 @@ from typing import Any
 from .errors import ParameterError
 
 __all__ = ["Param", "PARAMS", "TrainingParams", "model_params", "param_default", "resolve_params", "training_params",
-           "check_objective_params", "check_distributed_params", "parameters_markdown"]
+           "check_objective_params", "check_distributed_params", "file_params", "parameters_markdown"]
+
+
+_AS_DEFAULT = object()
+"""``Param.file_default`` when a model file without the parameter means its default."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,10 @@ class Param:
         Whether model files record the parameter at its default value. Parameters added after
         models were first saved are recorded only when set otherwise, so that the files of
         models that do not use them stay the same byte for byte (:func:`model_params`).
+    file_default : object
+        The value of a parameter that a model file does not record (:attr:`unrecorded`): its
+        default, unless the default has changed since such files were written; then the value
+        those files were trained with, and files record every other value.
     """
 
     name: str
@@ -70,10 +78,16 @@ class Param:
     constraint: str = ""
     fallback: str | None = None
     saved_at_default: bool = True
+    file_default: Any = _AS_DEFAULT
     names: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "names", (self.name, *self.aliases))
+
+    @property
+    def unrecorded(self) -> Any:
+        """The value a model file means by leaving the parameter out."""
+        return self.default if self.file_default is _AS_DEFAULT else self.file_default
 
 
 # ----------------------------------------------------------------------------------------------
@@ -438,9 +452,11 @@ PARAMS: tuple[Param, ...] = (
           "A categorical split in a node with at most this many categories holding rows is one-vs-rest "
           "(one category left); with more, categories are sorted by their gradient statistics and cut.",
           (), "categorical", ">= 1", saved_at_default=False),
-    Param("max_cat_threshold", 32, _int(1),
-          "Most categories on the left side of a sorted (many-vs-many) categorical split.",
-          (), "categorical", ">= 1", saved_at_default=False),
+    Param("max_cat_threshold", 4, _int(1),
+          "Most categories on the left side of a sorted (many-vs-many) categorical split (LightGBM: 32). Few "
+          "keep the split search from picking the categories whose gradients are extreme by chance, which "
+          "many-category features (ids, tail numbers) otherwise overfit (docs: howto/categorical.md).",
+          (), "categorical", ">= 1", saved_at_default=False, file_default=32),
     Param("cat_smooth", 10.0, _float(0.0),
           "Sorted categorical splits: categories are ordered by sum_g / (sum_h + cat_smooth), and only "
           "categories holding at least cat_smooth (estimated) rows take part.",
@@ -652,10 +668,19 @@ def param_default(name: str) -> Any:
 
 
 def model_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """Resolved parameters as model files record them: without the parameters that are at their
-    default and not ``saved_at_default`` (loading fills them in again)."""
+    """Resolved parameters as model files record them: without the parameters that are not
+    ``saved_at_default`` and whose value is the one a file means by leaving them out
+    (:func:`file_params` fills them in again)."""
     return {name: value for name, value in params.items()
-            if name not in _BY_NAME or _BY_NAME[name].saved_at_default or value != _BY_NAME[name].default}
+            if name not in _BY_NAME or _BY_NAME[name].saved_at_default or value != _BY_NAME[name].unrecorded}
+
+
+def file_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters a model file records, with the value it means for each one it leaves out
+    whose default has changed (``Param.file_default``); the others are left to their defaults."""
+    given = {_BY_NAME[name].name for name in params if isinstance(name, str) and name in _BY_NAME}
+    return {**{p.name: p.file_default for p in PARAMS if p.file_default is not _AS_DEFAULT and p.name not in given},
+            **params}
 
 
 def explicit_params(params: Mapping[str, Any] | None) -> dict[str, Any]:

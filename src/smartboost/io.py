@@ -31,7 +31,7 @@ import numpy as np
 
 from . import __version__
 from . import _schema as schema
-from ._params import explicit_params, resolve_params
+from ._params import explicit_params, file_params, resolve_params
 from .binning import BinMapper
 from .errors import ModelFormatError, SmartBoostError
 from .objectives import Objective, make_objective
@@ -229,7 +229,7 @@ def _params(document: dict) -> dict[str, Any]:
     params = schema.member(document, "params", "", dict)
     for key, value in params.items():
         _registry_check(schema.child("params", key), explicit_params, {key: value})
-    return _registry_check("params", resolve_params, params)
+    return _registry_check("params", resolve_params, file_params(params))
 
 
 def _feature_names(document: dict, n_features: int) -> list[str]:
