@@ -1,8 +1,8 @@
 """Golden models: a fixed set of training runs must give the same model files, byte for byte.
 
 Every objective family, sampler, candidate-selection type and scope, grow policy, step rule,
-first-order boosting, multiclass and ranking, missing values, sparse input, weights and
-init scores are covered by one small run each; ``golden_models.json`` holds the sha256 of each
+first-order boosting, multiclass and ranking, missing values, sparse input, weights, init
+scores, categorical features and constraints are covered by one small run each; ``golden_models.json`` holds the sha256 of each
 model file (without the ``smartboost_version`` field) and of its predictions. A refactoring
 must leave every hash as it is. A change that means to change models regenerates the file
 with ``SMARTBOOST_REGEN_GOLDEN=1 python -m pytest tests/test_golden_models.py`` and says why
@@ -86,6 +86,11 @@ RUNS: dict[str, tuple[dict, str, dict]] = {
        for t in (1, 2, 3) for scope in ("tree", "node")},
     "colsample-bytree": ({"objective": "binary", "colsample_bytree": 0.5}, "y", {}),
     "colsample-bynode": ({"objective": "binary", "colsample_bynode": 0.7}, "y", {}),
+    "categorical": ({"objective": "binary", "min_data_per_group": 10, "cat_smooth": 1.0}, "y", {"categorical": True}),
+    "categorical-multiclass-onehot": ({"objective": "multiclass", "num_class": 3, "max_cat_to_onehot": 32}, "classes",
+                                      {"categorical": True}),
+    "monotone": ({"objective": "regression", "monotone_constraints": [1, -1, 0, 0, 0, 0]}, "target", {}),
+    "interaction": ({"objective": "binary", "interaction_constraints": [[0, 1], [2, 3, 4, 5]]}, "y", {}),
 }
 
 
@@ -96,10 +101,14 @@ def _run(name: str) -> tuple[str, str]:
     if name == "selection-2-tree" or name == "selection-2-node":
         params = {k: v for k, v in params.items() if k != "selection_t"}
     data = sp.csr_matrix(np.nan_to_num(X) * (np.abs(np.nan_to_num(X)) > 1)) if extras.get("sparse") else X
+    if extras.get("categorical"):  # the two strongest columns as integer codes, 24 categories each (NaN: missing)
+        data = X.copy()
+        data[:, :2] = np.floor(np.clip(X[:, :2] + 3, 0, 5.99) * 4)
     rng = np.random.default_rng(1)
     dataset = sb.Dataset(data, label, weight=rng.uniform(0.5, 2.0, len(label)) if extras.get("weight") else None,
                          init_score=rng.normal(0, 0.3, len(label)) if extras.get("init_score") else None,
-                         group=[40] * 20 if extras.get("queries") else None, params=params)
+                         group=[40] * 20 if extras.get("queries") else None, params=params,
+                         categorical_feature=[0, 1] if extras.get("categorical") else "auto")
     booster = sb.train({**_BASE, **params}, dataset, 8)
     document = json.loads(booster.model_to_string())
     document.pop("smartboost_version")
