@@ -2,11 +2,11 @@
 
 Every objective family, sampler, candidate-selection type and scope, grow policy, step rule,
 first-order boosting, multiclass and ranking, missing values, sparse input, weights, init
-scores, categorical features and constraints are covered by one small run each; ``golden_models.json`` holds the sha256 of each
-model file (without the ``smartboost_version`` field) and of its predictions. A refactoring
-must leave every hash as it is. A change that means to change models regenerates the file
-with ``SMARTBOOST_REGEN_GOLDEN=1 python -m pytest tests/test_golden_models.py`` and says why
-in its commit message.
+scores, categorical features and constraints are covered by one small run each;
+``golden_models.json`` holds the sha256 of each model file (without the ``smartboost_version``
+field) and of its predictions. A refactoring must leave every hash as it is. A change that means
+to change models regenerates the file with ``SMARTBOOST_REGEN_GOLDEN=1 python -m pytest
+tests/test_golden_models.py`` and says why in its commit message.
 """
 
 from __future__ import annotations
