@@ -7,7 +7,7 @@ from numba.core.dispatcher import Dispatcher
 from numba.core.registry import CPUDispatcher
 
 import smartboost
-from smartboost._cache import KERNEL_DIRS, _package_stamp, sources_stamp
+from smartboost._cache import KERNEL_CONSTANTS, KERNEL_DIRS, _package_stamp, sources_stamp
 
 
 def _compiled_functions():
@@ -27,7 +27,7 @@ def test_every_kernel_is_keyed_on_all_kernel_sources():
     assert len(functions) > 50
     for function in functions:
         assert function._cache._cache_file._source_stamp == _package_stamp(), function.__qualname__
-    assert len(_package_stamp()) == sum(
+    assert len(_package_stamp()) == len(KERNEL_CONSTANTS) + sum(
         1 for folder in KERNEL_DIRS
         for name in os.listdir(os.path.join(os.path.dirname(smartboost.__file__), folder)) if name.endswith(".py"))
 
@@ -45,6 +45,11 @@ def test_stamp_changes_with_any_kernel_source(tmp_path):
     assert added not in (stamp, edited)
     (tmp_path / "engine.py").write_text("")  # outside the kernel folders
     assert sources_stamp(tmp_path) == added
+    (tmp_path / KERNEL_CONSTANTS[0]).write_text("MIN_ROWS = 1000\n")  # constants the kernels compile in
+    constants = sources_stamp(tmp_path)
+    assert constants != added
+    (tmp_path / KERNEL_CONSTANTS[0]).write_text("MIN_ROWS = 5000\n")
+    assert sources_stamp(tmp_path) != constants
 
 
 def _compiled_outside_kernel_folders(package):

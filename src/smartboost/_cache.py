@@ -5,7 +5,7 @@ kernel compiled with another module's function in it (``grow_tree`` calls ``spli
 the objectives call ``exp``) would then load from the cache with the old code after only the
 other file changed, as after a ``git pull`` in an editable install: stale results, or a crash
 when a signature changed. So every compiled function of smartboost is keyed on all the files of
-:data:`KERNEL_DIRS`: an edit of any recompiles them all (about a minute), which a package
+:data:`KERNEL_DIRS` and :data:`KERNEL_CONSTANTS`: an edit of any recompiles them all, which a package
 upgrade does anyway, since it rewrites every file. Importing this module installs the key.
 """
 
@@ -21,10 +21,16 @@ _PACKAGE = Path(__file__).resolve().parent
 KERNEL_DIRS = ("_kernels", "objectives")
 """The package folders whose modules hold compiled (``@njit(cache=True)``) functions."""
 
+KERNEL_CONSTANTS = ("_common.py",)
+"""Modules outside those folders whose constants the kernels read: numba compiles a global's
+value into the code, so an edit of one must recompile them too."""
+
 
 def sources_stamp(root: Path) -> tuple:
-    """Name, modification time and size of every ``.py`` file of ``root``'s kernel folders."""
-    files = sorted(path for folder in KERNEL_DIRS for path in (root / folder).glob("*.py"))
+    """Name, modification time and size of every ``.py`` file of ``root``'s kernel folders and
+    of :data:`KERNEL_CONSTANTS`."""
+    files = sorted([*(path for folder in KERNEL_DIRS for path in (root / folder).glob("*.py")),
+                    *(root / name for name in KERNEL_CONSTANTS if (root / name).exists())])
     stats = [path.stat() for path in files]
     return tuple((str(path.relative_to(root)), st.st_mtime, st.st_size) for path, st in zip(files, stats))
 
