@@ -48,7 +48,7 @@ def test_stamp_changes_with_any_kernel_source(tmp_path):
     (tmp_path / KERNEL_CONSTANTS[0]).write_text("MIN_ROWS = 1000\n")  # constants the kernels compile in
     constants = sources_stamp(tmp_path)
     assert constants != added
-    (tmp_path / KERNEL_CONSTANTS[0]).write_text("MIN_ROWS = 5000\n")
+    (tmp_path / KERNEL_CONSTANTS[0]).write_text("MIN_ROWS = 50000\n")
     assert sources_stamp(tmp_path) != constants
 
 
