@@ -226,7 +226,9 @@ def _run(row: str, library: str) -> dict | None:
     if (row == "cold" and library != "smartboost") or (row == "wide" and library == "sklearn"):
         return None
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ)
+        # a user's imports read the bytecode Python caches at the first import (pip writes it at
+        # install): without it the first-call rows would time the compilation of every module
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
         if row == "cold":
             env["NUMBA_CACHE_DIR"] = cache
         out = subprocess.run([sys.executable, __file__, "--child", row, library, "--threads", str(THREADS)],
@@ -296,7 +298,7 @@ def main() -> None:
         load = " ".join(f.read().split()[:3])
     print(f"machine: {os.cpu_count()} cores, load average {load}; {THREADS} threads per library, "
           f"median of {args.repeats}\n")
-    _run("warm-up", "smartboost")  # the kernels in the numba cache before the first-call rows
+    _run("warm-up", "smartboost")  # the kernels in the numba cache, the modules' bytecode written
     results: dict = {row: {lib: [] for lib in args.libraries} for row in args.rows}
     for _ in range(args.repeats):
         for row in args.rows:
