@@ -547,6 +547,32 @@ def splittable(n_bins: np.ndarray, cell_counts: np.ndarray, n_rows: int, min_dat
     return n_rows - most_populated_bins(cell_counts, n_bins)[1] >= min_data_in_leaf
 
 
+def search_features(n_bins: np.ndarray, missing_count: np.ndarray, cell_counts: np.ndarray | None = None,
+                    n_rows: int = 0, min_data_in_leaf: int | None = None) -> np.ndarray:
+    """Features the split search reads (bool): those with more than one value bin or with
+    missing values, and, given ``min_data_in_leaf`` (``feature_pre_filter``), of those the
+    :func:`splittable` ones. One rule for one machine's :class:`BinnedData` and for distributed
+    training, which gives it the counts summed over every machine.
+
+    Parameters
+    ----------
+    n_bins : ndarray of int64, shape (n_features,)
+        The features' value bins.
+    missing_count : ndarray of int64, shape (n_features,)
+        Missing values per feature.
+    cell_counts : ndarray of int64, optional
+        Rows in every histogram cell (read with ``min_data_in_leaf`` only).
+    n_rows : int
+        Training rows (read with ``min_data_in_leaf`` only).
+    min_data_in_leaf : int or None
+        None: no pre-filter.
+    """
+    usable = (n_bins > 1) | (missing_count > 0)
+    if min_data_in_leaf is None:
+        return usable
+    return usable & splittable(n_bins, cell_counts, n_rows, min_data_in_leaf)
+
+
 class BinnedData:
     """A matrix binned by a :class:`BinMapper`.
 
@@ -593,12 +619,12 @@ class BinnedData:
     @cached_property
     def usable_features(self) -> np.ndarray:
         """Features a split may use (bool): more than one value bin, or missing values."""
-        return (self.mapper.n_bins > 1) | (self.missing_count > 0)
+        return search_features(self.mapper.n_bins, self.missing_count)
 
     def splittable_features(self, min_data_in_leaf: int) -> np.ndarray:
         """:attr:`usable_features` with at least ``min_data_in_leaf`` rows outside their most
-        populated bin (``feature_pre_filter``; see :func:`splittable`)."""
-        return self.usable_features & splittable(self.mapper.n_bins, self.cell_counts, self.n_rows, min_data_in_leaf)
+        populated bin (``feature_pre_filter``; see :func:`search_features`)."""
+        return search_features(self.mapper.n_bins, self.missing_count, self.cell_counts, self.n_rows, min_data_in_leaf)
 
     @cached_property
     def cell_counts(self) -> np.ndarray:

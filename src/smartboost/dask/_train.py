@@ -16,7 +16,7 @@ import numpy as np
 
 from .._config import set_verbosity, threads
 from .._params import TrainingParams, check_distributed_params, training_params
-from ..binning import BinMapper, histogram_cells, splittable
+from ..binning import BinMapper, histogram_cells, search_features
 from ..booster import Booster
 from ..callback import Checkpoint, TrainingCallback
 from ..dataset import Dataset, categorical_mask
@@ -117,9 +117,8 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         mapper = _bin_edges(workers, described, resolved, init if init is not None else reference, names)
         cell_counts = sum(workers.call("bin", mapper))
         missing = cell_counts[histogram_cells(mapper.n_bins)[0].astype(np.int64) + mapper.n_bins]
-        usable = (mapper.n_bins > 1) | (missing > 0)
-        if resolved.feature_pre_filter:  # as one machine (engine.Trainer.create)
-            usable &= splittable(mapper.n_bins, cell_counts, n_rows, resolved.min_data_in_leaf)
+        usable = search_features(mapper.n_bins, missing, cell_counts, n_rows,
+                                 resolved.min_data_in_leaf if resolved.feature_pre_filter else None)
         label_values, label_weights = _merge_labels(workers.call("labels", resolved))
         booster = start_model(resolved, objective, label_values, label_weights, init, init_score is not None, mapper,
                               names)

@@ -58,8 +58,8 @@ class GOSSSampler(Sampler):
         layout = self.chunk_layout()
         start, _, length, _ = layout
         counts = piece_top_counts(importance, threshold, start, length)
-        values = [importance[s:s + n] for s, n in zip(start[ends_inside(layout, self.total_rows)],
-                                                       length[ends_inside(layout, self.total_rows)])]
+        inside = ends_inside(layout, self.total_rows)
+        values = [importance[s:s + n] for s, n in zip(start[inside], length[inside])]
         codes = np.concatenate([2 * (v > threshold) + (v == threshold) for v in values] + [np.zeros(0)])
         return layout, counts, codes.astype(np.int8)
 
