@@ -28,10 +28,10 @@ from smartboost._kernels.draws import draw_exact_parallel, draw_top_and_rest  # 
 from smartboost._kernels.fsum import exact_partials  # noqa: E402
 from smartboost._kernels.scale import radix_buckets  # noqa: E402
 from smartboost._params import training_params  # noqa: E402
-from smartboost.dask._peers import _Peers  # noqa: E402
-from smartboost.dask._shard import _PeerRows, _Shard  # noqa: E402
+from smartboost.dask._peers import Peers  # noqa: E402
+from smartboost.dask._shard import _PeerRows, Shard  # noqa: E402
 from smartboost.dask._train import _driver_threads  # noqa: E402
-from smartboost.dask._transport import _link_ends, _Workers  # noqa: E402
+from smartboost.dask._transport import _link_ends, Workers  # noqa: E402
 from smartboost.errors import DataError, DistributedError, ParameterError  # noqa: E402
 from smartboost.sampling.chunks import chunk_layout, exact_pieces, top_and_rest_pieces  # noqa: E402
 from smartboost.sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix,  # noqa: E402
@@ -326,10 +326,10 @@ def test_shards_grow_trees_without_the_driver_one_exchange_per_level(client, mon
     params = {"objective": "binary", "grow_policy": "depthwise", "max_depth": 5, "num_leaves": num_leaves,
               "min_data_in_leaf": 5, "verbosity": -1, "sampling": "mvs", "sample_rate": 0.5}
     steps, exchanges = [], []
-    run, all_reduce = _Workers._run, _Peers.all_reduce
-    monkeypatch.setattr(_Workers, "_run", lambda self, step, messages, together: steps.append(step) or run(
+    run, all_reduce = Workers._run, Peers.all_reduce
+    monkeypatch.setattr(Workers, "_run", lambda self, step, messages, together: steps.append(step) or run(
         self, step, messages, together))
-    monkeypatch.setattr(_Peers, "all_reduce", lambda self, flat, what: (
+    monkeypatch.setattr(Peers, "all_reduce", lambda self, flat, what: (
         exchanges.append((self.rank, self.context, what)) or all_reduce(self, flat, what)))
     model = sbd.train(client, params, *_one_chunk_per_worker(client, X, y), num_boost_round=4)
     _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 4))
@@ -371,15 +371,15 @@ def test_three_workers_reduce_scatter_and_equal_single_machine(monkeypatch, thro
     link's thread; they draw GOSS's or uniform's rows over a chunk that spans all three, and
     search the line steps together."""
     if through_threads:
-        init = _Peers.__init__
+        init = Peers.__init__
 
         def no_direct_writes(self, *args):
             init(self, *args)
             self._inline = 0
-        monkeypatch.setattr(_Peers, "__init__", no_direct_writes)
+        monkeypatch.setattr(Peers, "__init__", no_direct_writes)
     sizes = set()
-    all_reduce = _Peers.all_reduce
-    monkeypatch.setattr(_Peers, "all_reduce", lambda self, flat, what: (
+    all_reduce = Peers.all_reduce
+    monkeypatch.setattr(Peers, "all_reduce", lambda self, flat, what: (
         sizes.add((self.size, self._inline > 0)) or all_reduce(self, flat, what)))
     X, y = _data()
     params = {"objective": "regression", "num_leaves": 15, "min_data_in_leaf": 5, "verbosity": -1,
@@ -511,8 +511,8 @@ def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, mon
     cell), one message per peer per round."""
     X, y = _data()
     sizes = []
-    all_reduce = _Peers.all_reduce
-    monkeypatch.setattr(_Peers, "all_reduce", lambda self, flat, what: (
+    all_reduce = Peers.all_reduce
+    monkeypatch.setattr(Peers, "all_reduce", lambda self, flat, what: (
         sizes.append((self.rank, self.size, self.context, what, flat.size)) or all_reduce(self, flat, what)))
     model = sbd.train(client, {"objective": "binary", "num_leaves": 7, "verbosity": -1},
                       *_one_chunk_per_worker(client, X, y), num_boost_round=5)
@@ -553,13 +553,13 @@ def test_unsupported_options_and_misaligned_data_are_refused(client):
 
 def test_a_step_slower_than_the_timeout_stops_training(client, monkeypatch):
     X, y = _data(n=400)
-    original = _Shard.op_gradients
+    original = Shard.op_gradients
 
     def slow(self):
         time.sleep(1.0)
         return original(self)
 
-    monkeypatch.setattr(_Shard, "op_gradients", slow)
+    monkeypatch.setattr(Shard, "op_gradients", slow)
     start = time.perf_counter()
     with pytest.raises(DistributedError, match="did not answer step 'gradients' within 0.2 s"):
         sbd.train(client, {"objective": "binary", "verbosity": -1}, da.from_array(X, chunks=200),

@@ -14,7 +14,7 @@ import smartboost as sb
 from smartboost._config import threads
 from smartboost._kernels.importance import correct_sampled, leaf_sums
 from smartboost._kernels.scale import bracket_counts, collect_bracket, quickselect_scale, scale_bracket
-from smartboost._kernels.topk import _quickselect_kth, rank_bracket, sum_bracket
+from smartboost._kernels.topk import quickselect_kth, rank_bracket, sum_bracket
 from smartboost._params import training_params
 from smartboost.errors import ParameterError
 from smartboost.objectives import make_objective
@@ -139,7 +139,7 @@ def test_quickselects_leave_their_input_unchanged():
     values = np.round(np.random.default_rng(6).exponential(size=5000), 2) + 0.01  # ties, all > 0
     before = values.copy()
     quickselect_scale(values, 1000.0, 0, 0.0, np.uint64(1))
-    _quickselect_kth(values, 700, np.uint64(2))
+    quickselect_kth(values, 700, np.uint64(2))
     count_top_for_sum(values, 0.3 * values.sum(), np.uint64(3))
     np.testing.assert_array_equal(values, before)
 

@@ -34,7 +34,7 @@ from ._kernels.records import NodeDraws
 from ._kernels.selection import draw_key, draw_pairs
 from ._params import TrainingParams
 from .errors import ParameterError
-from .sampling.base import _hash
+from .sampling.base import mix_keys
 
 __all__ = ["FeatureSelector"]
 
@@ -65,7 +65,7 @@ class FeatureSelector:
             self.t = 1 if self.kind == 2 else (params.selection_t or n)
         if self.kind == 3 and self.t > n:
             raise ParameterError(f"selection_t={self.t} exceeds the {n} features that can be split on")
-        self._stream = _hash(params.seed, _SELECTION_STREAM)
+        self._stream = mix_keys(params.seed, _SELECTION_STREAM)
         self._scratch = np.empty((2, 0), np.uint32)
 
     @property

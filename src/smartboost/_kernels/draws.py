@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from .random import uniform
 
-_COMPACT_CHUNKS = 64
+COMPACT_CHUNKS = 64
 """Fixed row chunks of the parallel passes (compaction, bracket counts, the exact-count draws
 of :mod:`smartboost.sampling.chunks`): their results do not depend on the thread count."""
 
@@ -50,16 +50,16 @@ def compact(keep, rows, rest):
     result does not depend on the thread count. Returns the number kept.
     """
     n = keep.shape[0]
-    size = (n + _COMPACT_CHUNKS - 1) // _COMPACT_CHUNKS
-    counts = np.zeros(_COMPACT_CHUNKS + 1, np.int64)
-    for c in prange(_COMPACT_CHUNKS):
+    size = (n + COMPACT_CHUNKS - 1) // COMPACT_CHUNKS
+    counts = np.zeros(COMPACT_CHUNKS + 1, np.int64)
+    for c in prange(COMPACT_CHUNKS):
         total = 0
         for i in range(c * size, min(n, (c + 1) * size)):
             total += keep[i]
         counts[c + 1] = total
-    for c in range(_COMPACT_CHUNKS):
+    for c in range(COMPACT_CHUNKS):
         counts[c + 1] += counts[c]
-    for c in prange(_COMPACT_CHUNKS):
+    for c in prange(COMPACT_CHUNKS):
         k = counts[c]
         for i in range(c * size, min(n, (c + 1) * size)):
             # A branch, not the branch-free double write: a chunk's write past its last kept
@@ -69,7 +69,7 @@ def compact(keep, rows, rest):
                 k += 1
             else:
                 rest[i - k] = i
-    return counts[_COMPACT_CHUNKS]
+    return counts[COMPACT_CHUNKS]
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -2,7 +2,7 @@
 
 The kernels that :func:`smartboost.sampling.scale.solve_scale` chooses among: the quickselect
 on the threshold ``mu = 1 / c`` (:func:`quickselect_scale`) over a branch-free three-way
-partition (:func:`_split_around`); the Floyd-Rivest bracket of the answer from a random sample
+partition (:func:`split_around`); the Floyd-Rivest bracket of the answer from a random sample
 (:func:`scale_bracket`), one parallel pass that counts and sums the values around a bracket
 (:func:`bracket_counts`) and one that collects the values inside it (:func:`collect_bracket`),
 which the top-k kernels (:mod:`smartboost._kernels.topk`) share; and the radix buckets of the
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .draws import _COMPACT_CHUNKS
+from .draws import COMPACT_CHUNKS
 from .random import uniform
 
 
@@ -42,7 +42,7 @@ def radix_buckets(values, prefix, prefix_shift, shift, counts, sums):
 
 
 @njit(cache=True, nogil=True)
-def _split_around(src, lo, hi, pivot, dst):
+def split_around(src, lo, hi, pivot, dst):
     """Partition ``src[lo:hi]`` around ``pivot`` into ``dst[lo:hi]``, without branches.
 
     The values above ``pivot`` go to the front, ``dst[lo:lo + n_gt]``, those below to the back,
@@ -50,7 +50,7 @@ def _split_around(src, lo, hi, pivot, dst):
     advances, so a junk write lands past the end it does not advance, never on a kept value.
     The values equal to ``pivot`` are only counted (``hi - lo - n_gt - n_lt`` of them). On
     random values a branching partition mispredicts about every other row. Adding up either
-    side inside this loop makes LLVM branch again, hence :func:`_sum`. Returns ``(n_gt, n_lt)``.
+    side inside this loop makes LLVM branch again, hence :func:`ordered_sum`. Returns ``(n_gt, n_lt)``.
     """
     n_gt = 0
     n_lt = 0
@@ -64,7 +64,7 @@ def _split_around(src, lo, hi, pivot, dst):
 
 
 @njit(cache=True, nogil=True)
-def _sum(values, lo, hi):
+def ordered_sum(values, lo, hi):
     """``values[lo:hi].sum()``, in order."""
     total = 0.0
     for i in range(lo, hi):
@@ -85,9 +85,9 @@ def quickselect_scale(values, target, sure_above, sum_below, key):
     while lo < hi:
         pivot = src[lo + int(uniform(key, draw) * (hi - lo))]
         draw += 1
-        n_gt, n_lt = _split_around(src, lo, hi, pivot, dst)
+        n_gt, n_lt = split_around(src, lo, hi, pivot, dst)
         n_eq = hi - lo - n_gt - n_lt
-        sum_lt = _sum(dst, hi - n_lt, hi)
+        sum_lt = ordered_sum(dst, hi - n_lt, hi)
         # Candidate mu = pivot: rows >= pivot are sure, rows < pivot contribute a_i / pivot.
         if sure_above + n_gt + n_eq + (sum_below + sum_lt) / pivot > target:
             # mu must be above the pivot: everything <= pivot is below mu.
@@ -104,7 +104,7 @@ def quickselect_scale(values, target, sure_above, sum_below, key):
     return (target - sure_above) / sum_below
 
 
-_BRACKET_SAMPLE = 16384
+BRACKET_SAMPLE = 16384
 """Values of the random sample that brackets an answer; the solvers bracket beyond four times as
 many values."""
 
@@ -119,10 +119,10 @@ def bracket_counts(values, lo, hi):
     the values ``< lo``, of those in ``[lo, hi)`` and of those ``>= hi``.
     """
     n = values.shape[0]
-    size = (n + _COMPACT_CHUNKS - 1) // _COMPACT_CHUNKS
-    counts = np.zeros((3, _COMPACT_CHUNKS), np.int64)
-    sums = np.zeros((3, _COMPACT_CHUNKS))
-    for c in prange(_COMPACT_CHUNKS):
+    size = (n + COMPACT_CHUNKS - 1) // COMPACT_CHUNKS
+    counts = np.zeros((3, COMPACT_CHUNKS), np.int64)
+    sums = np.zeros((3, COMPACT_CHUNKS))
+    for c in prange(COMPACT_CHUNKS):
         above = 0
         middle = 0
         positive = 0
@@ -161,14 +161,14 @@ def collect_bracket(values, lo, hi, chunk_counts):
     spare slot at its end, and a serial pass closes the gaps the spare slots leave. Where the
     two meet, the branch mispredicts about as often as the branch-free form writes in vain."""
     n = values.shape[0]
-    size = (n + _COMPACT_CHUNKS - 1) // _COMPACT_CHUNKS
-    offsets = np.zeros(_COMPACT_CHUNKS + 1, np.int64)
-    for c in range(_COMPACT_CHUNKS):
+    size = (n + COMPACT_CHUNKS - 1) // COMPACT_CHUNKS
+    offsets = np.zeros(COMPACT_CHUNKS + 1, np.int64)
+    for c in range(COMPACT_CHUNKS):
         offsets[c + 1] = offsets[c] + chunk_counts[c]
-    total = offsets[_COMPACT_CHUNKS]
+    total = offsets[COMPACT_CHUNKS]
     if 128 * total < n:
         out = np.empty(total)
-        for c in prange(_COMPACT_CHUNKS):
+        for c in prange(COMPACT_CHUNKS):
             k = offsets[c]
             for i in range(c * size, min(n, (c + 1) * size)):
                 a = values[i]
@@ -176,21 +176,21 @@ def collect_bracket(values, lo, hi, chunk_counts):
                     out[k] = a
                     k += 1
         return out
-    out = np.empty(total + _COMPACT_CHUNKS)
-    for c in prange(_COMPACT_CHUNKS):
+    out = np.empty(total + COMPACT_CHUNKS)
+    for c in prange(COMPACT_CHUNKS):
         k = offsets[c] + c  # chunk c's region: its values, then a spare slot
         for i in range(c * size, min(n, (c + 1) * size)):
             a = values[i]
             out[k] = a
             k += (a >= lo) & (a < hi)
-    for c in range(1, _COMPACT_CHUNKS):  # each chunk's values move c slots down, in order
+    for c in range(1, COMPACT_CHUNKS):  # each chunk's values move c slots down, in order
         for j in range(offsets[c], offsets[c + 1]):
             out[j] = out[j + c]
     return out[:total]
 
 
 @njit(cache=True, nogil=True)
-def _random_sample(values, m, key):
+def random_sample(values, m, key):
     """``m`` values drawn with replacement (hash-indexed)."""
     n = values.shape[0]
     sample = np.empty(m)
@@ -205,8 +205,8 @@ def scale_bracket(importance, target, key):
     probability: a random sample's own thresholds (by :func:`quickselect_scale`) for a slightly
     larger and a slightly smaller target."""
     n = importance.shape[0]
-    m = _BRACKET_SAMPLE
-    sample = _random_sample(importance, m, key + np.uint64(7))
+    m = BRACKET_SAMPLE
+    sample = random_sample(importance, m, key + np.uint64(7))
     sample = sample[sample > 0.0]
     t = target * m / n
     margin = 3.0 / np.sqrt(t) + 0.01
@@ -222,7 +222,7 @@ def _sample_threshold(sample, t, key):
 
 
 @njit(cache=True, nogil=True)
-def _solve_scale_all(importance, target, key):
+def solve_scale_all(importance, target, key):
     """:func:`~smartboost.sampling.scale.solve_scale` by the quickselect over every positive row."""
     positive = importance[importance > 0.0]
     if positive.shape[0] == 0:

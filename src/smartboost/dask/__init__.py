@@ -4,14 +4,14 @@ Design (``docs/concepts/distributed.md`` gives the reasoning and the costs):
 
 - Dask places the data. The partitions of ``X`` and ``y`` (with weights, query ids and initial
   scores) are computed where Dask puts them; each worker that holds some starts one long-lived
-  :class:`~smartboost.dask._shard._Shard` (a Dask actor) that concatenates its partitions and
+  :class:`~smartboost.dask._shard.Shard` (a Dask actor) that concatenates its partitions and
   keeps them.
 - Bin edges are global: each shard sends a random sample of its rows, in proportion to its
   size, and the driver fits the edges on the union (``bin_construct_sample_cnt`` rows in all),
   then every shard bins its rows with them.
 - The driver (the process calling :func:`train`) runs the boosting loop of
   :func:`smartboost.train` unchanged (``engine.Trainer``), with the training rows replaced by
-  :class:`~smartboost.dask._rows._DaskRows`, which forwards each step to every shard's
+  :class:`~smartboost.dask._rows.DaskRows`, which forwards each step to every shard's
   ``TrainingRows`` and adds up what they return. Per iteration: gradients and the row sample on
   each shard (the scale of the importance samplers solved from per-shard bucket sums,
   :mod:`smartboost.sampling.distributed`); per tree: one step, in which the shards grow the tree
@@ -28,7 +28,7 @@ Design (``docs/concepts/distributed.md`` gives the reasoning and the costs):
   seconds; a lost worker or a timeout stops training with
   :class:`~smartboost.errors.DistributedError`. Until the first iteration is done, the first
   shard runs each step before the others (see
-  :meth:`~smartboost.dask._transport._Workers.call`).
+  :meth:`~smartboost.dask._transport.Workers.call`).
 
 Ranking keeps every query inside one partition (checked, with a clear error naming the query).
 Not supported here yet: ``step_rule`` line searches, the samplers uniform and goss (exact-count

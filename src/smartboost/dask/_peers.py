@@ -1,14 +1,14 @@
 """The links among the shards: every shard connected to every other, and the two collectives
 that growing a tree together needs over them (``docs/concepts/distributed.md``).
 
-- :meth:`_Peers.all_reduce` sums an integer array over every shard, in place: a reduce-scatter
+- :meth:`Peers.all_reduce` sums an integer array over every shard, in place: a reduce-scatter
   (shard ``j`` receives every other shard's ``j``-th slice of the array and adds them up) and
   an all-gather of the summed slices. Each shard sends and receives ``2 (W - 1) / W`` times the
   array in ``2 (W - 1)`` messages, in two rounds whatever the number of shards ``W``; two shards
   swap their whole arrays instead, the same bytes in one round. Integer cells make the sum exact
   in any order.
-- :meth:`_Peers.all_gather` gives every shard every shard's copy of a small array, and
-  :meth:`_Peers.gather_concat` every shard's arrays of differing sizes, concatenated (the
+- :meth:`Peers.all_gather` gives every shard every shard's copy of a small array, and
+  :meth:`Peers.gather_concat` every shard's arrays of differing sizes, concatenated (the
   partial sums of the line searches, ``smartboost.steps.exact_sum``).
 
 The links are TCP connections, authenticated with the run's key by ``multiprocessing.connection``
@@ -34,12 +34,12 @@ from multiprocessing.connection import Client, Connection, Listener
 import numpy as np
 
 from ..errors import DistributedError
-from ._transport import _no_delay
+from ._transport import no_delay
 
 _BUFFER_BYTES = 1 << 22  # the socket buffers asked for (the system caps them)
 
 
-class _Peers:
+class Peers:
     """One shard's links to every other shard.
 
     Parameters
@@ -72,13 +72,13 @@ class _Peers:
                              daemon=True).start()
 
     @classmethod
-    def alone(cls) -> _Peers:
+    def alone(cls) -> Peers:
         """The links of a shard that has no peers (every collective returns its input)."""
         return cls(0, {}, [""], 0.0)
 
     @classmethod
     def connect(cls, rank: int, listener: Listener, addresses: list[tuple[str, int]], names: list[str],
-                authkey: bytes, timeout: float) -> _Peers:
+                authkey: bytes, timeout: float) -> Peers:
         """Connect to every other shard: accept the lower ranks on ``listener`` (closed after)
         and connect to the higher ones at their ``addresses``. Every shard must call it at the
         same time."""
@@ -87,13 +87,13 @@ class _Peers:
         def accept() -> None:
             for _ in range(rank):
                 conn = listener.accept()
-                links[int.from_bytes(conn.recv_bytes(), "little")] = _no_delay(conn)
+                links[int.from_bytes(conn.recv_bytes(), "little")] = no_delay(conn)
 
         acceptor = threading.Thread(target=accept, name="smartboost-peer-accept", daemon=True)
         acceptor.start()
         for j in range(rank + 1, len(addresses)):
             try:
-                conn = _no_delay(Client(tuple(addresses[j]), authkey=authkey))
+                conn = no_delay(Client(tuple(addresses[j]), authkey=authkey))
             except OSError as exc:
                 raise DistributedError(f"worker {names[rank]} could not connect to worker {names[j]} at "
                                        f"{addresses[j]}: {exc}") from exc

@@ -15,10 +15,10 @@ import dask.dataframe as dd
 import distributed
 
 from ..errors import DataError
-from ._shard import _Shard
+from ._shard import Shard
 
 
-def _partitions(collection: Any, name: str, n_parts: int | None) -> list[Any] | None:
+def row_blocks(collection: Any, name: str, n_parts: int | None) -> list[Any] | None:
     """The delayed row blocks of a dask collection (None stays None)."""
     if collection is None:
         return None
@@ -35,7 +35,7 @@ def _partitions(collection: Any, name: str, n_parts: int | None) -> list[Any] | 
     return blocks
 
 
-def _check_aligned(X: Any, others: dict[str, Any]) -> None:
+def check_aligned(X: Any, others: dict[str, Any]) -> None:
     """Arrays must have X's row chunks (dask checks DataFrames' divisions itself)."""
     if not isinstance(X, da.Array):
         return
@@ -44,7 +44,7 @@ def _check_aligned(X: Any, others: dict[str, Any]) -> None:
             raise DataError(f"{name} has row chunks {array.chunks[0]} but X has {X.chunks[0]}; rechunk it like X")
 
 
-def _check_queries_in_partitions(part_qids: list[tuple[Any, Any]]) -> None:
+def check_queries_in_partitions(part_qids: list[tuple[Any, Any]]) -> None:
     """Each partition's (first, last) query id; a query spanning two partitions is an error."""
     for i in range(1, len(part_qids)):
         if part_qids[i][0] == part_qids[i - 1][1]:
@@ -52,7 +52,7 @@ def _check_queries_in_partitions(part_qids: list[tuple[Any, Any]]) -> None:
                             "in one partition (e.g. set the index of a DataFrame to the query id)")
 
 
-def _start_shards(client: distributed.Client, parts: list[Any],
+def start_shards(client: distributed.Client, parts: list[Any],
                   authkey: bytes) -> tuple[list, list[str], list[list[int]], list]:
     """Compute the partitions where Dask puts them and start one shard per worker that holds any.
 
@@ -69,7 +69,7 @@ def _start_shards(client: distributed.Client, parts: list[Any],
     for i, future in enumerate(futures):
         by_worker.setdefault(owner[future.key], []).append(i)
     names = list(by_worker)
-    actor_futures = [client.submit(_Shard, [futures[i] for i in by_worker[w]], by_worker[w], authkey, workers=[w],
+    actor_futures = [client.submit(Shard, [futures[i] for i in by_worker[w]], by_worker[w], authkey, workers=[w],
                                    allow_other_workers=False, actor=True, pure=False) for w in names]
     actors = [f.result() for f in actor_futures]
     return actors, names, [by_worker[w] for w in names], actor_futures

@@ -1,7 +1,7 @@
-"""The driver's row source: :class:`_DaskRows` drives every shard's rows as one.
+"""The driver's row source: :class:`DaskRows` drives every shard's rows as one.
 
 ``engine.Trainer`` calls it as it calls one machine's rows; each call becomes one step on every
-shard (:class:`~smartboost.dask._transport._Workers`), and the driver adds up the answers
+shard (:class:`~smartboost.dask._transport.Workers`), and the driver adds up the answers
 (sample sizes). A tree is one step: the shards grow it together
 (:class:`~smartboost.dask._shard._PeerRows`). The samplers that decide over every row
 (importance sampling's scale, trimming's threshold and ties, GOSS's threshold and its draw
@@ -26,16 +26,16 @@ from ..sampling.goss import GOSSSampler
 from ..sampling.importance import ProportionalSampler
 from ..sampling.trimming import TrimmingSampler
 from ..selection import FeatureSelector
-from ._transport import _Workers
+from ._transport import Workers
 
 
-class _DaskRows:
+class DaskRows:
     """Every shard's training rows driven as one: the rows of ``engine.Trainer`` (see the
     module docstring for the steps).
 
     Parameters
     ----------
-    workers : _Workers
+    workers : Workers
     n_rows : int
         Rows of every shard together.
     params : dict
@@ -46,7 +46,7 @@ class _DaskRows:
         The partitions each shard holds (their positions among all partitions) and their rows.
     """
 
-    def __init__(self, workers: _Workers, n_rows: int, params: TrainingParams, objective: Objective,
+    def __init__(self, workers: Workers, n_rows: int, params: TrainingParams, objective: Objective,
                  part_index: list[list[int]], part_rows: list[list[int]]) -> None:
         self.workers = workers
         self.objective = objective

@@ -1,8 +1,8 @@
-"""The worker side: one :class:`_Shard` per worker keeps that worker's rows and runs the steps.
+"""The worker side: one :class:`Shard` per worker keeps that worker's rows and runs the steps.
 
 A shard is a Dask actor, started where Dask placed the partitions
 (:mod:`smartboost.dask._placement`). It serves the driver over one direct connection
-(:mod:`smartboost.dask._transport`); each step of :class:`~smartboost.dask._rows._DaskRows` is
+(:mod:`smartboost.dask._transport`); each step of :class:`~smartboost.dask._rows.DaskRows` is
 an ``op_<step>`` method, which runs the worker's own ``TrainingRows`` and returns what the
 driver adds up. Trees are grown by the shards together (:class:`_PeerRows`), over links among
 them (:mod:`smartboost.dask._peers`).
@@ -34,13 +34,13 @@ from ..errors import DataError
 from ..grower import GrownTree, NodeRows, SplitRequest
 from ..objectives import make_objective
 from ..tree import bins_in_set
-from ._peers import _Peers
-from ._transport import _no_delay, _portable
+from ._peers import Peers
+from ._transport import no_delay, portable
 
 _BINNING_STREAM = 0x42494E5348  # the shards' binning samples: their own random stream
 
 
-class _Shard:
+class Shard:
     """The training rows of one worker, served over a direct connection.
 
     Created on its worker as a Dask actor; ``parts`` are the worker's partitions, each a tuple
@@ -73,7 +73,7 @@ class _Shard:
         self.listener = Listener((host, 0), authkey=authkey)  # the driver's link
         self.peer_listener = Listener((host, 0), authkey=authkey)  # the other shards' links
         self.authkey = authkey
-        self.peers: _Peers | None = None
+        self.peers: Peers | None = None
         threading.Thread(target=self._serve, name="smartboost-shard", daemon=True).start()
 
     def address(self) -> tuple[str, int]:
@@ -84,7 +84,7 @@ class _Shard:
         import numba
         numba.set_num_threads(max(1, min(self.n_threads, numba.config.NUMBA_NUM_THREADS)))
         try:
-            conn = _no_delay(self.listener.accept())
+            conn = no_delay(self.listener.accept())
         finally:
             self.listener.close()
         with conn:
@@ -96,7 +96,7 @@ class _Shard:
                 try:
                     reply = ("ok", getattr(self, "op_" + name)(*args))
                 except Exception as exc:  # sent back to the driver, which raises it
-                    reply = ("error", _portable(exc), traceback.format_exc())
+                    reply = ("error", portable(exc), traceback.format_exc())
                 try:
                     conn.send_bytes(cloudpickle.dumps(reply, protocol=5))
                 except OSError:  # the driver is gone (it gave up on a timeout, or was stopped)
@@ -216,17 +216,17 @@ class _Shard:
 
     def op_connect(self, rank: int, addresses: list[tuple[str, int]], names: list[str], timeout: float) -> None:
         """Connect to every other shard (all shards at once); ``rank`` is this one's position."""
-        self.peers = _Peers.connect(rank, self.peer_listener, addresses, names, self.authkey, timeout)
+        self.peers = Peers.connect(rank, self.peer_listener, addresses, names, self.authkey, timeout)
 
     def op_warm(self, k: int, iteration: int, weight_scale: float) -> None:
         """Grow the tree of output ``k`` alone, on a copy of its rows, and drop it: compiles (or
         loads) the kernels of growth over peers before the shards grow a tree together (see
-        :meth:`~smartboost.dask._transport._Workers.call`); and the exact sum of the line
+        :meth:`~smartboost.dask._transport.Workers.call`); and the exact sum of the line
         searches, which the shards also run together."""
         rows = self.rows.tree_rows(k)
         copy = NodeRows(self.binned, self.n_threads)
         copy.set_rows(rows.ids.copy(), rows.grad, rows.hess, rows.weight, rows.grad_by_position)
-        self.grower.grow(_PeerRows(copy, _Peers.alone()), self.selector, iteration, weight_scale)
+        self.grower.grow(_PeerRows(copy, Peers.alone()), self.selector, iteration, weight_scale)
         if self.rows.params.step_rule in ("line", "leaf_line"):
             exact_partials(np.zeros(1))
 
@@ -276,7 +276,7 @@ class _PeerRows:
 
     Every worker runs the same growth loop (``TreeGrower.grow``) on its rows. Where the loop
     needs rows, each worker does its part on its own rows and the parts are summed among the
-    workers (:meth:`_Peers.all_reduce`, exact on integer cells): the fixed-point units (a max)
+    workers (:meth:`Peers.all_reduce`, exact on integer cells): the fixed-point units (a max)
     and root sums, the root's histogram, and for the splits of a step (one, or a depth-wise
     level) the children's row counts and the histogram of each left child that the loop wants.
     A worker builds its histogram of the child with fewer of its rows and derives the other one
@@ -287,11 +287,11 @@ class _PeerRows:
     ----------
     node_rows : NodeRows
         This worker's rows of the tree (``TrainingRows.tree_rows``).
-    peers : _Peers
+    peers : Peers
         The links to the other workers.
     """
 
-    def __init__(self, node_rows: NodeRows, peers: _Peers) -> None:
+    def __init__(self, node_rows: NodeRows, peers: Peers) -> None:
         self.node_rows = node_rows
         self.peers = peers
         self._hists: dict[int, np.ndarray] = {}   # this worker's histogram of each open node

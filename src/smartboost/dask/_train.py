@@ -1,6 +1,6 @@
 """The driver: :func:`train` resolves the parameters, places the data, starts the shards, learns
 the bin edges and the start score from them, and runs the boosting loop of
-:func:`smartboost.train` (``engine.Trainer``) on :class:`~smartboost.dask._rows._DaskRows`.
+:func:`smartboost.train` (``engine.Trainer``) on :class:`~smartboost.dask._rows.DaskRows`.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from ..callback import Checkpoint, TrainingCallback
 from ..dataset import Dataset, categorical_mask
 from ..engine import Trainer, check_start, load_init_model, run_training, start_model, training_objective
 from ..errors import DataError, DistributedError, ParameterError
-from ._placement import _check_aligned, _check_queries_in_partitions, _partitions, _start_shards
-from ._rows import _DaskRows
-from ._transport import _AllAtOnceAfterFirstIteration, _Workers
+from ._placement import check_aligned, check_queries_in_partitions, row_blocks, start_shards
+from ._rows import DaskRows
+from ._transport import AllAtOnceAfterFirstIteration, Workers
 
 
 def train(client: distributed.Client | None, params: dict[str, Any] | None, X: Any, y: Any, *,
@@ -82,9 +82,9 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         raise ParameterError(f"timeout must be positive, got {timeout}")
     init = load_init_model(init_model, objective)
 
-    _check_aligned(X, {"y": y, "sample_weight": sample_weight, "qid": qid, "init_score": init_score})
-    x_parts = _partitions(X, "X", None)
-    columns = [_partitions(c, name, len(x_parts)) for name, c in
+    check_aligned(X, {"y": y, "sample_weight": sample_weight, "qid": qid, "init_score": init_score})
+    x_parts = row_blocks(X, "X", None)
+    columns = [row_blocks(c, name, len(x_parts)) for name, c in
                (("y", y), ("sample_weight", sample_weight), ("qid", qid), ("init_score", init_score))]
     if columns[0] is None:
         raise DataError("y is None")
@@ -93,8 +93,8 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
     names_from_frame = [str(c) for c in X.columns] if isinstance(X, dd.DataFrame) else None
 
     authkey = secrets.token_bytes(32)
-    actors, worker_names, part_index, actor_futures = _start_shards(client, parts, authkey)
-    workers = _Workers([a.address().result() for a in actors], worker_names, authkey, timeout)
+    actors, worker_names, part_index, actor_futures = start_shards(client, parts, authkey)
+    workers = Workers([a.address().result() for a in actors], worker_names, authkey, timeout)
     try:
         described = workers.call("describe")
         n_rows = sum(d["n_rows"] for d in described)
@@ -110,7 +110,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
             for i, q in zip(indices, d["part_qids"]):
                 part_qids[i] = q
         if qid is not None:
-            _check_queries_in_partitions([q for q in part_qids if q is not None])
+            check_queries_in_partitions([q for q in part_qids if q is not None])
         workers.call_each("connect", [(rank, [d["peer_address"] for d in described], worker_names, timeout)
                                       for rank in range(len(described))], together=True)
         names = feature_name or names_from_frame or [f"Column_{i}" for i in range(n_features)]
@@ -130,11 +130,11 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
                                      query_offsets[indices].tolist(), int(part_queries.sum()))
                                     for indices in part_index])
         valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
-        rows = _DaskRows(workers, n_rows, resolved, objective, part_index, [d["part_rows"] for d in described])
+        rows = DaskRows(workers, n_rows, resolved, objective, part_index, [d["part_rows"] for d in described])
         trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names)
         try:
             with threads(_driver_threads(workers.link_ends, resolved.num_threads)):
-                booster = run_training(trainer, [*(callbacks or []), _AllAtOnceAfterFirstIteration(workers)])
+                booster = run_training(trainer, [*(callbacks or []), AllAtOnceAfterFirstIteration(workers)])
         except DistributedError as exc:
             for callback in callbacks or []:
                 if isinstance(callback, Checkpoint) and os.path.exists(callback.path):
@@ -157,7 +157,7 @@ def _driver_threads(link_ends: list[tuple[str, str]], num_threads: int) -> int:
     return 1 if any(local == peer for local, peer in link_ends) else num_threads
 
 
-def _bin_edges(workers: _Workers, described: list[dict], params: TrainingParams, reference: Any,
+def _bin_edges(workers: Workers, described: list[dict], params: TrainingParams, reference: Any,
                names: list[str]) -> BinMapper:
     """Bin edges learned from a sample of every shard's rows, and the bins of the categorical
     features from every shard's categories (or the reference's bins)."""

@@ -21,7 +21,7 @@ from ..callback import TrainingCallback
 from ..errors import DistributedError
 
 
-def _portable(exc: Exception) -> Exception:
+def portable(exc: Exception) -> Exception:
     """``exc`` if it survives pickling, else a RuntimeError with its text."""
     try:
         cloudpickle.loads(cloudpickle.dumps(exc))
@@ -39,7 +39,7 @@ def _link_ends(conn: Connection) -> tuple[str, str]:
         return sock.getsockname()[0], sock.getpeername()[0]
 
 
-def _no_delay(conn: Connection) -> Connection:
+def no_delay(conn: Connection) -> Connection:
     """Turn Nagle's algorithm off on a step link. Its messages are request-answer pairs, and a
     large one is written as a 4-byte header and a body: with Nagle on, the tail of a message can
     wait for the peer's delayed acknowledgement (40 ms on Linux)."""
@@ -49,7 +49,7 @@ def _no_delay(conn: Connection) -> Connection:
     return conn
 
 
-class _Workers:
+class Workers:
     """The driver's connections to the shards; every step is sent to all, then answered by all.
 
     Parameters
@@ -66,7 +66,7 @@ class _Workers:
         self.names = names
         self.timeout = timeout
         self.one_at_a_time = True  # until the first iteration is done: see :meth:`call`
-        self.conns = [_no_delay(Client(address, authkey=authkey)) for address in addresses]
+        self.conns = [no_delay(Client(address, authkey=authkey)) for address in addresses]
         self.link_ends = [_link_ends(conn) for conn in self.conns]
         self.bytes_received = 0
         self.bytes_sent = 0
@@ -88,7 +88,7 @@ class _Workers:
         A step in which the shards talk to each other (``together``: connecting, growing a tree)
         runs on every shard at once. The driver waits twice the timeout for its answers, so that
         a shard stalled in an exchange is reported by the shards waiting for it, which wait at
-        most the timeout (:class:`~smartboost.dask._peers._Peers`).
+        most the timeout (:class:`~smartboost.dask._peers.Peers`).
         """
         return self._run(step, [cloudpickle.dumps((step, args), protocol=5)] * len(self.conns), together)
 
@@ -146,11 +146,11 @@ class _Workers:
             conn.close()
 
 
-class _AllAtOnceAfterFirstIteration(TrainingCallback):
+class AllAtOnceAfterFirstIteration(TrainingCallback):
     """Lets the shards run their steps at the same time once every kernel is compiled (see
-    :meth:`_Workers.call`)."""
+    :meth:`Workers.call`)."""
 
-    def __init__(self, workers: _Workers) -> None:
+    def __init__(self, workers: Workers) -> None:
         self.workers = workers
 
     def after_iteration(self, env: Any) -> bool:

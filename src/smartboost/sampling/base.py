@@ -26,7 +26,7 @@ from .chunks import chunk_layout
 _SAMPLING_STREAM = 0x53414D504C45  # "SAMPLE"
 
 
-def _hash(a: int, b: int) -> np.uint64:
+def mix_keys(a: int, b: int) -> np.uint64:
     """A 64-bit key mixing two integers (splitmix64 of a, combined with b)."""
     return np.uint64(hash_pair(np.uint64(a), np.uint64(b)))
 
@@ -196,7 +196,7 @@ class Sampler:
         self.sample_rate = params.sample_rate
         self.sample_weight = np.zeros(n_rows)
         self.keep = np.zeros(n_rows, np.uint8)  # scratch of the parallel draws
-        self._stream = _hash(params.seed, _SAMPLING_STREAM)
+        self._stream = mix_keys(params.seed, _SAMPLING_STREAM)
         self.row_ids: np.ndarray | None = None
         self.total_rows = n_rows
         self._chunk_layout: tuple | None = None
@@ -210,7 +210,7 @@ class Sampler:
 
     def key(self, iteration: int, purpose: int = 0) -> np.uint64:
         """Random stream key of one iteration (``purpose`` separates draws within it)."""
-        return _hash(self._stream, _hash(iteration, purpose))
+        return mix_keys(self._stream, mix_keys(iteration, purpose))
 
     @property
     def target_size(self) -> float:

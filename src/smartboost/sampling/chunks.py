@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.draws import _COMPACT_CHUNKS, draw_exact_parallel
+from .._kernels.draws import COMPACT_CHUNKS, draw_exact_parallel
 from .._kernels.records import DrawPieces
 from .._kernels.topk import piece_top_counts
 
@@ -30,7 +30,7 @@ def draw_chunks(n):
     :func:`~smartboost._kernels.draws.draw_top_and_rest`): 64, or one per ``_DRAW_CHUNK_ROWS``
     rows on fewer rows, so that small data draws in one pass without the hypergeometric split.
     Depends on ``n`` only, not on the thread count. Returns ``(n_chunks, rows per chunk)``."""
-    chunks = max(1, min(_COMPACT_CHUNKS, n // _DRAW_CHUNK_ROWS))
+    chunks = max(1, min(COMPACT_CHUNKS, n // _DRAW_CHUNK_ROWS))
     return chunks, (n + chunks - 1) // chunks
 
 
@@ -39,7 +39,7 @@ def _chunk_size(n, size):
     return max(1, draw_chunks(n)[1] if size is None else size)
 
 
-def _chunk_sizes(n, size=None):
+def chunk_sizes(n, size=None):
     """Rows of each chunk of ``size`` rows (None: :func:`draw_chunks`' chunks)."""
     size = _chunk_size(n, size)
     chunks = max(1, (n + size - 1) // size)
@@ -65,7 +65,7 @@ def chunk_layout(total_rows, row_ids=None, size=None):
     and the chunk that holds them."""
     size = _chunk_size(total_rows, size)
     if row_ids is None:
-        lengths = _chunk_sizes(total_rows, size)
+        lengths = chunk_sizes(total_rows, size)
         first = np.arange(lengths.shape[0], dtype=np.int64) * size
         return first, first.copy(), lengths, np.arange(lengths.shape[0], dtype=np.int64)
     ids = np.asarray(row_ids, np.int64)
@@ -89,7 +89,7 @@ def ends_inside(layout, total_rows, size=None):
     return first + length < np.minimum((chunk + 1) * size, total_rows)
 
 
-def _pieces(layout, kept, needed, left, ties):
+def draw_pieces(layout, kept, needed, left, ties):
     """The ``DrawPieces`` of ``layout`` (:func:`chunk_layout`) with these start states, each
     piece at the offset of the rows kept before it."""
     start, first, length, _ = layout
@@ -98,7 +98,7 @@ def _pieces(layout, kept, needed, left, ties):
                       np.asarray(left, np.int64), np.asarray(ties, np.int64))
 
 
-def _alone(first, length, needed, left, ties=0):
+def lone_piece(first, length, needed, left, ties=0):
     """A one-piece ``DrawPieces`` of ``length`` rows from id ``first``, to run a draw kernel on
     rows that another machine holds, only for its state at the piece's end."""
     return DrawPieces(*(np.array([v], np.int64) for v in (0, first, length, 0, needed, left, ties)))
@@ -112,20 +112,20 @@ def exact_pieces(key, k, total_rows, layout, size=None):
     draw reads)."""
     _, first, length, chunk = layout
     size = _chunk_size(total_rows, size)
-    counts = _split_count(key, _chunk_sizes(total_rows, size), k)
+    counts = _split_count(key, chunk_sizes(total_rows, size), k)
     chunk_first = chunk * size
     chunk_stop = np.minimum(chunk_first + size, total_rows)
     needed = counts[chunk]
     scratch = np.empty(max(1, size), np.uint32)
     for p in np.flatnonzero(first > chunk_first):
-        before = _alone(chunk_first[p], first[p] - chunk_first[p], needed[p], chunk_stop[p] - chunk_first[p])
+        before = lone_piece(chunk_first[p], first[p] - chunk_first[p], needed[p], chunk_stop[p] - chunk_first[p])
         draw_exact_parallel(key, before, scratch, scratch)
         needed[p] = before.needed[0]
     left = chunk_stop - first
     kept = needed.copy()
     for p in np.flatnonzero(ends_inside(layout, total_rows, size)):
-        kept[p] = draw_exact_parallel(key, _alone(first[p], length[p], needed[p], left[p]), scratch, scratch)
-    return _pieces(layout, kept, needed, left, np.zeros_like(needed))
+        kept[p] = draw_exact_parallel(key, lone_piece(first[p], length[p], needed[p], left[p]), scratch, scratch)
+    return draw_pieces(layout, kept, needed, left, np.zeros_like(needed))
 
 
 def top_and_rest_chunks(counts, ties, k_rest, key, total_rows):
@@ -137,7 +137,7 @@ def top_and_rest_chunks(counts, ties, k_rest, key, total_rows):
     equal_before = np.cumsum(counts[1]) - counts[1]
     chunk_ties = np.clip(ties - equal_before, 0, counts[1])
     chunk_top = counts[0] + chunk_ties
-    chunk_rest = _split_count(key + np.uint64(1), _chunk_sizes(total_rows) - chunk_top, k_rest)
+    chunk_rest = _split_count(key + np.uint64(1), chunk_sizes(total_rows) - chunk_top, k_rest)
     return chunk_ties, chunk_top, chunk_rest
 
 
@@ -151,4 +151,4 @@ def top_and_rest_pieces(values, threshold, ties, k_top, k_rest, key):
     else:
         counts = piece_top_counts(values, threshold, layout[0], layout[2])
         chunk_ties, chunk_top, chunk_rest = top_and_rest_chunks(counts, ties, k_rest, key, n)
-    return _pieces(layout, chunk_top + chunk_rest, chunk_rest, layout[2] - chunk_top, chunk_ties)
+    return draw_pieces(layout, chunk_top + chunk_rest, chunk_rest, layout[2] - chunk_top, chunk_ties)

@@ -37,7 +37,7 @@ import numpy as np
 from .._kernels.draws import draw_top_and_rest
 from .._kernels.records import DrawPieces
 from .._kernels.scale import quickselect_scale
-from .chunks import _alone, _chunk_sizes, _pieces, draw_chunks, ends_inside, top_and_rest_chunks
+from .chunks import chunk_sizes, draw_chunks, draw_pieces, ends_inside, lone_piece, top_and_rest_chunks
 from .topk import count_top_for_sum, kth_largest
 
 __all__ = ["RADIX_LEVELS", "count_top_for_sum_by_radix", "kth_largest_by_radix", "solve_scale_by_radix",
@@ -191,7 +191,7 @@ def top_and_rest_by_machine(layouts: list[tuple], counts: list[np.ndarray], code
         for row in range(2):
             np.add.at(chunk_counts[row], layout[3], c[row])
     chunk_ties, chunk_top, chunk_rest = top_and_rest_chunks(chunk_counts, ties, k_rest, key, total_rows)
-    chunk_left = _chunk_sizes(total_rows) - chunk_top
+    chunk_left = chunk_sizes(total_rows) - chunk_top
     states = [np.zeros((3, layout[0].shape[0]), np.int64) for layout in layouts]  # needed, left, ties at the start
     kept = [c[0].copy() for c in counts]  # rows above the threshold, then the ties and rest drawn
     code_at = []  # where each piece's codes start in its machine's codes
@@ -208,7 +208,7 @@ def top_and_rest_by_machine(layouts: list[tuple], counts: list[np.ndarray], code
             state = np.array([chunk_rest[c], chunk_left[c], chunk_ties[c]])
         states[m][:, p] = state
         if first + length < min((c + 1) * size, total_rows):
-            piece = _alone(first, length, *state)
+            piece = lone_piece(first, length, *state)
             values = codes[m][code_at[m][p]:code_at[m][p] + length].astype(np.float64)
             scratch = np.empty(length, np.uint32)
             draw_top_and_rest(values, 1.0, piece, key, None, 1.0, scratch, scratch, np.empty(length))
@@ -217,4 +217,4 @@ def top_and_rest_by_machine(layouts: list[tuple], counts: list[np.ndarray], code
             state = end
         else:
             kept[m][p] += state[0] + state[2]
-    return [_pieces(layout, k, *s) for layout, k, s in zip(layouts, kept, states)]
+    return [draw_pieces(layout, k, *s) for layout, k, s in zip(layouts, kept, states)]

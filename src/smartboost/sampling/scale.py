@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.scale import (
-    _BRACKET_SAMPLE,
-    _solve_scale_all,
+    BRACKET_SAMPLE,
+    solve_scale_all,
     bracket_counts,
     collect_bracket,
     quickselect_scale,
@@ -32,7 +32,7 @@ def solve_scale(importance, target, key):
     inside, the few rows there are collected and the quickselect finishes on them, otherwise it
     runs on every row. The bracket's pass is parallel and vectorised, where a quickselect over
     every row is serial; inside the bracket the partition is branch-free
-    (:func:`~smartboost._kernels.scale._split_around`), while over all rows the in-place
+    (:func:`~smartboost._kernels.scale.split_around`), while over all rows the in-place
     branching partition moves less memory.
 
     Parameters
@@ -50,7 +50,7 @@ def solve_scale(importance, target, key):
         ``c``; ``inf`` when ``target`` is at least the number of rows with ``a_i > 0``
         (every such row is kept), 0 when every ``a_i`` is 0.
     """
-    if importance.shape[0] > 4 * _BRACKET_SAMPLE:
+    if importance.shape[0] > 4 * BRACKET_SAMPLE:
         mu_lo, mu_hi = scale_bracket(importance, target, key)
         if 0.0 < mu_lo < mu_hi:
             counts, sums = bracket_counts(importance, mu_lo, mu_hi)
@@ -64,4 +64,4 @@ def solve_scale(importance, target, key):
             if sure + (sum_lo + sum_mid) / mu_hi <= target <= sure + n_mid + sum_lo / mu_lo:
                 middle = collect_bracket(importance, mu_lo, mu_hi, counts[1]) if n_mid else np.empty(0)
                 return quickselect_scale(middle, target, sure, sum_lo, key)
-    return _solve_scale_all(importance, target, key)
+    return solve_scale_all(importance, target, key)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.scale import _BRACKET_SAMPLE, bracket_counts, collect_bracket
-from .._kernels.topk import _count_top, _quickselect_kth, rank_bracket, sum_bracket
+from .._kernels.scale import BRACKET_SAMPLE, bracket_counts, collect_bracket
+from .._kernels.topk import count_top, quickselect_kth, rank_bracket, sum_bracket
 
 
 def kth_largest(values, k, key):
@@ -18,14 +18,14 @@ def kth_largest(values, k, key):
     the bracket and inside it, and a quickselect finishes on those inside (on every value if the
     bracket misses).
     """
-    if values.shape[0] > 4 * _BRACKET_SAMPLE:
+    if values.shape[0] > 4 * BRACKET_SAMPLE:
         lo, hi = rank_bracket(values, k, key)
         counts, _ = bracket_counts(values, lo, hi)
         above, n_mid = int(counts[0].sum()), int(counts[1].sum())
         if above < k <= above + n_mid:
-            value, greater = _quickselect_kth(collect_bracket(values, lo, hi, counts[1]), k - above, key)
+            value, greater = quickselect_kth(collect_bracket(values, lo, hi, counts[1]), k - above, key)
             return value, above + greater
-    return _quickselect_kth(values, k, key)
+    return quickselect_kth(values, k, key)
 
 
 def top_threshold(values, k, key):
@@ -45,12 +45,12 @@ def count_top_for_sum(values, target_sum, key):
     inside it, and the quickselect on sums finishes on those inside when the sum above falls
     short of the target and the sum inside makes it up (on every value otherwise).
     """
-    if values.shape[0] > 4 * _BRACKET_SAMPLE and target_sum > 0.0:
+    if values.shape[0] > 4 * BRACKET_SAMPLE and target_sum > 0.0:
         total = values.sum()
         if total > 0.0:
             lo, hi = sum_bracket(values, min(1.0, target_sum / total), key)
             counts, sums = bracket_counts(values, lo, hi)
             above, sum_mid, sum_above = int(counts[0].sum()), float(sums[1].sum()), float(sums[2].sum())
             if sum_above < target_sum <= sum_above + sum_mid:
-                return above + _count_top(collect_bracket(values, lo, hi, counts[1]), target_sum - sum_above, key)
-    return _count_top(values, target_sum, key)
+                return above + count_top(collect_bracket(values, lo, hi, counts[1]), target_sum - sum_above, key)
+    return count_top(values, target_sum, key)
