@@ -1,6 +1,7 @@
 """Histogram, split, partition and prediction kernels against direct numpy references."""
 
 import itertools
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -630,6 +631,45 @@ def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record, ahead, dtype):
     np.testing.assert_array_equal(scores, expected)
     if record:
         np.testing.assert_array_equal(leaves, expected_leaf)
+
+
+@pytest.mark.parametrize("n,block", [(1, 1), (15, 64), (16, 16), (17, 5), (100, 33), (5000, 1170)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_raw_walk_reaches_each_rows_leaf(n, block, dtype):
+    """predict_trees (blocks of rows, 8 lanes per block refilled as rows finish) adds every
+    tree's leaf value to every row in tree order, like following each tree row by row: NaN
+    goes where the node sends missing values, infinities compare as numbers."""
+    from smartboost._kernels.predict import predict_trees
+    from smartboost.tree import PackedTrees
+    rng = np.random.default_rng(n)
+    n_features = 6
+    X = rng.normal(size=(n, n_features)).astype(dtype)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[rng.random(X.shape) < 0.02] = np.inf
+    X[rng.random(X.shape) < 0.02] = -np.inf
+    trees = []
+    for _ in range(4):
+        feature, _, missing_left, left = _random_tree(rng, int(rng.integers(1, 40)), np.full(n_features, 2))
+        threshold = np.where(left >= 0, rng.normal(size=feature.size), 0.0)
+        trees.append(SimpleNamespace(n_nodes=feature.size, feature=feature, threshold=threshold,
+                                     bin_threshold=np.zeros(feature.size, np.int32), missing_left=missing_left,
+                                     value=rng.normal(size=feature.size), left=left,
+                                     right=np.where(left >= 0, left + 1, -1).astype(np.int32),
+                                     categorical_nodes=np.zeros(feature.size, bool)))
+    packed = PackedTrees(trees)
+    start = rng.normal(size=n)
+    expected = start.copy()
+    for i in range(n):
+        for tree in trees:
+            node = 0
+            while tree.left[node] >= 0:
+                x = X[i, tree.feature[node]]
+                goes_left = tree.missing_left[node] if np.isnan(x) else x <= tree.threshold[node]
+                node = tree.left[node] + (not goes_left)
+            expected[i] += tree.value[node]
+    out = start.copy()
+    predict_trees(X, packed.words, packed.threshold, packed.value, packed.roots, out, block, None)
+    np.testing.assert_array_equal(out, expected)
 
 
 @njit

@@ -210,12 +210,10 @@ class Booster:
         with threads(self.params.get("num_threads", 0)) as n_threads:
             for start, chunk in chunks:
                 # a block holds every column, or only the used ones (fewer)
-                feature = packed.feature if chunk.shape[1] == self.num_feature() else packed.compact_feature
-                missing = np.full(chunk.shape[1], np.nan)
+                words = packed.words if chunk.shape[1] == self.num_feature() else packed.compact_words
                 block = _tree_block_rows(*chunk.shape, chunk.itemsize, n_threads)
                 for k in range(n_outputs):
-                    predict_trees(chunk, feature, packed.threshold, packed.missing_left, missing,
-                                  packed.left, packed.right, packed.value, class_roots[k],
+                    predict_trees(chunk, words, packed.threshold, packed.value, class_roots[k],
                                   out[k, start:start + chunk.shape[0]], block, packed.categorical)
         if n_outputs == 1:
             out = out[0]

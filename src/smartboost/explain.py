@@ -105,12 +105,11 @@ def explain_leaves(booster: Booster, X: object, n_trees: int,
     (:func:`leaf_numbers`) each row reaches in each of the first ``n_trees`` trees."""
     packed = booster._packed
     numbers = np.concatenate([leaf_numbers(t) for t in booster.trees]) if booster.trees else np.zeros(0, np.int32)
-    missing = np.full(booster.num_feature(), np.nan)
     out = np.empty((X.shape[0], n_trees), np.int32)
     roots = packed.roots[:n_trees]
     for start, rows in chunks:
-        leaf_indices(rows, packed.feature, packed.threshold, packed.missing_left, packed.left, packed.right, numbers,
-                     roots, missing, out[start:start + rows.shape[0]], packed.categorical)
+        leaf_indices(rows, packed.words, packed.threshold, numbers, roots, out[start:start + rows.shape[0]],
+                     packed.categorical)
     return out
 
 

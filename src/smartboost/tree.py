@@ -22,9 +22,10 @@ import numpy as np
 
 from . import _schema as schema
 from ._common import WALK_PREFETCH_ROWS, WIDE_ROW_BYTES, X_BINNED_DTYPE
-from ._kernels.predict import add_tree_to_rows, pack_bin_decisions
+from ._kernels.predict import LEAF_WORD, add_tree_to_rows, pack_bin_decisions
 from ._kernels.records import CategoricalNodes
 from .binning import CATEGORY_MAX_BIN, MAX_BIN, BinMapper
+from .errors import ModelFormatError
 
 __all__ = ["Tree", "PackedTrees", "bins_in_set"]
 
@@ -290,6 +291,17 @@ def _left_sets_from_dict(values: list, n: int, path: str) -> np.ndarray:
     return _sets_of_masks(masks)
 
 
+def _raw_decision_words(feature: np.ndarray, missing_left: np.ndarray, left: np.ndarray) -> np.ndarray:
+    """One uint64 per node for the raw walk (layout: :data:`~smartboost._kernels.predict.LEAF_WORD`)."""
+    if left.size and max(int(left.max()), int(feature.max())) >= 1 << 31:
+        raise ModelFormatError(f"the model has {left.size:,} nodes; prediction takes models of fewer than 2**31 nodes "
+                               "and features")
+    words = (left.astype(np.int64).astype(np.uint64) | (feature.astype(np.uint64) << np.uint64(32))
+             | (missing_left.astype(np.uint64) << np.uint64(63)))
+    words[left < 0] = LEAF_WORD
+    return words
+
+
 class PackedTrees:
     """Trees concatenated into flat node arrays, the form the prediction kernel reads.
 
@@ -303,9 +315,12 @@ class PackedTrees:
         Global index of each tree's root; predicting with the first k trees uses ``roots[:k]``.
     used_features : ndarray of int64
         The features some split tests, in increasing order: the only columns a prediction reads.
-    compact_feature : ndarray of int32
-        ``feature`` renumbered into ``used_features`` (-1 at leaves): the split features of rows
-        that hold only the used columns.
+    words : ndarray of uint64
+        Each node's child, feature and missing-value direction in one word, as the prediction
+        kernel reads them (:func:`~smartboost._kernels.predict.pack_raw_decisions`).
+    compact_words : ndarray of uint64
+        ``words`` with the features renumbered into ``used_features``: the words for rows that
+        hold only the used columns.
     """
 
     def __init__(self, trees: list[Tree]) -> None:
@@ -329,8 +344,10 @@ class PackedTrees:
         self._output_roots: dict[tuple[int, int], list[np.ndarray]] = {}
         split = self.left >= 0
         self.used_features = np.unique(self.feature[split]).astype(np.int64)
-        self.compact_feature = np.full(self.feature.size, -1, np.int32)
-        self.compact_feature[split] = np.searchsorted(self.used_features, self.feature[split])
+        compact_feature = np.full(self.feature.size, -1, np.int32)
+        compact_feature[split] = np.searchsorted(self.used_features, self.feature[split])
+        self.words = _raw_decision_words(self.feature, self.missing_left, self.left)
+        self.compact_words = _raw_decision_words(compact_feature, self.missing_left, self.left)
         self.categorical: CategoricalNodes | None = None
         """The categorical splits (None: there is none)."""
         if any(t.categorical_nodes.any() for t in trees):

@@ -41,15 +41,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .predict import find_leaf, goes_left_raw
+from .predict import find_leaf, goes_left
 
 _ROWS_PER_TASK = 64
 """Rows one parallel task explains with one allocation of scratch."""
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def leaf_indices(X, feature, threshold, missing_left, left, right, leaf_index, roots, missing_value, out,
-                 categorical):
+def leaf_indices(X, words, threshold, leaf_index, roots, out, categorical):
     """``out[i, t]``: the leaf index (``leaf_index`` of the leaf node) row ``i`` reaches in tree ``t``.
 
     Parameters are those of :func:`~smartboost._kernels.predict.predict_trees` (``categorical``
@@ -59,8 +58,7 @@ def leaf_indices(X, feature, threshold, missing_left, left, right, leaf_index, r
     """
     for i in prange(X.shape[0]):
         for t in range(roots.shape[0]):
-            out[i, t] = leaf_index[find_leaf(X, i, roots[t], feature, threshold, missing_left, missing_value, left,
-                                              right, categorical)]
+            out[i, t] = leaf_index[find_leaf(X, i, roots[t], words, threshold, categorical)]
 
 
 @njit(cache=True, nogil=True)
@@ -185,8 +183,10 @@ def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, ca
             continue
         split = feature[node]
         x = X[i, split]
-        goes_left = goes_left_raw(categorical, node, x, threshold, missing_left, x != x)
-        hot, cold = (left[node], right[node]) if goes_left else (right[node], left[node])
+        if goes_left(categorical, node, x, threshold[node], missing_left[node]):
+            hot, cold = left[node], right[node]
+        else:
+            hot, cold = right[node], left[node]
         incoming_zero = 1.0
         incoming_one = 1.0
         for k in range(depth + 1):  # a feature met before on the path: undo it, redo it here
@@ -253,8 +253,8 @@ def _quadrature_tree_shap_row(X, i, root, feature, threshold, missing_left, left
                 level_stage[level] = 2
             else:
                 x = X[i, feature[node]]
-                level_hot[level] = left[node] if goes_left_raw(categorical, node, x, threshold, missing_left,
-                                                               x != x) else right[node]
+                level_hot[level] = left[node] if goes_left(categorical, node, x, threshold[node],
+                                                           missing_left[node]) else right[node]
         if level_stage[level] < 2:  # enter the next child
             child = left[node] if level_stage[level] == 0 else right[node]
             level_stage[level] += 1

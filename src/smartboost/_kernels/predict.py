@@ -1,10 +1,11 @@
 """Tree evaluation and raw-score updates.
 
-One traversal kernel serves raw features and binned data alike: a node sends a row left when
-its value is ``<= split_value``, and a missing value follows the node's learned direction.
-On raw data ``split_value`` is the float64 threshold and "missing" is NaN; on binned data it is
-the bin threshold and "missing" is the feature's missing-value bin. Because the thresholds are
-the bin edges, both give the same leaf for every row (tested).
+Two walks share one rule, a node sending a row left when its value is ``<= threshold`` and a
+missing value following the node's learned direction: the raw walk (:func:`predict_trees`) on
+float features, where "missing" is NaN, and the binned walk (:func:`add_tree_to_rows`) on the
+training bins, where the threshold is a bin and "missing" is the feature's missing-value bin.
+Because the thresholds are the bin edges, both give the same leaf for every row (tested). Both
+walk several rows at once through a tree whose nodes are packed into one word each.
 
 Categorical splits send the bins of a set left (the rest, missing values and unseen categories
 among them, right). The raw prediction reads a categorical feature's bins, which the caller puts
@@ -32,46 +33,74 @@ def in_set(sets, node, b):
 
 
 @njit(cache=True, nogil=True)
-def goes_left_raw(categorical, node, x, split_value, missing_left, missing):
-    """The raw-data decision at ``node`` for the value ``x`` (``missing``: whether it is a
-    missing value of a numeric feature)."""
+def goes_left(categorical, node, x, threshold, missing_left):
+    """The raw-data decision at ``node`` for the value ``x``: ``x <= threshold``, a NaN going
+    left when ``missing_left``; a categorical node (``categorical``, see :func:`predict_trees`)
+    sends the bins of its set left."""
     if categorical is not None:
         if categorical.is_categorical[node]:
             return in_set(categorical.left_sets, node, np.int64(x))
-    if missing:
-        return missing_left[node]
-    return x <= split_value[node]
+    # NaN fails both comparisons, so it goes left exactly where missing values do; a value
+    # passes one of them, and the two agree (no branch on the row's data)
+    return (x <= threshold) | (missing_left & (not (x > threshold)))
+
+
+LEAF_WORD = np.uint64(0xFFFFFFFF)
+"""The raw walk's node words (:func:`predict_trees`): bits 0-31 the left child, this value at a
+leaf (the right child is ``left + 1``), bits 32-62 the feature, bit 63 whether missing values
+go left. One load gives the walk everything but the threshold."""
 
 
 @njit(cache=True, nogil=True)
-def find_leaf(X, i, node, feature, split_value, missing_left, missing_value, left, right, categorical):
-    """Global index of the leaf that row ``i`` of ``X`` reaches from ``node`` (``categorical``:
-    see :func:`predict_trees`)."""
-    while left[node] >= 0:
-        f = feature[node]
-        x = X[i, f]
-        go_left = goes_left_raw(categorical, node, x, split_value, missing_left, x != x or x == missing_value[f])
-        node = left[node] if go_left else right[node]
+def _raw_step(X, row, words, threshold, categorical, node):
+    """``(child, leaf)``: the node row ``row`` of ``X`` goes to from ``node``; ``leaf`` when
+    ``node`` is a leaf."""
+    word = words[node]
+    child = np.int64(word & LEAF_WORD)
+    if child == 0xFFFFFFFF:
+        return node, True
+    x = X[row, np.int64((word >> np.uint64(32)) & np.uint64(0x7FFFFFFF))]
+    return child + 1 - np.int64(goes_left(categorical, node, x, threshold[node], (word >> np.uint64(63)) != 0)), False
+
+
+@njit(cache=True, nogil=True)
+def find_leaf(X, row, node, words, threshold, categorical):
+    """Global index of the leaf that row ``row`` of ``X`` reaches from ``node`` (the arguments
+    are those of :func:`predict_trees`)."""
+    leaf = False
+    while not leaf:
+        node, leaf = _raw_step(X, row, words, threshold, categorical, node)
     return node
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _raw_lane(X, words, threshold, categorical, value, out, root, node, row, next_row):
+    """One level of one lane of :func:`predict_trees`: its row moves down a level, or, at its
+    leaf, is scored and the lane takes row ``next_row`` from the tree's root. Returns the
+    lane's new ``(node, row, next_row)``."""
+    node, leaf = _raw_step(X, row, words, threshold, categorical, node)
+    if leaf:
+        out[row] += value[node]
+        return root, next_row, next_row + 1
+    return node, row, next_row
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def predict_trees(X, feature, split_value, missing_left, missing_value, left, right, value, roots, out, block,
-                  categorical):
+def predict_trees(X, words, threshold, value, roots, out, block, categorical):
     """Add the trees' outputs to ``out``.
+
+    Blocks of rows run in parallel; a block is walked through one tree at a time, 8 rows at
+    once, one level per row per step, a lane taking the block's next row as soon as its row
+    reaches a leaf (as the training walk, :func:`add_tree_to_rows`): independent rows hide each
+    other's load latency and mispredicted branches.
 
     Parameters
     ----------
     X : ndarray, shape (n_rows, n_features)
-        Raw features (float32/float64) or binned data (uint8/uint16), C order.
-    feature, left, right : ndarray of int32, shape (n_nodes,)
-        Nodes of all trees, concatenated; ``left < 0`` marks a leaf; child indices are global.
-    split_value : ndarray of float64, shape (n_nodes,)
-        Float thresholds (raw data) or bin thresholds (binned data).
-    missing_left : ndarray of bool, shape (n_nodes,)
-    missing_value : ndarray of float64, shape (n_features,)
-        Per-feature value that means "missing" besides NaN: NaN for raw data (so nothing
-        else), the missing-value bin for binned data.
+        Raw features (float32/float64), C order; NaN is a missing value.
+    words : ndarray of uint64, shape (n_nodes,)
+        :data:`LEAF_WORD`'s words of all trees' nodes, concatenated (child indices global).
+    threshold : ndarray of float64, shape (n_nodes,)
     value : ndarray of float64, shape (n_nodes,)
         Leaf values (shrinkage included).
     roots : ndarray of int64, shape (n_trees,)
@@ -89,10 +118,26 @@ def predict_trees(X, feature, split_value, missing_left, missing_value, left, ri
         start = b * block
         stop = min(n_rows, start + block)
         for t in range(roots.shape[0]):
-            root = roots[t]
-            for i in range(start, stop):
-                out[i] += value[find_leaf(X, i, root, feature, split_value, missing_left, missing_value, left, right,
-                                          categorical)]
+            root = np.int64(roots[t])
+            next_row = start
+            if stop - start >= 16:
+                n0 = n1 = n2 = n3 = n4 = n5 = n6 = n7 = root
+                r0, r1, r2, r3 = np.int64(start), np.int64(start + 1), np.int64(start + 2), np.int64(start + 3)
+                r4, r5, r6, r7 = np.int64(start + 4), np.int64(start + 5), np.int64(start + 6), np.int64(start + 7)
+                next_row = np.int64(start + 8)
+                while next_row + 8 <= stop:  # a row for every lane that may finish in this round
+                    n0, r0, next_row = _raw_lane(X, words, threshold, categorical, value, out, root, n0, r0, next_row)
+                    n1, r1, next_row = _raw_lane(X, words, threshold, categorical, value, out, root, n1, r1, next_row)
+                    n2, r2, next_row = _raw_lane(X, words, threshold, categorical, value, out, root, n2, r2, next_row)
+                    n3, r3, next_row = _raw_lane(X, words, threshold, categorical, value, out, root, n3, r3, next_row)
+                    n4, r4, next_row = _raw_lane(X, words, threshold, categorical, value, out, root, n4, r4, next_row)
+                    n5, r5, next_row = _raw_lane(X, words, threshold, categorical, value, out, root, n5, r5, next_row)
+                    n6, r6, next_row = _raw_lane(X, words, threshold, categorical, value, out, root, n6, r6, next_row)
+                    n7, r7, next_row = _raw_lane(X, words, threshold, categorical, value, out, root, n7, r7, next_row)
+                for node, row in ((n0, r0), (n1, r1), (n2, r2), (n3, r3), (n4, r4), (n5, r5), (n6, r6), (n7, r7)):
+                    out[row] += value[find_leaf(X, row, node, words, threshold, categorical)]
+            for i in range(next_row, stop):
+                out[i] += value[find_leaf(X, i, root, words, threshold, categorical)]
 
 
 _LEAF_ROWS_PREFETCH = 32
