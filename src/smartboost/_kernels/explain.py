@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .predict import find_leaf, goes_left
+from .predict import find_leaf, goes_left_raw
 
 _ROWS_PER_TASK = 64
 """Rows one parallel task explains with one allocation of scratch."""
@@ -183,7 +183,7 @@ def _tree_shap_row(X, i, root, feature, threshold, missing_left, left, right, ca
             continue
         split = feature[node]
         x = X[i, split]
-        if goes_left(categorical, node, x, threshold[node], missing_left[node]):
+        if goes_left_raw(categorical, node, x, threshold[node], missing_left[node]):
             hot, cold = left[node], right[node]
         else:
             hot, cold = right[node], left[node]
@@ -253,8 +253,8 @@ def _quadrature_tree_shap_row(X, i, root, feature, threshold, missing_left, left
                 level_stage[level] = 2
             else:
                 x = X[i, feature[node]]
-                level_hot[level] = left[node] if goes_left(categorical, node, x, threshold[node],
-                                                           missing_left[node]) else right[node]
+                level_hot[level] = left[node] if goes_left_raw(categorical, node, x, threshold[node],
+                                                               missing_left[node]) else right[node]
         if level_stage[level] < 2:  # enter the next child
             child = left[node] if level_stage[level] == 0 else right[node]
             level_stage[level] += 1

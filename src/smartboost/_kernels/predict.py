@@ -33,7 +33,7 @@ def in_set(sets, node, b):
 
 
 @njit(cache=True, nogil=True)
-def goes_left(categorical, node, x, threshold, missing_left):
+def goes_left_raw(categorical, node, x, threshold, missing_left):
     """The raw-data decision at ``node`` for the value ``x``: ``x <= threshold``, a NaN going
     left when ``missing_left``; a categorical node (``categorical``, see :func:`predict_trees`)
     sends the bins of its set left."""
@@ -60,7 +60,8 @@ def _raw_step(X, row, words, threshold, categorical, node):
     if child == 0xFFFFFFFF:
         return node, True
     x = X[row, np.int64((word >> np.uint64(32)) & np.uint64(0x7FFFFFFF))]
-    return child + 1 - np.int64(goes_left(categorical, node, x, threshold[node], (word >> np.uint64(63)) != 0)), False
+    missing_left = (word >> np.uint64(63)) != 0
+    return child + 1 - np.int64(goes_left_raw(categorical, node, x, threshold[node], missing_left)), False
 
 
 @njit(cache=True, nogil=True)
