@@ -317,7 +317,7 @@ class PackedTrees:
         The features some split tests, in increasing order: the only columns a prediction reads.
     words : ndarray of uint64
         Each node's child, feature and missing-value direction in one word, as the prediction
-        kernel reads them (:func:`~smartboost._kernels.predict.pack_raw_decisions`).
+        kernel reads them (layout: :data:`~smartboost._kernels.predict.LEAF_WORD`).
     compact_words : ndarray of uint64
         ``words`` with the features renumbered into ``used_features``: the words for rows that
         hold only the used columns.
