@@ -25,7 +25,6 @@ from ._common import WALK_PREFETCH_ROWS, WIDE_ROW_BYTES, X_BINNED_DTYPE
 from ._kernels.predict import LEAF_WORD, add_tree_to_rows, pack_bin_decisions
 from ._kernels.records import CategoricalNodes
 from .binning import CATEGORY_MAX_BIN, MAX_BIN, BinMapper
-from .errors import ModelFormatError
 
 __all__ = ["Tree", "PackedTrees", "bins_in_set"]
 
@@ -292,10 +291,8 @@ def _left_sets_from_dict(values: list, n: int, path: str) -> np.ndarray:
 
 
 def _raw_decision_words(feature: np.ndarray, missing_left: np.ndarray, left: np.ndarray) -> np.ndarray:
-    """One uint64 per node for the raw walk (layout: :data:`~smartboost._kernels.predict.LEAF_WORD`)."""
-    if left.size and max(int(left.max()), int(feature.max())) >= 1 << 31:
-        raise ModelFormatError(f"the model has {left.size:,} nodes; prediction takes models of fewer than 2**31 nodes "
-                               "and features")
+    """One uint64 per node for the raw walk (layout: :data:`~smartboost._kernels.predict.LEAF_WORD`).
+    Children and features are int32, so they fit the word's 32 and 31 bits."""
     words = (left.astype(np.int64).astype(np.uint64) | (feature.astype(np.uint64) << np.uint64(32))
              | (missing_left.astype(np.uint64) << np.uint64(63)))
     words[left < 0] = LEAF_WORD
