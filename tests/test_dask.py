@@ -345,12 +345,14 @@ def test_shards_grow_trees_without_the_driver_one_exchange_per_level(client, mon
 
 
 def _one_chunk_per_worker(c, *arrays):
-    """Dask arrays of one row chunk per worker, each held by its worker."""
+    """Dask arrays of one row chunk per worker, each held by its worker. Every scatter gets a key
+    of its own (``hash=False``): tests scatter the same data again, and a content-hashed key may be
+    released by an earlier test's futures while this one still needs it ("lost dependencies")."""
     workers = sorted(c.scheduler_info()["workers"])
     bounds = np.linspace(0, arrays[0].shape[0], len(workers) + 1).astype(int)
     out = []
     for a in arrays:
-        futures = [c.scatter(a[bounds[i]:bounds[i + 1]], workers=[w]) for i, w in enumerate(workers)]
+        futures = [c.scatter(a[bounds[i]:bounds[i + 1]], workers=[w], hash=False) for i, w in enumerate(workers)]
         out.append(da.concatenate([da.from_delayed(f, shape=(bounds[i + 1] - bounds[i],) + a.shape[1:], dtype=a.dtype)
                                    for i, f in enumerate(futures)]))
     return out
