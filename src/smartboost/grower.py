@@ -24,14 +24,14 @@ import numpy as np
 from ._common import (COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PER_THREAD, INDEX_DTYPE, ROW_FIXED_DTYPE,
                       WIDE_ROW_BYTES)
 from ._kernels.gradients import fixed_point_units, to_fixed_point
-from ._kernels.grow import DONE, NEED_ROOT, NEED_SPACE, grow_tree, start_tree
+from ._kernels.grow import DONE, NEED_ROOT, NEED_SPACE, grow_tree, pack_tree, start_tree
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
 from ._kernels.partition import partition_node
 from ._kernels.random import fill_row_ids
 from ._kernels.records import (COUNTS, NODE, Candidates, Cells, GrowthLimits, GrowthState,
                                Interactions, LocalRows, PartitionColumns, SplitChoices, SplitParams, ThresholdRule,
                                Units)
-from ._kernels.split import leaf_values, split_scratch
+from ._kernels.split import split_scratch
 from ._params import TrainingParams
 from .binning import BinMapper, BinnedData, histogram_cells
 from .constraints import interaction_groups, monotone_directions
@@ -462,24 +462,15 @@ class TreeGrower:
 
     def _pack(self, state: GrowthState, n_nodes: int, units: Units) -> GrownTree:
         """The grown tree from the state's first ``n_nodes`` nodes."""
-        nodes = state.nodes[:n_nodes]
-        left = nodes["left"].copy()
-        feature = nodes["feature"].copy()
-        bin_threshold = nodes["bin"].copy()
-        inner = left >= 0
-        threshold = np.zeros(feature.size, np.float64)
-        threshold[inner] = self.thresholds[self.threshold_offsets[feature[inner]] + bin_threshold[inner]]
-        value = np.empty(feature.size, np.float64)
-        g_sum, h_sum = nodes["g"].copy(), nodes["h"].copy()
-        leaf_values(g_sum, h_sum, units, self.split_params.lambda_l1, self.split_params.lambda_l2, value)
+        (feature, threshold, bin_threshold, missing_left, left, right, value, gain, hessian, count,
+         leaves) = pack_tree(state.nodes[:n_nodes], self.thresholds, self.threshold_offsets, units,
+                             self.split_params.lambda_l1, self.split_params.lambda_l2)
         if self.monotone is not None:  # every output within its node's bounds (LightGBM's basic method)
             np.clip(value, state.bounds[:n_nodes, 0], state.bounds[:n_nodes, 1], out=value)
-        tree = Tree(feature=feature, threshold=threshold, bin_threshold=bin_threshold,
-                    missing_left=nodes["missing_left"].copy(), left=left,
-                    right=np.where(inner, left + 1, -1).astype(np.int32), value=value, gain=nodes["gain"].copy(),
-                    hessian=h_sum * units.h, count=nodes["n_rows"].copy(),
+        tree = Tree(feature=feature, threshold=threshold, bin_threshold=bin_threshold, missing_left=missing_left,
+                    left=left, right=right, value=value, gain=gain, hessian=hessian, count=count,
                     left_sets=state.left_sets[:n_nodes].copy() if self.cells.categorical is not None else None)
-        return GrownTree(tree, np.flatnonzero(~inner))
+        return GrownTree(tree, leaves)
 
 
 def _new_state(slots: int, pool: np.ndarray, n_groups: int) -> GrowthState:

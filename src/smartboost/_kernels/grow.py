@@ -46,7 +46,7 @@ from .histogram import node_histogram
 from .partition import partition_node
 from .records import Candidates, NodeSums, ThresholdRule
 from .selection import draw_key, draw_node_candidates
-from .split import find_best_split, leaf_output, subtract_and_find_splits
+from .split import find_best_split, leaf_output, leaf_values, subtract_and_find_splits
 
 DONE, NEED_ROOT, NEED_SPLITS, NEED_SPACE = 0, 1, 2, 3
 """What :func:`grow_tree` returns: the tree is complete; the root's histogram is wanted in its
@@ -598,3 +598,63 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
                     record.feature, record.bin, record.missing_left, record.gain = -1, 0, False, 0.0
                     state.left_sets[node, :] = 0
             return DONE
+
+
+@njit(cache=True, nogil=True)
+def pack_tree(nodes, thresholds, threshold_offsets, units, l1, l2):
+    """The arrays of a grown tree from its node records ``nodes`` (the state's first nodes), in
+    one call: a tree's dozen small arrays made by numpy calls cost more than the growth of a
+    small tree.
+
+    Parameters
+    ----------
+    nodes : ndarray of NODE records
+        The tree's nodes.
+    thresholds, threshold_offsets : ndarray
+        The bin mapper's threshold table: bin ``b`` of feature ``f`` splits at
+        ``thresholds[threshold_offsets[f] + b]``.
+    units : Units
+        The tree's fixed-point units.
+    l1, l2 : float
+        ``lambda_l1``, ``lambda_l2`` of the Newton values.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``feature``, ``threshold``, ``bin_threshold``, ``missing_left``, ``left``, ``right``,
+        ``value`` (Newton values), ``gain``, ``hessian``, ``count`` (as :class:`smartboost.tree.Tree`
+        holds them) and the node ids of the leaves, increasing.
+    """
+    n = nodes.shape[0]
+    feature = np.empty(n, np.int32)
+    threshold = np.zeros(n, np.float64)
+    bin_threshold = np.empty(n, np.int32)
+    missing_left = np.empty(n, np.bool_)
+    left = np.empty(n, np.int32)
+    right = np.empty(n, np.int32)
+    value = np.empty(n, np.float64)
+    gain = np.empty(n, np.float64)
+    g_sum = np.empty(n, np.int64)
+    h_sum = np.empty(n, np.int64)
+    count = np.empty(n, np.int64)
+    n_leaves = 0
+    for i in range(n):
+        record = nodes[i]
+        feature[i], bin_threshold[i], missing_left[i] = record.feature, record.bin, record.missing_left
+        left[i], gain[i], count[i] = record.left, record.gain, record.n_rows
+        g_sum[i], h_sum[i] = record.g, record.h
+        if record.left >= 0:
+            right[i] = record.left + 1
+            threshold[i] = thresholds[threshold_offsets[record.feature] + record.bin]
+        else:
+            right[i] = -1
+            n_leaves += 1
+    leaf_values(g_sum, h_sum, units, l1, l2, value)
+    hessian = h_sum * units.h
+    leaves = np.empty(n_leaves, np.int64)
+    k = 0
+    for i in range(n):
+        if left[i] < 0:
+            leaves[k] = i
+            k += 1
+    return feature, threshold, bin_threshold, missing_left, left, right, value, gain, hessian, count, leaves
