@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -271,3 +272,20 @@ def test_step_rule_misuse_is_reported():
     with pytest.raises(ParameterError, match="single-output built-in objective"):
         sb.train({"objective": "multiclass", "num_class": 2, "step_rule": "line", "verbosity": -1},
                  sb.Dataset(X, y), 1)
+
+
+@pytest.mark.parametrize("name", ["regression", "binary", "poisson", "gamma"])
+def test_weighted_start_values_are_sums_of_numpy_not_of_blas(name):
+    """A start value over many weighted rows is numpy's pairwise sum (np.average's), not a BLAS
+    dot, which OpenBLAS splits over its own threads: the value would then depend on the
+    machine's cores, and the BLAS threads would spin on the training's cores afterwards."""
+    rng = np.random.default_rng(5)
+    n = 30_000  # OpenBLAS threads a dot of more than 10,000 values
+    label = (rng.random(n) < 0.3).astype(float) if name == "binary" else rng.gamma(2.0, 1.5, n)
+    weight = rng.random(n) * 3.0
+    mean = np.average(label, weights=weight)
+    if name == "regression":
+        expected = mean
+    else:
+        expected = math.log(mean / (1.0 - mean)) if name == "binary" else math.log(mean)
+    assert make_objective(name, {}).init_score(label, weight) == expected

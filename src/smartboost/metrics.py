@@ -44,6 +44,7 @@ import numpy as np
 from ._kernels.metrics import mean_average_precision, mean_ndcg, roc_auc
 from ._params import param_default
 from .errors import DataError, ParameterError
+from .objectives.base import weighted_sum
 
 __all__ = ["Metric", "METRICS", "DEFAULT_LABEL_GAIN", "canonical_metric_name", "check_relevance", "get_metric",
            "label_gains"]
@@ -133,7 +134,7 @@ def _gamma(label, raw, prediction, weight):
 def _gamma_deviance(label, raw, prediction, weight):
     ratio = label / (prediction + 1e-9)
     loss = ratio - np.log(ratio) - 1.0
-    return 2.0 * float(np.dot(loss, weight) if weight is not None else loss.sum())
+    return 2.0 * (weighted_sum(loss, weight) if weight is not None else float(loss.sum()))
 
 
 def _mape(label, raw, prediction, weight):

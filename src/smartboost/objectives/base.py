@@ -191,6 +191,14 @@ def check_label_range(label: np.ndarray, name: str, objective: str, low: float, 
     return label
 
 
+def weighted_sum(values: np.ndarray, weight: np.ndarray) -> float:
+    """``sum(values * weight)`` by numpy's pairwise sum, not ``np.dot``: a BLAS dot of more than
+    10,000 values runs on OpenBLAS's own threads, which then spin on the cores the training's
+    threads need (gamma on 11,762 weighted rows, 2 threads: 0.31 s instead of 0.20 s), and it
+    splits the sum by OpenBLAS's thread count, so its last bits would depend on the machine."""
+    return float(np.multiply(values, weight).sum())
+
+
 def weighted_mean(values: np.ndarray, weight: np.ndarray | None) -> float:
     """Weighted mean; raises DataError when the weights sum to zero."""
     if weight is None:
@@ -198,4 +206,4 @@ def weighted_mean(values: np.ndarray, weight: np.ndarray | None) -> float:
     total = float(np.sum(weight))
     if not total > 0.0:
         raise DataError("weight sums to zero: no row carries any weight")
-    return float(np.dot(values, weight) / total)
+    return weighted_sum(values, weight) / total

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import ParameterError
-from .base import Objective, register
+from .base import Objective, register, weighted_sum
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -52,7 +52,7 @@ class Huber(Objective):
             return lo
         from scipy.optimize import minimize_scalar  # imported on use: scipy.optimize is slow to import
 
-        return float(minimize_scalar(lambda c: float(np.dot(w, self.loss(label, np.full_like(label, c)))),
+        return float(minimize_scalar(lambda c: weighted_sum(self.loss(label, np.full_like(label, c)), w),
                                      bounds=(lo, hi), method="bounded", options={"xatol": 1e-10 * (hi - lo)}).x)
 
     def grad_hess(self, label, raw, out_grad, out_hess):

@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import ParameterError
-from .base import Objective, register
+from .base import Objective, register, weighted_sum
 from .binary import check_binary_label
 
 (_EXPONENTIAL, _SMART_LOGISTIC, _LOGISTIC_LOG2, _SQUARED_MARGIN, _REGULARIZED_LOGISTIC, _SIGMOID_MARGIN,
@@ -110,7 +110,7 @@ class MarginObjective(Objective):
         s = 2.0 * label - 1.0
         from scipy.optimize import minimize_scalar  # imported on use: scipy.optimize is slow to import
 
-        return float(minimize_scalar(lambda c: float(np.dot(w, self.phi(s * c))), bracket=(-1.0, 1.0)).x)
+        return float(minimize_scalar(lambda c: weighted_sum(self.phi(s * c), w), bracket=(-1.0, 1.0)).x)
 
 
 @register
