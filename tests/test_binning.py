@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import smartboost as sb
-from smartboost.binning import BinMapper
+from smartboost.binning import BinMapper, sparse_feature_mask
 
 
 def _fit_transform(X, **kw):
@@ -194,3 +194,14 @@ def test_most_populated_bins_count_rows_per_cell_and_take_the_lowest_of_ties():
         np.testing.assert_array_equal(counts[offsets[f]:offsets[f] + n + 1], expected)
         assert (bins[f], rows[f]) == (np.argmax(expected), expected.max())
     assert bins[3] == 0
+
+
+def test_sparse_features_go_sparse_within_the_bytes_of_their_dense_bins():
+    """Features of a concentrated bin go sparse first; those at half to 0.75 of the rows only on
+    the bytes the others saved, so the listed cells never take more than the dense bins."""
+    fraction = np.array([0.3, 0.6, 0.95, 0.55, 0.8])
+    # 4-byte cells: 0.95 saves 0.8 byte a row, 0.8 saves 0.2; 0.6 then costs 0.6 more, 0.55 0.8
+    assert sparse_feature_mask(fraction, 1).tolist() == [False, True, True, False, True]
+    assert not sparse_feature_mask(np.array([0.6, 0.6, 0.7]), 1).any()  # each costs more than a byte
+    assert sparse_feature_mask(np.array([0.6, 0.6, 0.4]), 2).tolist() == [True, True, False]  # 2-byte bins
+    assert not sparse_feature_mask(np.zeros(0), 1).any()
