@@ -134,7 +134,7 @@ def _gamma(label, raw, prediction, weight):
 def _gamma_deviance(label, raw, prediction, weight):
     ratio = label / (prediction + 1e-9)
     loss = ratio - np.log(ratio) - 1.0
-    return 2.0 * (weighted_sum(loss, weight) if weight is not None else float(loss.sum()))
+    return 2.0 * weighted_sum(loss, weight)
 
 
 def _mape(label, raw, prediction, weight):

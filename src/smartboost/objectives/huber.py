@@ -46,13 +46,12 @@ class Huber(Objective):
 
     def init_score(self, label, weight):
         """The constant minimising the weighted Huber loss (between median and mean)."""
-        w = np.ones_like(label) if weight is None else weight
         lo, hi = float(label.min()), float(label.max())
         if lo == hi:
             return lo
         from scipy.optimize import minimize_scalar  # imported on use: scipy.optimize is slow to import
 
-        return float(minimize_scalar(lambda c: weighted_sum(self.loss(label, np.full_like(label, c)), w),
+        return float(minimize_scalar(lambda c: weighted_sum(self.loss(label, np.full_like(label, c)), weight),
                                      bounds=(lo, hi), method="bounded", options={"xatol": 1e-10 * (hi - lo)}).x)
 
     def grad_hess(self, label, raw, out_grad, out_hess):

@@ -106,11 +106,10 @@ class MarginObjective(Objective):
 
     def init_score(self, label, weight):
         """The constant minimising the weighted loss."""
-        w = np.ones_like(label) if weight is None else weight
         s = 2.0 * label - 1.0
         from scipy.optimize import minimize_scalar  # imported on use: scipy.optimize is slow to import
 
-        return float(minimize_scalar(lambda c: weighted_sum(self.phi(s * c), w), bracket=(-1.0, 1.0)).x)
+        return float(minimize_scalar(lambda c: weighted_sum(self.phi(s * c), weight), bracket=(-1.0, 1.0)).x)
 
 
 @register
