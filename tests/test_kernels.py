@@ -407,6 +407,25 @@ def test_split_finding_matches_brute_force(seed, params, share):
     assert (gl, hl) == (g[left].sum(), h[left].sum())
 
 
+def test_per_feature_scans_compile_without_reference_counting():
+    """The scans a tree runs features x nodes times take no reference on their arrays (see
+    ``split._scan_kernel``): no NRT increment or decrement in their own compiled code."""
+    import re
+
+    from smartboost._kernels import split
+
+    _, mapper, _, offsets, n_cells, _, _ = _binned(n=200, n_features=3, seed=0, missing_rate=0.2, max_bin=8)
+    find_best_split(np.zeros((n_cells, 2), np.int64), Cells(offsets, mapper.n_bins),
+                    Candidates(np.ones(3, np.bool_), None), NodeSums(0, 200, 200), Units(1e-3, 1e-3),
+                    SplitParams(0.0, 0.0, 0.0, 1e-3, 1.0), split_scratch(mapper.n_bins))
+    for kernel in (split._scan, split.scan_feature, split._scan_thresholds, split._left_sums, split._split_sums):
+        assert kernel.overloads, kernel
+        for overload in kernel.overloads.values():
+            ir = overload.library.get_llvm_str()
+            body = re.search(r'define [^\n]*@"?' + re.escape(overload.fndesc.mangled_name) + r'"?\(.*?\n}', ir, re.S)
+            assert body is not None and "NRT_incref" not in body.group(0) and "NRT_decref" not in body.group(0), kernel
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_scans_over_every_candidate_equal_the_full_scans(seed):
     """Type 1 with every (feature, threshold) pair listed gives Type 0's splits, bit for bit."""

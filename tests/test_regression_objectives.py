@@ -86,13 +86,18 @@ def test_weighted_quantile_follows_its_definition():
     assert weighted_quantile(values, np.zeros(4), 0.5) == 0.0
 
 
-@pytest.mark.parametrize("alpha", [0.1, 0.25, 0.5, 0.75, 0.9, 0.37])
+@pytest.mark.parametrize("alpha", [0.1, 0.25, 0.5, 0.75, 0.9, 0.37, 0.999])
 def test_unit_weights_select_the_value_the_sorted_scan_stops_at(alpha):
-    # unit weights take a selection path; weights of 2 (the same quantile, exact sums) the sorted scan
+    # unit weights take a selection path; weights of 2 (the same quantile, exact sums) the sorted scan.
+    # Sizes past the selection's sorted base case, in orders and with ties that stress its pivots.
     rng = np.random.default_rng(7)
-    for n in range(1, 60):
-        for values in (rng.integers(0, 4, n).astype(float), rng.normal(size=n)):
+    for n in [*range(1, 60), 61, 64, 200, 1001, 4096]:
+        normal = rng.normal(size=n)
+        for values in (rng.integers(0, 4, n).astype(float), normal, np.sort(normal), np.sort(normal)[::-1].copy(),
+                       np.full(n, 1.5), np.repeat(rng.normal(size=n // 7 + 1), 7)[:n].copy()):
+            given = values.copy()
             assert weighted_quantile(values, np.ones(n), alpha) == weighted_quantile(values, np.full(n, 2.0), alpha)
+            np.testing.assert_array_equal(values, given)
 
 
 def _heteroscedastic(n, seed):

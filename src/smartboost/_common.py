@@ -35,6 +35,16 @@ build_histogram_columns``), whatever the node's rows: with no private histograms
 merge, each thread zeroes and fills its own columns' cells only, which pays on wide data even
 for small nodes. Below it, row chunks win (docs/internals.md, "Histograms")."""
 
+SCAN_PARALLEL_MIN_CELLS = 4096
+"""A node's (or a pair of children's) split scans run on all threads from this much work: the
+histogram cells of the features scanned, each feature counted ``SCAN_FEATURE_CELLS`` more
+(``_kernels.split.scans_in_parallel``). Below it a parallel loop costs more to start and to
+balance than it saves (docs/internals.md, "Splits")."""
+
+SCAN_FEATURE_CELLS = 32
+"""The fixed cost of one feature's scan (calls, its missing cell, its best threshold), in
+cells of the scan loop."""
+
 PARTITION_PARALLEL_MIN_ROWS = 5000
 """Nodes with at least this many rows are partitioned on all threads (docs/internals.md)."""
 

@@ -43,6 +43,7 @@ import numba
 import numpy as np
 from numba import get_thread_id, njit, prange
 
+from .._common import SCAN_FEATURE_CELLS, SCAN_PARALLEL_MIN_CELLS
 from .records import NO_LEFT_SET, Split
 
 _GAIN_EPS = 1e-12
@@ -50,6 +51,21 @@ _GAIN_EPS = 1e-12
 (every row the same g/h) would otherwise produce spurious splits with gain ~1e-16."""
 
 _NO_GAIN = -np.inf
+
+
+def _scan_kernel(**options):
+    """``njit`` for the per-feature scans and what they call, compiled without numba's reference
+    counting (``_nrt=False``).
+
+    A tree runs them features x nodes times (7,000 times on a9a's 123 features and 31 leaves),
+    each on arrays its caller owns; with reference counting, every array argument and every
+    view (a row of ``scratch``, a feature's thresholds) costs an atomic increment and decrement,
+    which came to 11% of a9a's training time. Such a function must not allocate, nor return or
+    keep an array: they only read and write their callers' arrays and return numbers. A
+    compiled function they call inherits the setting unless it sets ``_nrt=True`` itself, as
+    :func:`scan_categorical`, which allocates, does.
+    """
+    return njit(cache=True, nogil=True, _nrt=False, **options)
 
 
 @njit(cache=True, nogil=True)
@@ -139,7 +155,7 @@ def _children_score(g_left, h_left, g_total, h_total, least_h, l1, l2):
     return num, den, valid
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_unit, h_unit, g_left, h_left):
     """``g_left[b], h_left[b]``: the left child's sums (values) of thresholds ``0 .. n_thresholds - 1``,
     with ``(g_extra, h_extra)`` (fixed point) on the left as well."""
@@ -153,7 +169,7 @@ def _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_unit, h_unit,
         h_left[np.uint64(b)] = hl * h_unit
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_scan_kernel(error_model="numpy")
 def _threshold_scores(g_left, h_left, n_thresholds, g_total, h_total, least_h, l1, l2, score):
     """``score[b]`` = the children's score ``num / den`` of every threshold, -inf where the
     split is not valid. No branch that depends on the threshold and no loop-carried value: the
@@ -165,7 +181,7 @@ def _threshold_scores(g_left, h_left, n_thresholds, g_total, h_total, least_h, l
         score[i] = num / den if valid else -np.inf
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def _max_score(score, n):
     """Largest of ``score[:n]`` (four running maxima: no single dependency chain)."""
     m0 = m1 = m2 = m3 = -np.inf
@@ -192,7 +208,7 @@ compared exactly, by cross-multiplication. The margin is far above the few units
 either form, so the result is that of comparing every threshold by cross-multiplication."""
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def _near_best(score, n, cut):
     """How many of ``score[:n]`` are at least ``cut``, and the sum of their indices (the index
     itself when there is one). Two integer sums, no branch: the loop is vectorised."""
@@ -214,7 +230,7 @@ def _beats(num, den, best_num, best_den, ties):
     return a > b or (ties and a == b)
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_total, h_total, g_unit,
                      h_unit, least_h, l1, l2, highest, scratch):
     """Best threshold with ``(g_extra, h_extra)`` (the missing cell, or nothing) on the left.
@@ -284,7 +300,7 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     return best_num, best_den, best_bin
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def _scan_sign(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_total, h_total, g_unit, h_unit,
                least_h, highest):
     """Best threshold for sign leaves with ``(g_extra, h_extra)`` on the left: the largest
@@ -317,7 +333,7 @@ def _scan_sign(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_t
     return best, best_bin
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h,
                        min_gain_to_split):
     """:func:`scan_feature` for sign leaves: gain ``|GL| + |GR| - |G|``, missing values tried on
@@ -343,7 +359,7 @@ def _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g
     return gain, best_bin, missing_left
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scratch):
     """Best split of one feature.
 
@@ -418,7 +434,7 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     return gain, np.int64(best_bin), missing_left
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def _scan_bounded_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_total, h_total, g_unit,
                              h_unit, least_h, l1, l2, lower, upper, direction, highest):
     """:func:`_scan_thresholds` with the children's outputs clamped to ``[lower, upper]``: the
@@ -451,7 +467,7 @@ def _scan_bounded_thresholds(hist, first_cell, n_thresholds, candidates, g_extra
     return best, best_bin
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, direction):
     """:func:`scan_feature` in a node with output bounds or on a monotone feature
     (``direction`` -1, 0 or +1): the children's outputs are clamped to the node's bounds, the
@@ -498,7 +514,7 @@ def _bounded_gain(score, g_total, h_total, l1, l2, lower, upper, min_gain):
     return gain
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def _value_sums(hist, first_cell, n_bins, units, grad, hess):
     """``grad[b]``, ``hess[b]``: the value bins' sums (values) of a feature; returns how many
     bins hold rows."""
@@ -527,7 +543,9 @@ def _sorted_categories(grad, hess, n_bins, rows_per_h, smooth, keys):
     return eligible[np.argsort(keys[:m], kind="mergesort")]
 
 
-@njit(cache=True, nogil=True)
+# _nrt=True: it allocates, and a function numba compiles for a caller without reference
+# counting (_scan_feature_kind) inherits the caller's setting unless it sets its own
+@njit(cache=True, nogil=True, _nrt=True)
 def scan_categorical(hist, first_cell, n_bins, sums, units, params, scratch):
     """Best split of a categorical feature.
 
@@ -628,7 +646,7 @@ def _categorical_split_sums(hist, first_cell, n_bins, k, from_top, sums, units, 
     return (words[0], words[1], words[2], words[3]), gl, hl
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def _split_sums(hist, first_cell, n_bins, bin_threshold, missing_left, h_fixed):
     """The left child's fixed-point sums of a feature's split (bins <= ``bin_threshold`` left,
     and the missing cell when ``missing_left``), added up for the node's winning feature only.
@@ -650,7 +668,7 @@ def _split_sums(hist, first_cell, n_bins, bin_threshold, missing_left, h_fixed):
     return missing_left, gl, hl
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def _scan_feature_kind(hist, first_cell, n_bins, thresholds, f, sums, units, params, work, categorical, monotone):
     """The scan that feature ``f`` takes: :func:`scan_categorical` (categorical; RGBM's
     thresholds only say whether it is a candidate), :func:`scan_bounded` (a monotone feature,
@@ -666,7 +684,7 @@ def _scan_feature_kind(hist, first_cell, n_bins, thresholds, f, sums, units, par
     return scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, work)
 
 
-@njit(cache=True, nogil=True)
+@_scan_kernel()
 def _scan(hist, cells, thresholds, f, sums, units, params, scratch):
     """The scan of feature ``f`` (:func:`_scan_feature_kind`) with its own thresholds (packed;
     None: all), on the calling thread's ``scratch``."""
@@ -729,7 +747,32 @@ def _split_of(hist, cells, f, gain, k, missing_left, sums, units, params, scratc
     return Split(np.int32(f), np.int32(k), missing, gain, np.int64(gl), np.int64(hl), NO_LEFT_SET)
 
 
+@njit(cache=True, nogil=True)
+def scans_in_parallel(n_bins, features, n_nodes):
+    """Whether the scans of ``features`` in ``n_nodes`` nodes are worth a parallel loop: their
+    cells, each feature counted ``SCAN_FEATURE_CELLS`` more for its fixed cost, reach
+    ``SCAN_PARALLEL_MIN_CELLS`` (docs/internals.md, "Splits")."""
+    work = 0
+    for j in range(features.shape[0]):
+        work += n_bins[features[j]] + 1 + SCAN_FEATURE_CELLS
+    return n_nodes * work >= SCAN_PARALLEL_MIN_CELLS
+
+
+@_scan_kernel()
+def _scan_into(j, features, hist, cells, candidates, sums, units, params, scratch, gains, bins, missing_left):
+    """Scan the ``j``-th listed feature of a node into its results' entry ``j``."""
+    gains[j], bins[j], missing_left[j] = _scan(hist, cells, candidates.thresholds, features[j], sums, units, params,
+                                               scratch)
+
+
 @njit(cache=True, nogil=True, parallel=True)
+def _scan_all_parallel(features, hist, cells, candidates, sums, units, params, scratch, gains, bins, missing_left):
+    """:func:`_scan_into` of every listed feature, over the threads."""
+    for j in prange(features.shape[0]):
+        _scan_into(j, features, hist, cells, candidates, sums, units, params, scratch, gains, bins, missing_left)
+
+
+@njit(cache=True, nogil=True)
 def find_best_split(hist, cells, candidates, sums, units, params, scratch):
     """Best split of a node over the features it may split on.
 
@@ -755,20 +798,57 @@ def find_best_split(hist, cells, candidates, sums, units, params, scratch):
     features = np.flatnonzero(candidates.features)
     gains, bins, missing_left = _no_splits(np.int64(1), features.shape[0])
     gains, bins, missing_left = gains[0], bins[0], missing_left[0]
-    for j in prange(features.shape[0]):
-        gains[j], bins[j], missing_left[j] = _scan(
-            hist, cells, candidates.thresholds, features[j], sums, units, params, scratch)
+    if scans_in_parallel(cells.n_bins, features, 1):
+        _scan_all_parallel(features, hist, cells, candidates, sums, units, params, scratch, gains, bins, missing_left)
+    else:
+        for j in range(features.shape[0]):
+            _scan_into(j, features, hist, cells, candidates, sums, units, params, scratch, gains, bins, missing_left)
     return _best_of(gains, bins, missing_left, features, hist, cells, sums, units, params, scratch)
 
 
+@_scan_kernel()
+def _subtract_and_scan(item, features, parent, small, cells, small_candidates, small_sums, scan_small,
+                       large_candidates, large_sums, scan_large, units, params, scratch, gains, bins, missing_left):
+    """Item ``item`` of :func:`subtract_and_find_splits`: for the ``item // 2``-th listed
+    feature, the smaller child's scan (even items), or the larger child's cells by subtraction
+    and its scan (odd items)."""
+    j = item >> 1
+    f = features[j]
+    first = cells.offsets[f]
+    if item & 1:
+        for k in range(cells.n_bins[f] + 1):
+            # unsigned: numba's negative-index wrap would keep the loop scalar
+            cell = np.uint64(first + k)
+            parent[cell, 0] -= small[cell, 0]
+            parent[cell, 1] -= small[cell, 1]
+        if scan_large and large_candidates.features[f]:
+            gains[1, j], bins[1, j], missing_left[1, j] = _scan(
+                parent, cells, large_candidates.thresholds, f, large_sums, units, params, scratch)
+    elif scan_small and small_candidates.features[f]:
+        gains[0, j], bins[0, j], missing_left[0, j] = _scan(
+            small, cells, small_candidates.thresholds, f, small_sums, units, params, scratch)
+
+
 @njit(cache=True, nogil=True, parallel=True)
+def _subtract_and_scan_parallel(features, parent, small, cells, small_candidates, small_sums, scan_small,
+                                large_candidates, large_sums, scan_large, units, params, scratch, gains, bins,
+                                missing_left):
+    """:func:`_subtract_and_scan` of every item, over the threads (items, not features, so that
+    a tree on a few features keeps every thread busy: a static schedule over features could give
+    them all to one thread)."""
+    for item in prange(2 * features.shape[0]):
+        _subtract_and_scan(item, features, parent, small, cells, small_candidates, small_sums, scan_small,
+                           large_candidates, large_sums, scan_large, units, params, scratch, gains, bins, missing_left)
+
+
+@njit(cache=True, nogil=True)
 def subtract_and_find_splits(parent, small, cells, built, small_candidates, small_sums, scan_small, large_candidates,
                              large_sums, scan_large, units, params, scratch):
     """Derive the larger child by subtraction and find both children's best splits.
 
-    One parallel loop does the subtraction and both scans (docs/internals.md, "Splits"), over
-    (feature, child) pairs of the built features, so that a tree on a few features keeps every
-    thread busy (a static schedule over features could give them all to one thread).
+    One loop does the subtraction and both scans (docs/internals.md, "Splits"), over (feature,
+    child) pairs of the built features, on every thread when :func:`scans_in_parallel` says
+    the work pays for it, else on the calling thread.
 
     Parameters
     ----------
@@ -795,24 +875,16 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
     tuple of two Split
         The best split of the smaller and of the larger child.
     """
-    offsets, n_bins = cells.offsets, cells.n_bins
     features = np.flatnonzero(built)
     gains, bins, missing_left = _no_splits(np.int64(2), features.shape[0])
-    for item in prange(2 * features.shape[0]):
-        j = item >> 1
-        f = features[j]
-        first = offsets[f]
-        if item & 1:
-            for k in range(n_bins[f] + 1):
-                # unsigned: numba's negative-index wrap would keep the loop scalar
-                cell = np.uint64(first + k)
-                parent[cell, 0] -= small[cell, 0]
-                parent[cell, 1] -= small[cell, 1]
-            if scan_large and large_candidates.features[f]:
-                gains[1, j], bins[1, j], missing_left[1, j] = _scan(
-                    parent, cells, large_candidates.thresholds, f, large_sums, units, params, scratch)
-        elif scan_small and small_candidates.features[f]:
-            gains[0, j], bins[0, j], missing_left[0, j] = _scan(
-                small, cells, small_candidates.thresholds, f, small_sums, units, params, scratch)
+    if scans_in_parallel(cells.n_bins, features, 2):
+        _subtract_and_scan_parallel(features, parent, small, cells, small_candidates, small_sums, scan_small,
+                                    large_candidates, large_sums, scan_large, units, params, scratch, gains, bins,
+                                    missing_left)
+    else:
+        for item in range(2 * features.shape[0]):
+            _subtract_and_scan(item, features, parent, small, cells, small_candidates, small_sums, scan_small,
+                               large_candidates, large_sums, scan_large, units, params, scratch, gains, bins,
+                               missing_left)
     return (_best_of(gains[0], bins[0], missing_left[0], features, small, cells, small_sums, units, params, scratch),
             _best_of(gains[1], bins[1], missing_left[1], features, parent, cells, large_sums, units, params, scratch))
