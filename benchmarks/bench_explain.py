@@ -36,6 +36,14 @@ from smartboost.datasets import load, make_higgs_like, make_insurance_like
 from smartboost.errors import DatasetNotFoundError
 
 
+def _positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _best_seconds(fn, repeats: int) -> tuple[float, object]:
     best, value = np.inf, None
     for _ in range(repeats):
@@ -147,11 +155,11 @@ def main() -> None:
     parser.add_argument("--contrib-rows", type=int, default=100_000, help="rows explained")
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--leaves", type=int, default=255)
-    parser.add_argument("--repeats", type=int, default=1, help="timed pred_contrib calls (the best is shown)")
+    parser.add_argument("--repeats", type=_positive, default=1, help="timed pred_contrib calls (the best is shown)")
     parser.add_argument("--policies", type=int, default=300_000, help="make_insurance_like policies")
     parser.add_argument("--objective-trees", type=int, default=200)
     parser.add_argument("--objective-leaves", type=int, default=31)
-    parser.add_argument("--objective-repeats", type=int, default=3,
+    parser.add_argument("--objective-repeats", type=_positive, default=3,
                         help="training runs per library and task, alternating (the best is shown)")
     parser.add_argument("--threads", type=int, default=0, help="threads of both libraries (0: all)")
     parser.add_argument("--skip", choices=["contrib", "objectives"], help="leave one part out")

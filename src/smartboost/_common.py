@@ -18,6 +18,10 @@ versions when first used."""
 ROW_FIXED_DTYPE = np.int32
 """Per-row fixed-point (g, h) pairs, interleaved in an (n_rows, 2) array (``_kernels.gradients``)."""
 
+CELL_DTYPE = np.uint32
+"""Histogram cell indices: each feature's first cell, and the cells a sparse row lists
+(``binning.HistogramLayout``). Unsigned, as row indices are."""
+
 FIXED_DTYPE = np.int64
 """Histogram cells: exact sums of the per-row fixed-point gradients and hessians."""
 

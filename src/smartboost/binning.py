@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _schema as schema
-from ._common import X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
+from ._common import CELL_DTYPE, X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
 from ._config import logger
 from ._data import Features, issparse, to_features
 from ._kernels import binning as kernels
@@ -660,7 +660,7 @@ def sparse_feature_mask(default_fraction: np.ndarray, bin_bytes: int) -> np.ndar
     candidates = np.flatnonzero(default_fraction >= SPARSE_DEFAULT_FRACTION)
     order = candidates[np.argsort(-default_fraction[candidates], kind="stable")]
     # bytes a row beyond the dense bins', of the first k candidates: falls, then rises
-    excess = np.cumsum(np.dtype(np.uint32).itemsize * (1.0 - default_fraction[order]) - bin_bytes)
+    excess = np.cumsum(np.dtype(CELL_DTYPE).itemsize * (1.0 - default_fraction[order]) - bin_bytes)
     within = np.flatnonzero(excess <= 0.0)
     if within.size:
         sparse[order[:within[-1] + 1]] = True
@@ -681,9 +681,9 @@ def most_populated_bins(counts: np.ndarray, n_bins: np.ndarray) -> tuple[np.ndar
 
 
 def histogram_cells(n_bins: np.ndarray) -> tuple[np.ndarray, int]:
-    """First histogram cell of each feature (uint32) and the number of cells: feature ``f`` owns
-    ``n_bins[f] + 1`` cells, its value bins then its missing-value bin."""
-    offsets = np.concatenate([[0], np.cumsum(n_bins + 1)[:-1]]).astype(np.uint32)
+    """First histogram cell of each feature (``CELL_DTYPE``) and the number of cells: feature
+    ``f`` owns ``n_bins[f] + 1`` cells, its value bins then its missing-value bin."""
+    offsets = np.concatenate([[0], np.cumsum(n_bins + 1)[:-1]]).astype(CELL_DTYPE)
     return offsets, int((n_bins + 1).sum())
 
 
@@ -717,7 +717,7 @@ class HistogramLayout:
         if sparse_features.size == 0:
             self.dense_bins = data.row_major
             self.sparse_indptr = np.zeros(1, np.int64)
-            self.sparse_cells = np.zeros(0, np.uint32)
+            self.sparse_cells = np.zeros(0, CELL_DTYPE)
         else:
             # from the column-major bins: a sparse training set has no row-major copy
             self.dense_bins = np.empty((data.n_rows, dense_features.size), data.column_major.dtype)
@@ -726,7 +726,7 @@ class HistogramLayout:
             defaults = default_bins[sparse_features].astype(data.column_major.dtype)
             kernels_hist.sparse_row_lengths(data.column_major, sparse_features, defaults, self.sparse_indptr)
             np.cumsum(self.sparse_indptr, out=self.sparse_indptr)
-            self.sparse_cells = np.empty(int(self.sparse_indptr[-1]), np.uint32)
+            self.sparse_cells = np.empty(int(self.sparse_indptr[-1]), CELL_DTYPE)
             kernels_hist.fill_sparse_rows(data.column_major, sparse_features, defaults, self.offsets[sparse_features],
                                           self.sparse_indptr, self.sparse_cells)
         self.sparse_first = self.offsets[sparse_features].astype(np.int64)

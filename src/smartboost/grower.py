@@ -21,8 +21,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ._common import (COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PER_THREAD, INDEX_DTYPE, ROW_FIXED_DTYPE,
-                      WIDE_ROW_BYTES)
+from ._common import (CELL_DTYPE, COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PER_THREAD, INDEX_DTYPE,
+                      ROW_FIXED_DTYPE, WIDE_ROW_BYTES)
 from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.grow import DONE, NEED_ROOT, NEED_SPACE, grow_tree, pack_tree, start_tree
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
@@ -151,7 +151,7 @@ class NodeRows:
         self._gathered = np.empty(0, self.bin_dtype)  # buffer of a compact tree's gathered columns
         self._compact = np.empty(0, self.bin_dtype)   # buffer of the compact bins
         self._positions = np.empty(0, INDEX_DTYPE)   # buffer of a compact tree's row list
-        self._compact_cells = np.empty(0, np.uint32)  # buffer of a compact tree's sparse cells
+        self._compact_cells = np.empty(0, CELL_DTYPE)  # buffer of a compact tree's sparse cells
         self._sparse = np.ones(self.n_bins.size, np.bool_)
         self._sparse[self.layout.dense_features] = False
         self._column_blocks = False  # histograms over blocks of columns, one per thread (use_features)
@@ -238,7 +238,7 @@ class NodeRows:
             compact_indptr = np.zeros(m + 1, np.int64)
             np.cumsum(lengths, out=compact_indptr[1:])
             if self._compact_cells.size < compact_indptr[-1]:
-                self._compact_cells = np.empty(compact_indptr[-1], np.uint32)
+                self._compact_cells = np.empty(compact_indptr[-1], CELL_DTYPE)
             compact_cells = self._compact_cells[:compact_indptr[-1]]
             gather_sparse_rows(self.ids, indptr, cells, compact_indptr, compact_cells)
             indptr, cells = compact_indptr, compact_cells
