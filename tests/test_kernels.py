@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from numba import njit
+from numba import jit, njit
 
 from smartboost._kernels.exp import exp as vector_exp
 from smartboost._kernels.gradients import fixed_point_units, to_fixed_point
@@ -91,25 +91,51 @@ def test_histogram_over_column_blocks_matches_reference(n_blocks, max_bin):
 
 
 @pytest.mark.parametrize("sampling", [{}, {"sampling": "bernoulli", "sample_rate": 0.15}])  # 0.15: compact
-def test_wide_dense_data_builds_histograms_over_column_blocks(sampling, monkeypatch):
-    """From HIST_COLUMNS_PER_THREAD columns per thread, trees grown with 2 threads use the
-    column blocks (on every row, and on a sample's compact copy) and equal the 1-thread trees."""
+@pytest.mark.parametrize("width", ["wide", "small nodes"])
+def test_dense_data_builds_histograms_over_column_blocks(sampling, width, monkeypatch):
+    """From HIST_COLUMNS_PER_THREAD columns per thread, and from HIST_SMALL_DATA_COLUMNS_PER_THREAD
+    on rows that fit in HIST_SMALL_DATA_BYTES, trees grown with 2 threads build their histograms
+    over column blocks (on every row, and on a sample's compact copy) and equal the 1-thread
+    trees."""
     import smartboost as sb
-    calls = []
+    limits = []
     use_features = NodeRows.use_features
 
     def recording(self, features):
         use_features(self, features)
-        calls.append(self._column_blocks)
+        limits.append(self._column_blocks)
     monkeypatch.setattr(NodeRows, "use_features", recording)
+    per_thread = grower.HIST_COLUMNS_PER_THREAD if width == "wide" else grower.HIST_SMALL_DATA_COLUMNS_PER_THREAD
+    n_rows, n_columns = 3000, 2 * per_thread
     rng = np.random.default_rng(3)
-    X = rng.standard_normal((3000, 2 * grower.HIST_COLUMNS_PER_THREAD))
-    y = X[:, 0] + X[:, 5] * X[:, 9] + 0.1 * rng.standard_normal(3000)
+    X = rng.standard_normal((n_rows, n_columns))
+    y = X[:, 0] + X[:, 5] * X[:, 9] + 0.1 * rng.standard_normal(n_rows)
     params = {"objective": "regression", "num_leaves": 15, "verbosity": -1, **sampling}
     two = sb.train({**params, "num_threads": 2}, sb.Dataset(X, y), 3).predict(X)
-    assert calls and all(calls)
+    assert limits and all(limits)
     one = sb.train({**params, "num_threads": 1}, sb.Dataset(X, y), 3).predict(X)
     np.testing.assert_array_equal(two, one)
+    assert not limits[-1]  # one thread: no blocks
+
+
+@pytest.mark.parametrize("shape", ["narrower", "larger"])
+def test_narrower_or_larger_data_builds_no_column_blocks(shape, monkeypatch):
+    """Below HIST_SMALL_DATA_COLUMNS_PER_THREAD columns per thread, or above HIST_SMALL_DATA_BYTES
+    of rows (below HIST_COLUMNS_PER_THREAD), histograms go by row chunks."""
+    import smartboost as sb
+    limits = []
+    use_features = NodeRows.use_features
+
+    def recording(self, features):
+        use_features(self, features)
+        limits.append(self._column_blocks)
+    monkeypatch.setattr(NodeRows, "use_features", recording)
+    monkeypatch.setattr(grower, "HIST_SMALL_DATA_BYTES", 2000 * 40 - 1)  # the larger set's rows: 2,000 x (32 + 8)
+    n_columns = 2 * grower.HIST_SMALL_DATA_COLUMNS_PER_THREAD - (1 if shape == "narrower" else -8)
+    X = np.random.default_rng(4).standard_normal((2000, n_columns))
+    sb.train({"objective": "regression", "num_leaves": 7, "num_threads": 2, "verbosity": -1},
+             sb.Dataset(X, X[:, 0]), 2)
+    assert limits and not any(limits)
 
 
 @pytest.mark.parametrize("compact", [False, True])
@@ -409,21 +435,29 @@ def test_split_finding_matches_brute_force(seed, params, share):
 
 def test_per_feature_scans_compile_without_reference_counting():
     """The scans a tree runs features x nodes times take no reference on their arrays (see
-    ``split._scan_kernel``): no NRT increment or decrement in their own compiled code."""
+    ``split._scan_kernel``): no NRT increment or decrement in their own compiled code. Each is
+    compiled afresh with its own options (one loaded from numba's cache has no IR to read)."""
     import re
 
     from smartboost._kernels import split
 
     _, mapper, _, offsets, n_cells, _, _ = _binned(n=200, n_features=3, seed=0, missing_rate=0.2, max_bin=8)
-    find_best_split(np.zeros((n_cells, 2), np.int64), Cells(offsets, mapper.n_bins),
-                    Candidates(np.ones(3, np.bool_), None), NodeSums(0, 200, 200), Units(1e-3, 1e-3),
-                    SplitParams(0.0, 0.0, 0.0, 1e-3, 1.0), split_scratch(mapper.n_bins))
-    for kernel in (split._scan, split.scan_feature, split._scan_thresholds, split._left_sums, split._split_sums):
-        assert kernel.overloads, kernel
-        for overload in kernel.overloads.values():
-            ir = overload.library.get_llvm_str()
-            body = re.search(r'define [^\n]*@"?' + re.escape(overload.fndesc.mangled_name) + r'"?\(.*?\n}', ir, re.S)
-            assert body is not None and "NRT_incref" not in body.group(0) and "NRT_decref" not in body.group(0), kernel
+    hist, scratch = np.zeros((n_cells, 2), np.int64), split_scratch(mapper.n_bins)
+    sums, units, params = NodeSums(0, 200, 200), Units(1e-3, 1e-3), SplitParams(0.0, 0.0, 0.0, 1e-3, 1.0)
+    first, n_bins, zero = offsets[1], mapper.n_bins[1], np.int64(0)
+    for kernel, args in (
+            (split._scan, (hist, Cells(offsets, mapper.n_bins), None, np.int64(1), sums, units, params, scratch)),
+            (split.scan_feature, (hist, first, n_bins, None, sums, units, params, scratch[0])),
+            (split._scan_thresholds, (hist, first, n_bins, None, zero, zero, 0.0, 200.0, 1e-3, 1e-3, 1e-3, 0.0, 1.0,
+                                      np.bool_(True), scratch[0])),
+            (split._left_sums, (hist, first, n_bins, zero, zero, 1e-3, 1e-3, scratch[0, 0], scratch[0, 1])),
+            (split._split_sums, (hist, first, n_bins, np.int64(1), False, np.int64(200)))):
+        fresh = jit(**kernel.targetoptions)(kernel.py_func)  # its options hold nopython=True
+        fresh(*args)
+        (overload,) = fresh.overloads.values()
+        ir = overload.library.get_llvm_str()
+        body = re.search(r'define [^\n]*@"?' + re.escape(overload.fndesc.mangled_name) + r'"?\(.*?\n}', ir, re.S)
+        assert body is not None and "NRT_incref" not in body.group(0) and "NRT_decref" not in body.group(0), kernel
 
 
 @pytest.mark.parametrize("seed", range(4))

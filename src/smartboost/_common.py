@@ -49,6 +49,20 @@ SCAN_FEATURE_CELLS = 32
 """The fixed cost of one feature's scan (calls, its missing cell, its best threshold), in
 cells of the scan loop."""
 
+HIST_SMALL_DATA_COLUMNS_PER_THREAD = 12
+"""From this many dense columns per thread (all features dense and given), a tree whose rows'
+bins and fixed-point gradients fit in ``HIST_SMALL_DATA_BYTES`` builds its histograms over
+column blocks too: its rows stay in cache while every thread reads them, and the blocks skip
+zeroing and merging a private histogram per thread, and run on every thread where row chunks
+would leave a small node to one. On larger data the threads would each read every row from
+memory, where row chunks read it once. 7,000 x 28, 2 threads: 0.90-0.95x the training time;
+800,000 x 28 with column blocks for every node 1.09-1.16x, for nodes of under 29,000 rows
+1.05x."""
+
+HIST_SMALL_DATA_BYTES = 2 << 20
+"""The bytes of a tree's rows (dense bins and fixed-point g, h) under which it counts as small
+for ``HIST_SMALL_DATA_COLUMNS_PER_THREAD``: about a core's share of the last cache levels."""
+
 PARTITION_PARALLEL_MIN_ROWS = 5000
 """Nodes with at least this many rows are partitioned on all threads (docs/internals.md)."""
 

@@ -21,8 +21,9 @@ from typing import Protocol
 
 import numpy as np
 
-from ._common import (CELL_DTYPE, COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PER_THREAD, INDEX_DTYPE,
-                      ROW_FIXED_DTYPE, WIDE_ROW_BYTES)
+from ._common import (CELL_DTYPE, COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PER_THREAD,
+                      HIST_SMALL_DATA_BYTES, HIST_SMALL_DATA_COLUMNS_PER_THREAD, INDEX_DTYPE, ROW_FIXED_DTYPE,
+                      WIDE_ROW_BYTES)
 from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.grow import DONE, NEED_ROOT, NEED_SPACE, grow_tree, pack_tree, start_tree
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
@@ -202,8 +203,7 @@ class NodeRows:
             first = self.layout.offsets[written].astype(np.int64)
             cells = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
         dense_offsets = self.layout.dense_offsets if columns is None else self.layout.dense_offsets[columns]
-        self._column_blocks = (self.n_threads > 1 and columns is None and not self._sparse.any()
-                               and dense_offsets.size >= HIST_COLUMNS_PER_THREAD * self.n_threads)
+        self._column_blocks = self._histograms_by_columns(dense_offsets.size, columns is None)
         if self.is_compact:
             bins, indptr, sparse_cells = self._gather_compact(columns)
             self._hist_arrays = self.layout.arrays._replace(dense_bins=bins, dense_offsets=dense_offsets,
@@ -218,6 +218,19 @@ class NodeRows:
         compact = self._buffer(n * columns.size).reshape(n, columns.size)
         gather_columns(self.rows, self.data.column_major, self.layout.dense_features[columns], compact)
         self._hist_arrays = self.layout.arrays._replace(dense_bins=compact, dense_offsets=dense_offsets, cells=cells)
+
+    def _histograms_by_columns(self, n_dense: int, every_feature: bool) -> bool:
+        """Whether this tree builds its histograms over blocks of columns, one per thread: with
+        every feature dense and built, on wide data (``HIST_COLUMNS_PER_THREAD`` columns per
+        thread), or from ``HIST_SMALL_DATA_COLUMNS_PER_THREAD`` when the tree's rows' bins and
+        fixed-point gradients fit in ``HIST_SMALL_DATA_BYTES``."""
+        if self.n_threads < 2 or not every_feature or self._sparse.any():
+            return False
+        if n_dense >= HIST_COLUMNS_PER_THREAD * self.n_threads:
+            return True
+        row_bytes = n_dense * np.dtype(self.bin_dtype).itemsize + self.gh.strides[0]
+        return (n_dense >= HIST_SMALL_DATA_COLUMNS_PER_THREAD * self.n_threads
+                and self.ids.shape[0] * row_bytes <= HIST_SMALL_DATA_BYTES)
 
     def _buffer(self, size: int) -> np.ndarray:
         """``size`` bins of the compact bins' buffer."""
