@@ -90,21 +90,27 @@ def test_histogram_over_column_blocks_matches_reference(n_blocks, max_bin):
     np.testing.assert_array_equal(hist, _reference_histogram(binned, offsets, n_cells, rows, g, h))
 
 
+def _record_column_blocks(monkeypatch) -> list:
+    """The list to which every tree appends whether it builds its histograms over column blocks."""
+    choices = []
+    use_features = NodeRows.use_features
+
+    def recording(self, features):
+        use_features(self, features)
+        choices.append(self._column_blocks)
+    monkeypatch.setattr(NodeRows, "use_features", recording)
+    return choices
+
+
 @pytest.mark.parametrize("sampling", [{}, {"sampling": "bernoulli", "sample_rate": 0.15}])  # 0.15: compact
-@pytest.mark.parametrize("width", ["wide", "small nodes"])
+@pytest.mark.parametrize("width", ["wide", "small data"])
 def test_dense_data_builds_histograms_over_column_blocks(sampling, width, monkeypatch):
     """From HIST_COLUMNS_PER_THREAD columns per thread, and from HIST_SMALL_DATA_COLUMNS_PER_THREAD
     on rows that fit in HIST_SMALL_DATA_BYTES, trees grown with 2 threads build their histograms
     over column blocks (on every row, and on a sample's compact copy) and equal the 1-thread
     trees."""
     import smartboost as sb
-    limits = []
-    use_features = NodeRows.use_features
-
-    def recording(self, features):
-        use_features(self, features)
-        limits.append(self._column_blocks)
-    monkeypatch.setattr(NodeRows, "use_features", recording)
+    choices = _record_column_blocks(monkeypatch)
     per_thread = grower.HIST_COLUMNS_PER_THREAD if width == "wide" else grower.HIST_SMALL_DATA_COLUMNS_PER_THREAD
     n_rows, n_columns = 3000, 2 * per_thread
     rng = np.random.default_rng(3)
@@ -112,10 +118,10 @@ def test_dense_data_builds_histograms_over_column_blocks(sampling, width, monkey
     y = X[:, 0] + X[:, 5] * X[:, 9] + 0.1 * rng.standard_normal(n_rows)
     params = {"objective": "regression", "num_leaves": 15, "verbosity": -1, **sampling}
     two = sb.train({**params, "num_threads": 2}, sb.Dataset(X, y), 3).predict(X)
-    assert limits and all(limits)
+    assert choices and all(choices)
     one = sb.train({**params, "num_threads": 1}, sb.Dataset(X, y), 3).predict(X)
     np.testing.assert_array_equal(two, one)
-    assert not limits[-1]  # one thread: no blocks
+    assert not choices[-1]  # one thread: no blocks
 
 
 @pytest.mark.parametrize("shape", ["narrower", "larger"])
@@ -123,19 +129,13 @@ def test_narrower_or_larger_data_builds_no_column_blocks(shape, monkeypatch):
     """Below HIST_SMALL_DATA_COLUMNS_PER_THREAD columns per thread, or above HIST_SMALL_DATA_BYTES
     of rows (below HIST_COLUMNS_PER_THREAD), histograms go by row chunks."""
     import smartboost as sb
-    limits = []
-    use_features = NodeRows.use_features
-
-    def recording(self, features):
-        use_features(self, features)
-        limits.append(self._column_blocks)
-    monkeypatch.setattr(NodeRows, "use_features", recording)
+    choices = _record_column_blocks(monkeypatch)
     monkeypatch.setattr(grower, "HIST_SMALL_DATA_BYTES", 2000 * 40 - 1)  # the larger set's rows: 2,000 x (32 + 8)
     n_columns = 2 * grower.HIST_SMALL_DATA_COLUMNS_PER_THREAD - (1 if shape == "narrower" else -8)
     X = np.random.default_rng(4).standard_normal((2000, n_columns))
     sb.train({"objective": "regression", "num_leaves": 7, "num_threads": 2, "verbosity": -1},
              sb.Dataset(X, X[:, 0]), 2)
-    assert limits and not any(limits)
+    assert choices and not any(choices)
 
 
 @pytest.mark.parametrize("compact", [False, True])
