@@ -769,7 +769,9 @@ def _scan_into(j, features, hist, cells, candidates, sums, units, params, scratc
 def _scan_all_parallel(features, hist, cells, candidates, sums, units, params, scratch, gains, bins, missing_left):
     """:func:`_scan_into` of every listed feature, over the threads."""
     for j in prange(features.shape[0]):
-        _scan_into(j, features, hist, cells, candidates, sums, units, params, scratch, gains, bins, missing_left)
+        # np.int64: the loop's own index type would compile the callee a second time, beside the serial loop's
+        _scan_into(np.int64(j), features, hist, cells, candidates, sums, units, params, scratch, gains, bins,
+                   missing_left)
 
 
 @njit(cache=True, nogil=True)
@@ -837,7 +839,8 @@ def _subtract_and_scan_parallel(features, parent, small, cells, small_candidates
     a tree on a few features keeps every thread busy: a static schedule over features could give
     them all to one thread)."""
     for item in prange(2 * features.shape[0]):
-        _subtract_and_scan(item, features, parent, small, cells, small_candidates, small_sums, scan_small,
+        # np.int64: as in _scan_all_parallel
+        _subtract_and_scan(np.int64(item), features, parent, small, cells, small_candidates, small_sums, scan_small,
                            large_candidates, large_sums, scan_large, units, params, scratch, gains, bins, missing_left)
 
 
