@@ -347,7 +347,7 @@ def _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g
     missing_left = False
     if has_missing:
         best_l, bin_l = _scan_sign(hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total,
-                                   g_unit, h_unit, least_h, True)
+                                   g_unit, h_unit, least_h, np.bool_(True))
         if bin_l >= 0 and best_l >= best:
             best, best_bin, missing_left = best_l, bin_l, True
     if best_bin < 0:
@@ -491,7 +491,7 @@ def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, dire
     if has_missing:
         score_l, bin_l = _scan_bounded_thresholds(
             hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total, g_unit, h_unit, least_h,
-            l1, l2, lower, upper, direction, True)
+            l1, l2, lower, upper, direction, np.bool_(True))
         if bin_l >= 0 and score_l >= score:
             score, best_bin, missing_left = score_l, bin_l, True
     if best_bin < 0:
