@@ -326,11 +326,11 @@ def test_shards_grow_trees_without_the_driver_one_exchange_per_level(client, mon
     params = {"objective": "binary", "grow_policy": "depthwise", "max_depth": 5, "num_leaves": num_leaves,
               "min_data_in_leaf": 5, "verbosity": -1, "sampling": "mvs", "sample_rate": 0.5}
     steps, exchanges = [], []
-    run, all_reduce = Workers._run, Peers.all_reduce
+    run, reduce_scatter = Workers._run, Peers.reduce_scatter
     monkeypatch.setattr(Workers, "_run", lambda self, step, messages, together: steps.append(step) or run(
         self, step, messages, together))
-    monkeypatch.setattr(Peers, "all_reduce", lambda self, flat, what: (
-        exchanges.append((self.rank, self.context, what)) or all_reduce(self, flat, what)))
+    monkeypatch.setattr(Peers, "reduce_scatter", lambda self, parts, what: (
+        exchanges.append((self.rank, self.context, what)) or reduce_scatter(self, parts, what)))
     model = sbd.train(client, params, *_one_chunk_per_worker(client, X, y), num_boost_round=4)
     _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 4))
     assert steps.count("grow") == 4 and not {"split", "split_many", "root_histogram"} & set(steps)
@@ -393,6 +393,34 @@ def test_three_workers_reduce_scatter_and_equal_single_machine(monkeypatch, thro
             model = sbd.train(c, params, *_one_chunk_per_worker(c, X, y), num_boost_round=4)
     _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 4))
     assert {s for s in sizes if s[0] > 1} == {(3, not through_threads)}  # (one: the shards' warm-up trees)
+
+
+@pytest.mark.parametrize("grow_policy", ["leafwise", "depthwise"])
+def test_ties_between_the_shards_features_go_to_the_lowest_feature_as_on_one_machine(client, grow_policy):
+    """Each shard scans its own share of the features; the second half of the columns repeats
+    the first, so every best split ties between a feature of each share, and the agreement must
+    take the lower feature, as one machine's scan does."""
+    X, y = _data(n_features=3)
+    X = np.hstack([X, X])
+    params = {"objective": "binary", "num_leaves": 15, "max_depth": 4, "min_data_in_leaf": 5, "verbosity": -1,
+              "grow_policy": grow_policy}
+    model = sbd.train(client, params, *_one_chunk_per_worker(client, X, y), num_boost_round=4)
+    local = sb.train(params, sb.Dataset(X, y), 4)
+    _assert_same_model(model, local)
+    used = np.concatenate([tree.feature[tree.left >= 0] for tree in model.trees])
+    assert used.size and used.max() < 3
+
+
+@pytest.mark.parametrize("method", ["basic", "intermediate"])
+def test_constraints_equal_single_machine(client, method):
+    """Monotone and interaction constraints over the shards: the intermediate method scans
+    leaves again when their bounds narrow, so its trees sum whole histograms instead of shares."""
+    X, y = _data()
+    params = {"objective": "binary", "num_leaves": 15, "min_data_in_leaf": 5, "verbosity": -1,
+              "monotone_constraints": [1, 0, 0, -1, 0, 0], "monotone_constraints_method": method,
+              "interaction_constraints": [[0, 1, 2], [2, 3, 4, 5]]}
+    model = sbd.train(client, params, *_one_chunk_per_worker(client, X, y), num_boost_round=5)
+    _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 5))
 
 
 @pytest.mark.parametrize("grow_policy", ["leafwise", "depthwise"])
@@ -509,26 +537,29 @@ def test_eval_set_early_stopping_and_predict(client):
 
 def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, monkeypatch):
     """``iteration_stats["bytes"]`` counts the driver's steps and what the shards send each
-    other: per exchange of a histogram, each of W shards sends 2 (W - 1) / W of it (16 bytes a
-    cell), one message per peer per round."""
+    other: per exchange of a histogram, each of W shards sends the (W - 1) / W of it that the
+    others scan (16 bytes a cell), one message per peer, and the shares of two shards make up
+    the whole histogram."""
     X, y = _data()
-    sizes = []
-    all_reduce = Peers.all_reduce
-    monkeypatch.setattr(Peers, "all_reduce", lambda self, flat, what: (
-        sizes.append((self.rank, self.size, self.context, what, flat.size)) or all_reduce(self, flat, what)))
+    sent_by, shares = [], []
+    send, reduce_scatter = Peers._send, Peers.reduce_scatter
+    monkeypatch.setattr(Peers, "_send", lambda self, j, array: (
+        sent_by.append((self.context, array.nbytes)) or send(self, j, array)))
+    monkeypatch.setattr(Peers, "reduce_scatter", lambda self, parts, what: (
+        shares.append((self.rank, self.context, what, [p.size for p in parts])) or reduce_scatter(self, parts, what)))
     model = sbd.train(client, {"objective": "binary", "num_leaves": 7, "verbosity": -1},
                       *_one_chunk_per_worker(client, X, y), num_boost_round=5)
     hist_cells = sb.Dataset(X, y, reference=model).binned.histogram_layout.n_cells
     for it, sent in enumerate(model.iteration_stats["bytes"]):
-        mine = [(w, what, n) for rank, w, context, what, n in sizes
-                if rank == 0 and context.startswith(f"iteration {it},")]
-        assert {w for w, _, _ in mine} == {2}
+        here = f"iteration {it},"
+        mine = [(what, sizes) for rank, context, what, sizes in shares if rank == 0 and context.startswith(here)]
         n_splits = int((model.trees[it].left >= 0).sum())
-        assert [what for _, what, _ in mine].count("split histograms") == n_splits  # leaf-wise: one per split
-        histograms = sum(n >= 2 * hist_cells for _, _, n in mine)
-        assert 1 <= histograms <= n_splits  # the root's, and the left child's of splits with room after them
-        peer_bytes = 2 * sum(8 * n for _, _, n in mine)  # W = 2: each shard sends the whole array once
-        assert peer_bytes >= 16 * hist_cells * 2 * histograms
+        assert [what for what, _ in mine].count("split histograms") == n_splits  # leaf-wise: one per split
+        assert mine[0][0] == "root histogram" and sum(mine[0][1]) == 2 * hist_cells  # two shares of one histogram
+        assert 0 < min(mine[0][1])  # each shard scans a share
+        peer_bytes = sum(n for context, n in sent_by if context.startswith(here))
+        histogram_bytes = sum(8 * sizes[1] for _, sizes in mine)  # what shard 0 sends of the histograms
+        assert histogram_bytes < 16 * hist_cells * len(mine)  # less than whole histograms
         assert peer_bytes <= sent <= peer_bytes + 65_536  # plus the driver's few steps and the units
 
 

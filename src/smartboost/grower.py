@@ -10,7 +10,9 @@ Growth is split in two, so that the rows of a tree may live on one machine or on
   :class:`NodeRows` holds the rows of one machine and hands them to the loop, which then splits
   them itself; :mod:`smartboost.dask` runs one grower per worker on that worker's rows, and the
   loop stops for the workers to split their rows and sum their histograms among themselves,
-  which is exact (integer cells), so every worker grows the trees of one machine.
+  which is exact (integer cells). Each worker receives the sums of its share of the features
+  only, scans them, and the loop stops again for the workers to agree on each node's best split
+  over all shares, so every worker grows the trees of one machine.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from ._common import (CELL_DTYPE, COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUM
                       HIST_SMALL_DATA_BYTES, HIST_SMALL_DATA_COLUMNS_PER_THREAD, INDEX_DTYPE, ROW_FIXED_DTYPE,
                       WIDE_ROW_BYTES)
 from ._kernels.gradients import fixed_point_units, to_fixed_point
-from ._kernels.grow import DONE, NEED_ROOT, NEED_SPACE, grow_tree, pack_tree, start_tree
+from ._kernels.grow import DONE, NEED_AGREEMENT, NEED_ROOT, NEED_SPACE, grow_tree, pack_tree, start_tree
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
 from ._kernels.partition import partition_node
 from ._kernels.random import fill_row_ids
@@ -40,7 +42,7 @@ from .errors import DataError, ParameterError
 from .selection import FeatureSelector
 from .tree import Tree
 
-__all__ = ["GrownTree", "NodeRows", "RowSource", "SplitRequest", "TreeGrower"]
+__all__ = ["GrownTree", "NodeRows", "RowSource", "SPLIT_FIELDS", "SplitRequest", "TreeGrower", "scanned_nodes"]
 
 SplitRequest = namedtuple("SplitRequest", ["node", "left", "right", "feature", "bin", "missing_left", "left_set",
                                            "left_sums", "right_sums", "out"])
@@ -104,6 +106,17 @@ class RowSource(Protocol):
         """Do the :class:`SplitRequest` of nodes none a child of another (one, or a depth-wise
         level), in order. Each answer is ``(n_left, n_right, built)``, the children's row counts
         and the child whose histogram was written (-1 when ``out`` is None)."""
+
+    def feature_share(self, built: np.ndarray) -> np.ndarray | None:
+        """Asked once a tree, after :meth:`begin_tree`, by a grower that can scan a share of
+        the features: the features of ``built`` (bool mask) whose summed histograms this source
+        will write, when it writes only a share of them (then :meth:`root_histogram` and
+        :meth:`split_many` fill only those features' cells, and :meth:`agree` is asked after
+        every scan); None: every feature, as when it is not asked."""
+
+    def agree(self, splits: np.ndarray) -> np.ndarray:
+        """The best splits over every source's share of the features, given this source's
+        best splits of the nodes just scanned (rows of :data:`SPLIT_FIELDS`, int64)."""
 
 
 class NodeRows:
@@ -337,6 +350,10 @@ class NodeRows:
         g_unit, h_unit = self.units()
         return (g_unit, h_unit, *self.to_fixed_point(g_unit, h_unit))
 
+    def feature_share(self, built: np.ndarray) -> None:
+        """See :class:`RowSource`: one machine holds every feature's histogram."""
+        return None
+
 
 class TreeGrower:
     """Grows trees from the histograms of a row source, by the compiled loop of
@@ -432,6 +449,12 @@ class TreeGrower:
                             "(labels, weights or init_score too large in magnitude, or parameters such as sigmoid "
                             "too large)")
         units = Units(g_unit * weight_scale, h_unit * weight_scale)
+        # the intermediate method scans again the leaves whose bounds narrow, a scan the loop
+        # has no stop to agree on: those trees are grown on every feature's histogram
+        if self.monotone is None or not self.limits.intermediate:
+            share = source.feature_share(choices.built)
+            if share is not None:
+                choices = choices._replace(built=share, partial=True)
         state = self._state_for(n_root)
         start_tree(state, g_root, h_root, n_root)
         rows = source.local_rows()
@@ -442,6 +465,8 @@ class TreeGrower:
             elif status == NEED_ROOT:
                 root = state.nodes[0]
                 source.root_histogram(int(root["g"]), int(root["h"]), state.pool[root["slot"]])
+            elif status == NEED_AGREEMENT:
+                _agree_elsewhere(source, state)
             else:
                 _split_elsewhere(source, state, self.categorical)
         n_nodes = state.counts[0]["n_nodes"]
@@ -528,3 +553,41 @@ def _split_elsewhere(source: RowSource, state: GrowthState, categorical: np.ndar
                                      (g - gl, h - hl), state.pool[slot] if slot >= 0 else None))
     for request, (n_left, _, built) in zip(pending, source.split_many(requests)):
         request[2], request[3] = n_left, built
+
+
+SPLIT_FIELDS = ("feature", "bin", "missing_left", "gain", "gl", "hl", "left_set_0", "left_set_1", "left_set_2",
+                "left_set_3")
+"""The columns of a node's best split as :meth:`RowSource.agree` exchanges it: the node
+record's split fields, the gain's float64 bits, and the four words of its left set."""
+
+
+def scanned_nodes(state: GrowthState) -> np.ndarray:
+    """The nodes the loop scanned before it asked for an agreement (``NEED_AGREEMENT``): the
+    root, or the children of the pending splits that built a histogram."""
+    if state.counts[0]["n_nodes"] == 1:
+        return np.zeros(1, np.int64)
+    pending = state.pending[:state.counts[0]["n_pending"]]
+    left = state.nodes["left"][pending[pending[:, 1] >= 0, 0]].astype(np.int64)
+    return np.stack([left, left + 1], axis=1).ravel()
+
+
+def _agree_elsewhere(source: RowSource, state: GrowthState) -> None:
+    """Have ``source`` agree on the best splits of the nodes just scanned, and write them into
+    their records."""
+    nodes = scanned_nodes(state)
+    if nodes.size == 0:  # no child could be split: nothing was scanned (every worker knows it)
+        return
+    records = state.nodes[nodes]
+    splits = np.empty((nodes.size, len(SPLIT_FIELDS)), np.int64)
+    for j, name in enumerate(SPLIT_FIELDS[:3]):
+        splits[:, j] = records[name]
+    splits[:, 3] = records["gain"].view(np.int64)
+    splits[:, 4], splits[:, 5] = records["gl"], records["hl"]
+    splits[:, 6:] = state.left_sets[nodes].view(np.int64)
+    agreed = source.agree(splits)
+    for j, name in enumerate(SPLIT_FIELDS[:3]):
+        records[name] = agreed[:, j]
+    records["gain"] = agreed[:, 3].view(np.float64)
+    records["gl"], records["hl"] = agreed[:, 4], agreed[:, 5]
+    state.nodes[nodes] = records
+    state.left_sets[nodes] = agreed[:, 6:].view(np.uint64)

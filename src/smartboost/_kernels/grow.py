@@ -32,8 +32,12 @@ it can and returns what it needs to go on. On rows held by this process (a ``Loc
 it partitions the nodes and builds their histograms itself, and runs to the end in one call. On
 rows held elsewhere (``rows`` None: ``smartboost.dask``'s workers), it stops where it needs them,
 for the root's histogram (:data:`NEED_ROOT`) and for the splits it chose (:data:`NEED_SPLITS`);
-``grower.TreeGrower`` has the row source do them and resumes it. It also stops when the state
-has too few histogram slots or node records (:data:`NEED_SPACE`), to be enlarged and resumed.
+``grower.TreeGrower`` has the row source do them and resumes it. When each worker holds the
+summed histograms of a share of the features only (``SplitChoices.partial``, whose ``built``
+are that share), it scans that share and stops after every scan (:data:`NEED_AGREEMENT`) for
+the workers to agree on each scanned node's best split before the node is opened. It also stops
+when the state has too few histogram slots or node records (:data:`NEED_SPACE`), to be enlarged
+and resumed.
 """
 
 from __future__ import annotations
@@ -48,12 +52,14 @@ from .records import Candidates, NodeSums, ThresholdRule
 from .selection import draw_key, draw_node_candidates
 from .split import find_best_split, leaf_output, leaf_values, subtract_and_find_splits
 
-DONE, NEED_ROOT, NEED_SPLITS, NEED_SPACE = 0, 1, 2, 3
+DONE, NEED_ROOT, NEED_SPLITS, NEED_SPACE, NEED_AGREEMENT = 0, 1, 2, 3, 4
 """What :func:`grow_tree` returns: the tree is complete; the root's histogram is wanted in its
 slot; the pending splits are wanted (rows partitioned, the chosen child's histogram built); the
-state needs more slots or nodes (``counts.need_slots``, ``counts.need_nodes``)."""
+state needs more slots or nodes (``counts.need_slots``, ``counts.need_nodes``); the nodes just
+scanned (``grower.scanned_nodes``) want the best split over every worker's share of the features
+written into their records."""
 
-_START, _SCAN_ROOT, _CHOOSE, _FINISH, _END = 0, 1, 2, 3, 4
+_START, _SCAN_ROOT, _CHOOSE, _FINISH, _OPEN, _END = 0, 1, 2, 3, 4, 5
 """The loop's phases, kept in ``counts.phase`` so that it resumes where it stopped."""
 
 
@@ -496,7 +502,8 @@ def _split_rows(state, rows, cells):
 @njit(cache=True, nogil=True)
 def _finish(state, cells, choices, limits, params, units, scan_scratch):
     """Complete the pending splits whose rows are split: place the children's rows, derive the
-    larger child's histogram by subtraction, scan both, and open those with a valid split."""
+    larger child's histogram by subtraction and scan both (:func:`_open_scanned` then opens
+    those with a valid split)."""
     c = state.counts[0]
     nodes = state.nodes
     for j in range(c.n_pending):
@@ -523,8 +530,21 @@ def _finish(state, cells, choices, limits, params, units, scan_scratch):
             _keep_split(state, small, split_small)
         if scan_large:
             _keep_split(state, large, split_large)
-        _open_or_release(state, a)
-        _open_or_release(state, a + 1)
+
+
+@njit(cache=True, nogil=True)
+def _open_scanned(state):
+    """Open the nodes just scanned that have a valid split (free the others' histograms): the
+    root, or the children of the pending splits that built a histogram."""
+    c = state.counts[0]
+    if c.n_nodes == 1:
+        _open_or_release(state, np.int64(0))
+        return
+    for j in range(c.n_pending):
+        if state.pending[j, 1] >= 0:
+            a = np.int64(state.nodes[state.pending[j, 0]].left)
+            _open_or_release(state, a)
+            _open_or_release(state, a + 1)
     c.n_pending = 0
 
 
@@ -553,7 +573,8 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
     Returns
     -------
     int
-        :data:`DONE`, :data:`NEED_ROOT`, :data:`NEED_SPLITS` or :data:`NEED_SPACE`.
+        :data:`DONE`, :data:`NEED_ROOT`, :data:`NEED_SPLITS`, :data:`NEED_SPACE` or
+        :data:`NEED_AGREEMENT`.
     """
     c = state.counts[0]
     nodes = state.nodes
@@ -571,12 +592,15 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
                            state.pool[root.slot], rows.thread_hists, rows.column_blocks)
         elif c.phase == _SCAN_ROOT:
             root = nodes[0]
-            _keep_split(state, np.int64(0), find_best_split(state.pool[root.slot], cells,
-                                                            _candidates_of(state, np.int64(0), np.int64(0), choices),
+            candidates = _candidates_of(state, np.int64(0), np.int64(0), choices)
+            if choices.partial:  # the root's scan reads the candidates, not the built features
+                candidates = Candidates(candidates.features & choices.built, candidates.thresholds)
+            _keep_split(state, np.int64(0), find_best_split(state.pool[root.slot], cells, candidates,
                                                             _node_sums(state, np.int64(0), cells.monotone), units,
                                                             params, scan_scratch))
-            _open_or_release(state, np.int64(0))
-            c.phase = _CHOOSE
+            c.phase = _OPEN
+            if choices.partial:
+                return NEED_AGREEMENT
         elif c.phase == _CHOOSE:
             chosen = _choose(state, cells, choices, limits, params, units, scan_scratch)
             if chosen < 0:
@@ -590,6 +614,11 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
             _split_rows(state, rows, cells)
         elif c.phase == _FINISH:
             _finish(state, cells, choices, limits, params, units, scan_scratch)
+            c.phase = _OPEN
+            if choices.partial:
+                return NEED_AGREEMENT
+        elif c.phase == _OPEN:
+            _open_scanned(state)
             c.phase = _CHOOSE
         else:
             for node in range(c.n_nodes):  # leaves scanned but not split: no split to keep

@@ -115,11 +115,15 @@ shape (n_features, n_words)) holds the bit set of the groups each feature belong
 may split on a feature sharing a group with every feature of its path: the groups of the path
 are the node's row of ``GrowthState.groups``."""
 
-SplitChoices = namedtuple("SplitChoices", ["built", "tree", "per_node", "interactions"], defaults=(None,))
+SplitChoices = namedtuple("SplitChoices", ["built", "tree", "per_node", "interactions", "partial"],
+                          defaults=(None, False))
 SplitChoices.__doc__ = """The splits a tree may make: ``built``, the features whose histograms it builds;
 ``tree``, the :class:`Candidates` of every node; ``per_node``, the :class:`NodeDraws` that replace
 them node by node (None: ``tree`` holds for every node); ``interactions``, the
-:class:`Interactions` that narrow every node's candidates (None: no constraint)."""
+:class:`Interactions` that narrow every node's candidates (None: no constraint); ``partial``,
+True when ``built`` is the share of the features whose summed histograms a ``smartboost.dask``
+worker holds, the only ones it scans (the growth loop then stops after each scan for the
+workers' best splits to be agreed)."""
 
 GrowthLimits = namedtuple("GrowthLimits", ["max_leaves", "max_depth", "min_rows_to_split", "min_hess_to_split",
                                            "depthwise", "intermediate"], defaults=(True,))

@@ -7,6 +7,10 @@ that growing a tree together needs over them (``docs/concepts/distributed.md``).
   array in ``2 (W - 1)`` messages, in two rounds whatever the number of shards ``W``; two shards
   swap their whole arrays instead, the same bytes in one round. Integer cells make the sum exact
   in any order.
+- :meth:`Peers.reduce_scatter` is the first half alone: shard ``j`` receives every other
+  shard's part ``j`` and adds them to its own, so that it holds the sum of part ``j`` only.
+  Each shard sends and receives ``(W - 1) / W`` of the array, in one round. The growth loop
+  uses it for histograms, of which each shard scans its own share of the features.
 - :meth:`Peers.all_gather` gives every shard every shard's copy of a small array, and
   :meth:`Peers.gather_concat` every shard's arrays of differing sizes, concatenated (the
   partial sums of the line searches, ``smartboost.steps.exact_sum``).
@@ -164,6 +168,17 @@ class Peers:
         padded = np.zeros(max(sizes), array.dtype)
         padded[:array.size] = array
         return np.concatenate([part[:n] for part, n in zip(self.all_gather(padded, what), sizes)])
+
+    def reduce_scatter(self, parts: list[np.ndarray], what: str) -> np.ndarray:
+        """The sum over every shard of its ``parts[rank]`` (1-d integer arrays, part ``j`` of
+        every shard of one size and dtype): each part ``j`` is sent to shard ``j``. This
+        shard's own part is summed into in place and returned."""
+        for j in self.others:
+            self._send(j, parts[j])
+        mine = parts[self.rank]
+        for j in self.others:
+            mine += self._receive(j, self._scratch_like(mine), what)
+        return mine
 
     def all_reduce(self, flat: np.ndarray, what: str) -> None:
         """Replace the 1-d integer array ``flat`` by its sum over every shard (reduce-scatter,

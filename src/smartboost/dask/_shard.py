@@ -276,12 +276,20 @@ class _PeerRows:
 
     Every worker runs the same growth loop (``TreeGrower.grow``) on its rows. Where the loop
     needs rows, each worker does its part on its own rows and the parts are summed among the
-    workers (:meth:`Peers.all_reduce`, exact on integer cells): the fixed-point units (a max)
-    and root sums, the root's histogram, and for the splits of a step (one, or a depth-wise
-    level) the children's row counts and the histogram of each left child that the loop wants.
-    A worker builds its histogram of the child with fewer of its rows and derives the other one
-    by subtraction from its own histogram of the parent. So every worker's loop reads the
-    histograms of one machine holding every row, and takes the same decisions.
+    workers (exact on integer cells): the fixed-point units (a max) and root sums, the root's
+    histogram, and for the splits of a step (one, or a depth-wise level) the children's row
+    counts and the histogram of each left child that the loop wants. A worker builds its
+    histogram of the child with fewer of its rows and derives the other one by subtraction from
+    its own histogram of the parent.
+
+    The histograms are summed by feature share (:meth:`feature_share`): the tree's features are
+    cut into one run of consecutive features per worker, of about equal cells, and each worker
+    receives the sums of its own share only (:meth:`Peers.reduce_scatter`), which its loop
+    scans. The workers then agree on each scanned node's best split (:meth:`agree`: the best
+    gain over the shares, ties to the lowest feature as on one machine). So every worker's loop
+    takes the decisions of one machine holding every row, and receives half the bytes an
+    all-reduce of the histograms would send it. A grower that does not ask for a share (the
+    intermediate monotone method) gets every histogram whole (:meth:`Peers.all_reduce`).
 
     Parameters
     ----------
@@ -297,11 +305,13 @@ class _PeerRows:
         self._hists: dict[int, np.ndarray] = {}   # this worker's histogram of each open node
         self._sums: dict[int, tuple[int, int]] = {}  # and its fixed-point sums
         self._free: list[np.ndarray] = []
+        self._runs: list[list[tuple[int, int]]] | None = None  # each worker's cell runs, when shared
 
     def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
         """See ``grower.RowSource``: units are the largest any worker needs; sums add up."""
         self._free += self._hists.values()
         self._hists.clear()
+        self._runs = None
         rows = self.node_rows
         rows.use_features(features)
         units = np.max(self.peers.all_gather(np.array(rows.units()), "fixed-point units"), axis=0)
@@ -316,14 +326,50 @@ class _PeerRows:
         """See ``grower.RowSource``: the loop stops for every step on rows."""
         return None
 
+    def feature_share(self, built: np.ndarray) -> np.ndarray:
+        """See ``grower.RowSource``: the ``built`` features cut into one run of consecutive
+        features per worker, by their cells (a worker's share may be empty when features are
+        fewer than workers); this worker's run."""
+        features = np.flatnonzero(built)
+        n_bins = self.node_rows.data.mapper.n_bins
+        first = self.node_rows.data.histogram_layout.offsets[features].astype(np.int64)
+        width = n_bins[features].astype(np.int64) + 1
+        before = np.cumsum(width) - width  # the built cells before each feature
+        owner = before * self.peers.size // max(1, int(width.sum()))
+        self._runs = []
+        for rank in range(self.peers.size):
+            runs: list[tuple[int, int]] = []
+            for a, n in zip(first[owner == rank], width[owner == rank]):
+                if runs and runs[-1][1] == a:  # features next to each other in the layout: one run
+                    runs[-1] = (runs[-1][0], a + n)
+                else:
+                    runs.append((a, a + n))
+            self._runs.append(runs)
+        share = np.zeros_like(built)
+        share[features[owner == self.peers.rank]] = True
+        return share
+
+    def agree(self, splits: np.ndarray) -> np.ndarray:
+        """See ``grower.RowSource``: every worker's best splits of the nodes (an all-gather),
+        and for each node the one of the largest gain, ties to the lowest rank, whose share has
+        the lower features (one machine's scan gives ties to the lowest feature)."""
+        every = np.stack(self.peers.all_gather(splits.ravel(), "best splits")).reshape(self.peers.size, *splits.shape)
+        gains = np.where(every[:, :, 0] >= 0, every[:, :, 3].view(np.float64), -np.inf)
+        return every[np.argmax(gains, axis=0), np.arange(splits.shape[0])]
+
     def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
         """See ``grower.RowSource``."""
-        np.copyto(out, self._build(0))
-        self.peers.all_reduce(out.reshape(-1), "root histogram")
+        built = self._build(0)
+        if self._runs is None:
+            np.copyto(out, built)
+            self.peers.all_reduce(out.reshape(-1), "root histogram")
+            return
+        mine = self.peers.reduce_scatter([_cells(built, runs) for runs in self._runs], "root histogram")
+        _put_cells(out, self._runs[self.peers.rank], mine)
 
     def split_many(self, requests: list[SplitRequest]) -> list[tuple[int, int, int]]:
         """See ``grower.RowSource``: one exchange of the children's row counts and of the left
-        children's histograms for every split of the step."""
+        children's histograms (each worker's share of them) for every split of the step."""
         counts = np.empty((len(requests), 2), np.int64)
         lefts = []
         for j, request in enumerate(requests):
@@ -331,12 +377,21 @@ class _PeerRows:
             counts[j] = n_left, n_right
             if left is not None:
                 lefts.append((request.out, left))
-        flat = np.concatenate([counts.ravel(), *(left.ravel() for _, left in lefts)])
-        self.peers.all_reduce(flat, "split histograms")
-        at = counts.size
-        for out, _ in lefts:
-            out.reshape(-1)[:] = flat[at:at + out.size]
-            at += out.size
+        if self._runs is None:
+            flat = np.concatenate([counts.ravel(), *(left.ravel() for _, left in lefts)])
+            self.peers.all_reduce(flat, "split histograms")
+            at = counts.size
+            for out, _ in lefts:
+                out.reshape(-1)[:] = flat[at:at + out.size]
+                at += out.size
+        else:
+            flat = self.peers.reduce_scatter(
+                [np.concatenate([counts.ravel(), *(_cells(left, runs) for _, left in lefts)]) for runs in self._runs],
+                "split histograms")
+            runs = self._runs[self.peers.rank]
+            size = 2 * sum(b - a for a, b in runs)
+            for k, (out, _) in enumerate(lefts):
+                _put_cells(out, runs, flat[counts.size + k * size:counts.size + (k + 1) * size])
         counts = flat[:counts.size].reshape(counts.shape)
         return [(int(counts[j, 0]), int(counts[j, 1]), request.left if request.out is not None else -1)
                 for j, request in enumerate(requests)]
@@ -375,6 +430,22 @@ class _PeerRows:
         self.node_rows.histogram(node, *self._sums[node], hist)
         self._hists[node] = hist
         return hist
+
+
+def _cells(hist: np.ndarray, runs: list[tuple[int, int]]) -> np.ndarray:
+    """The cells of ``hist`` in ``runs`` (cell ranges), flat and contiguous (a copy)."""
+    if len(runs) == 1:
+        a, b = runs[0]
+        return hist[a:b].ravel().copy()
+    return np.concatenate([hist[a:b].ravel() for a, b in runs] or [np.empty(0, hist.dtype)])
+
+
+def _put_cells(hist: np.ndarray, runs: list[tuple[int, int]], flat: np.ndarray) -> None:
+    """Write ``flat`` (as :func:`_cells` lays it out) into the cells of ``hist`` in ``runs``."""
+    at = 0
+    for a, b in runs:
+        hist[a:b].ravel()[:] = flat[at:at + 2 * (b - a)]
+        at += 2 * (b - a)
 
 
 def _concat(parts: list[Any], part_index: list[int], name: str) -> np.ndarray | None:
