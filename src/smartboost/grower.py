@@ -31,7 +31,7 @@ from ._kernels.grow import DONE, NEED_AGREEMENT, NEED_ROOT, NEED_SPACE, grow_tre
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
 from ._kernels.partition import partition_node
 from ._kernels.random import fill_row_ids
-from ._kernels.records import (COUNTS, NODE, Candidates, Cells, GrowthLimits, GrowthState,
+from ._kernels.records import (COUNTS, NODE, SPLIT_ROW, Candidates, Cells, GrowthLimits, GrowthState,
                                Interactions, LocalRows, PartitionColumns, SplitChoices, SplitParams, ThresholdRule,
                                Units)
 from ._kernels.split import split_scratch
@@ -42,7 +42,7 @@ from .errors import DataError, ParameterError
 from .selection import FeatureSelector
 from .tree import Tree
 
-__all__ = ["GrownTree", "NodeRows", "RowSource", "SPLIT_FIELDS", "SplitRequest", "TreeGrower", "scanned_nodes"]
+__all__ = ["GrownTree", "NodeRows", "RowSource", "SplitRequest", "TreeGrower"]
 
 SplitRequest = namedtuple("SplitRequest", ["node", "left", "right", "feature", "bin", "missing_left", "left_set",
                                            "left_sums", "right_sums", "out"])
@@ -116,7 +116,8 @@ class RowSource(Protocol):
 
     def agree(self, splits: np.ndarray) -> np.ndarray:
         """The best splits over every source's share of the features, given this source's
-        best splits of the nodes just scanned (rows of :data:`SPLIT_FIELDS`, int64)."""
+        best splits of the nodes just scanned (int64 rows of ``_kernels.records.SPLIT_ROW``,
+        nodes in the same order on every source)."""
 
 
 class NodeRows:
@@ -517,7 +518,8 @@ def _new_state(slots: int, pool: np.ndarray, n_groups: int) -> GrowthState:
     capacity = 2 * slots + 1
     return GrowthState(np.zeros(capacity, NODE), np.zeros(capacity, np.int64), np.zeros(slots, np.int64), pool,
                        np.zeros((slots, 4), np.int64), np.zeros(1, COUNTS), np.zeros((capacity, 4), np.uint64),
-                       np.zeros((capacity, 2)), np.zeros((capacity, n_groups), np.uint64))
+                       np.zeros((capacity, 2)), np.zeros((capacity, n_groups), np.uint64),
+                       np.zeros((capacity, len(SPLIT_ROW)), np.int64))
 
 
 def _enlarged(state: GrowthState) -> GrowthState:
@@ -544,50 +546,20 @@ def _split_elsewhere(source: RowSource, state: GrowthState, categorical: np.ndar
     """Have ``source`` do the loop's pending splits (``categorical``: the features whose splits
     send a set of bins left), and record its answers for the loop."""
     pending = state.pending[:state.counts[0]["n_pending"]]
+    splits = state.splits[:pending.shape[0]]
     requests = []
-    for parent, slot, _, _ in pending:
-        p = state.nodes[parent]
-        left, feature, g, h, gl, hl = (int(p[name]) for name in ("left", "feature", "g", "h", "gl", "hl"))
-        requests.append(SplitRequest(int(parent), left, left + 1, feature, int(p["bin"]), bool(p["missing_left"]),
-                                     state.left_sets[parent].copy() if categorical[feature] else None, (gl, hl),
-                                     (g - gl, h - hl), state.pool[slot] if slot >= 0 else None))
+    for (node, left, feature, bin_, missing_left, _, gl, hl, g, h, *_), slot, left_set in zip(
+            splits.tolist(), pending[:, 1].tolist(), splits[:, 10:].view(np.uint64)):
+        requests.append(SplitRequest(node, left, left + 1, feature, bin_, missing_left != 0,
+                                     left_set.copy() if categorical[feature] else None, (gl, hl), (g - gl, h - hl),
+                                     state.pool[slot] if slot >= 0 else None))
     for request, (n_left, _, built) in zip(pending, source.split_many(requests)):
         request[2], request[3] = n_left, built
 
 
-SPLIT_FIELDS = ("feature", "bin", "missing_left", "gain", "gl", "hl", "left_set_0", "left_set_1", "left_set_2",
-                "left_set_3")
-"""The columns of a node's best split as :meth:`RowSource.agree` exchanges it: the node
-record's split fields, the gain's float64 bits, and the four words of its left set."""
-
-
-def scanned_nodes(state: GrowthState) -> np.ndarray:
-    """The nodes the loop scanned before it asked for an agreement (``NEED_AGREEMENT``): the
-    root, or the children of the pending splits that built a histogram."""
-    if state.counts[0]["n_nodes"] == 1:
-        return np.zeros(1, np.int64)
-    pending = state.pending[:state.counts[0]["n_pending"]]
-    left = state.nodes["left"][pending[pending[:, 1] >= 0, 0]].astype(np.int64)
-    return np.stack([left, left + 1], axis=1).ravel()
-
-
 def _agree_elsewhere(source: RowSource, state: GrowthState) -> None:
-    """Have ``source`` agree on the best splits of the nodes just scanned, and write them into
-    their records."""
-    nodes = scanned_nodes(state)
-    if nodes.size == 0:  # no child could be split: nothing was scanned (every worker knows it)
-        return
-    records = state.nodes[nodes]
-    splits = np.empty((nodes.size, len(SPLIT_FIELDS)), np.int64)
-    for j, name in enumerate(SPLIT_FIELDS[:3]):
-        splits[:, j] = records[name]
-    splits[:, 3] = records["gain"].view(np.int64)
-    splits[:, 4], splits[:, 5] = records["gl"], records["hl"]
-    splits[:, 6:] = state.left_sets[nodes].view(np.int64)
-    agreed = source.agree(splits)
-    for j, name in enumerate(SPLIT_FIELDS[:3]):
-        records[name] = agreed[:, j]
-    records["gain"] = agreed[:, 3].view(np.float64)
-    records["gl"], records["hl"] = agreed[:, 4], agreed[:, 5]
-    state.nodes[nodes] = records
-    state.left_sets[nodes] = agreed[:, 6:].view(np.uint64)
+    """Have ``source`` agree on the best splits of the nodes just scanned (the loop's rows of
+    ``state.splits``), replacing them in place."""
+    splits = state.splits[:state.counts[0]["n_splits"]]
+    if splits.shape[0]:  # none when no child could be split (every worker knows it)
+        splits[:] = source.agree(splits)

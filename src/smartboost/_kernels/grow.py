@@ -54,10 +54,10 @@ from .split import find_best_split, leaf_output, leaf_values, subtract_and_find_
 
 DONE, NEED_ROOT, NEED_SPLITS, NEED_SPACE, NEED_AGREEMENT = 0, 1, 2, 3, 4
 """What :func:`grow_tree` returns: the tree is complete; the root's histogram is wanted in its
-slot; the pending splits are wanted (rows partitioned, the chosen child's histogram built); the
-state needs more slots or nodes (``counts.need_slots``, ``counts.need_nodes``); the nodes just
-scanned (``grower.scanned_nodes``) want the best split over every worker's share of the features
-written into their records."""
+slot; the pending splits (the rows of ``state.splits``) are wanted (rows partitioned, the chosen
+child's histogram built); the state needs more slots or nodes (``counts.need_slots``,
+``counts.need_nodes``); the splits the loop found in the nodes it just scanned (the rows of
+``state.splits``) want to be replaced by the best over every worker's share of the features."""
 
 _START, _SCAN_ROOT, _CHOOSE, _FINISH, _OPEN, _END = 0, 1, 2, 3, 4, 5
 """The loop's phases, kept in ``counts.phase`` so that it resumes where it stopped."""
@@ -533,6 +533,59 @@ def _finish(state, cells, choices, limits, params, units, scan_scratch):
 
 
 @njit(cache=True, nogil=True)
+def _export_split(state, row, node):
+    """Write the split of ``node`` into row ``row`` of ``state.splits`` (``records.SPLIT_ROW``)."""
+    r, p = state.splits[row], state.nodes[node]
+    r[0], r[1], r[2], r[3], r[4] = node, p.left, p.feature, p.bin, p.missing_left
+    r[5:6].view(np.float64)[0] = p.gain
+    r[6], r[7], r[8], r[9] = p.gl, p.hl, p.g, p.h
+    for w in range(4):
+        r[10 + w] = np.int64(state.left_sets[node, w])
+
+
+@njit(cache=True, nogil=True)
+def _export_pending(state):
+    """The pending splits into ``state.splits``, a row for each parent, for a row source elsewhere."""
+    c = state.counts[0]
+    for j in range(c.n_pending):
+        _export_split(state, j, state.pending[j, 0])
+    c.n_splits = c.n_pending
+
+
+@njit(cache=True, nogil=True)
+def _export_scanned(state):
+    """The splits found in the nodes just scanned into ``state.splits``: the root, or the children
+    of the pending splits that built a histogram."""
+    c = state.counts[0]
+    if c.n_nodes == 1:
+        _export_split(state, np.int64(0), np.int64(0))
+        c.n_splits = 1
+        return
+    c.n_splits = 0
+    for j in range(c.n_pending):
+        if state.pending[j, 1] >= 0:
+            a = np.int64(state.nodes[state.pending[j, 0]].left)
+            _export_split(state, c.n_splits, a)
+            _export_split(state, c.n_splits + 1, a + 1)
+            c.n_splits += 2
+
+
+@njit(cache=True, nogil=True)
+def _import_agreed(state):
+    """Replace the splits of the nodes of ``state.splits`` by the rows' (the agreed ones)."""
+    c = state.counts[0]
+    for row in range(c.n_splits):
+        r = state.splits[row]
+        p = state.nodes[r[0]]
+        p.feature, p.bin, p.missing_left = r[2], r[3], r[4] != 0
+        p.gain = r[5:6].view(np.float64)[0]
+        p.gl, p.hl = r[6], r[7]
+        for w in range(4):
+            state.left_sets[r[0], w] = np.uint64(r[10 + w])
+    c.n_splits = 0
+
+
+@njit(cache=True, nogil=True)
 def _open_scanned(state):
     """Open the nodes just scanned that have a valid split (free the others' histograms): the
     root, or the children of the pending splits that built a histogram."""
@@ -600,6 +653,7 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
                                                             params, scan_scratch))
             c.phase = _OPEN
             if choices.partial:
+                _export_scanned(state)
                 return NEED_AGREEMENT
         elif c.phase == _CHOOSE:
             chosen = _choose(state, cells, choices, limits, params, units, scan_scratch)
@@ -610,14 +664,18 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
                 continue
             c.phase = _FINISH
             if rows is None:
+                _export_pending(state)
                 return NEED_SPLITS
             _split_rows(state, rows, cells)
         elif c.phase == _FINISH:
             _finish(state, cells, choices, limits, params, units, scan_scratch)
             c.phase = _OPEN
             if choices.partial:
+                _export_scanned(state)
                 return NEED_AGREEMENT
         elif c.phase == _OPEN:
+            if choices.partial:
+                _import_agreed(state)
             _open_scanned(state)
             c.phase = _CHOOSE
         else:

@@ -15,7 +15,8 @@ import numpy as np
 
 __all__ = ["SplitParams", "Units", "NodeSums", "Cells", "Candidates", "Split", "NO_LEFT_SET",
            "ThresholdRule", "HistogramArrays", "PartitionColumns", "LocalRows", "DrawPieces", "NodeDraws",
-           "Interactions", "SplitChoices", "GrowthLimits", "GrowthState", "CategoricalNodes", "NODE", "COUNTS"]
+           "Interactions", "SplitChoices", "GrowthLimits", "GrowthState", "CategoricalNodes", "NODE", "COUNTS",
+           "SPLIT_ROW"]
 
 SplitParams = namedtuple("SplitParams", ["lambda_l1", "lambda_l2", "min_gain_to_split", "min_sum_hessian_in_leaf",
                                          "min_data_in_leaf", "max_cat_to_onehot", "max_cat_threshold", "cat_smooth",
@@ -145,12 +146,19 @@ child is ``left + 1``)."""
 COUNTS = np.dtype([
     ("n_nodes", np.int64), ("n_leaves", np.int64), ("n_open", np.int64), ("n_free", np.int64),
     ("n_pending", np.int64), ("phase", np.int64), ("need_nodes", np.int64), ("need_slots", np.int64),
+    ("n_splits", np.int64),
 ])
 """The scalars of a growing tree: nodes and leaves so far, open leaves, free histogram slots,
-splits waiting for their rows, the loop's phase, and the sizes it asked for when it ran out."""
+splits waiting for their rows, the loop's phase, the sizes it asked for when it ran out, and the
+rows of ``GrowthState.splits`` in use."""
+
+SPLIT_ROW = ("node", "left", "feature", "bin", "missing_left", "gain", "gl", "hl", "g", "h", "left_set_0",
+             "left_set_1", "left_set_2", "left_set_3")
+"""The columns of a row of ``GrowthState.splits``: a node's id, its left child, its split
+(``gain`` as the bits of its float64), its own sums, and the four words of its left set."""
 
 GrowthState = namedtuple("GrowthState", ["nodes", "open", "free", "pool", "pending", "counts", "left_sets",
-                                         "bounds", "groups"])
+                                         "bounds", "groups", "splits"])
 GrowthState.__doc__ = """A tree being grown by ``_kernels.grow.grow_tree``: ``nodes`` (:data:`NODE`
 records), the ids of the ``open`` leaves (those with a valid split), a stack of ``free``
 histogram slots of ``pool`` (int64, shape (slots, n_cells, 2)), the ``pending`` splits (int64
@@ -160,7 +168,10 @@ built), and ``counts`` (one :data:`COUNTS` record). Per node besides its record:
 its categorical split (``left_sets``, uint64, shape (n, 4); see :class:`Split`), the bounds of
 its output (``bounds``, float64, shape (n, 2): lower, upper; monotone constraints) and the bit
 set of the interaction groups its path allows (``groups``, uint64, shape (n, n_words); no
-column without interaction constraints)."""
+column without interaction constraints). ``splits`` (int64, shape (n, :data:`SPLIT_ROW` columns))
+holds the nodes' splits where the loop stops for a row source elsewhere: the splits it asks for
+(``NEED_SPLITS``), or the splits it found in the nodes it just scanned, to be replaced by the
+ones the workers agree on (``NEED_AGREEMENT``)."""
 
 CategoricalNodes = namedtuple("CategoricalNodes", ["is_categorical", "left_sets"])
 CategoricalNodes.__doc__ = """The categorical splits of trees as the raw prediction reads them

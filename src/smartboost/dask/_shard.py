@@ -23,6 +23,7 @@ import numpy as np
 from .._common import FIXED_DTYPE
 from .._data import concat_features, to_features, to_query_starts, to_vector
 from .._kernels.fsum import exact_partials
+from .._kernels.records import SPLIT_ROW
 from .._kernels.scale import radix_buckets
 from .._kernels.topk import count_ties
 from .._params import TrainingParams
@@ -38,6 +39,7 @@ from ._peers import Peers
 from ._transport import no_delay, portable
 
 _BINNING_STREAM = 0x42494E5348  # the shards' binning samples: their own random stream
+_FEATURE, _GAIN = SPLIT_ROW.index("feature"), SPLIT_ROW.index("gain")
 
 
 class Shard:
@@ -302,6 +304,8 @@ class _PeerRows:
     def __init__(self, node_rows: NodeRows, peers: Peers) -> None:
         self.node_rows = node_rows
         self.peers = peers
+        layout = node_rows.data.histogram_layout
+        self._offsets, self._n_cells, self._n_bins = layout.offsets, layout.n_cells, node_rows.data.mapper.n_bins
         self._hists: dict[int, np.ndarray] = {}   # this worker's histogram of each open node
         self._sums: dict[int, tuple[int, int]] = {}  # and its fixed-point sums
         self._free: list[np.ndarray] = []
@@ -331,9 +335,8 @@ class _PeerRows:
         features per worker, by their cells (a worker's share may be empty when features are
         fewer than workers); this worker's run."""
         features = np.flatnonzero(built)
-        n_bins = self.node_rows.data.mapper.n_bins
-        first = self.node_rows.data.histogram_layout.offsets[features].astype(np.int64)
-        width = n_bins[features].astype(np.int64) + 1
+        first = self._offsets[features].astype(np.int64)
+        width = self._n_bins[features].astype(np.int64) + 1
         before = np.cumsum(width) - width  # the built cells before each feature
         owner = before * self.peers.size // max(1, int(width.sum()))
         self._runs = []
@@ -354,7 +357,7 @@ class _PeerRows:
         and for each node the one of the largest gain, ties to the lowest rank, whose share has
         the lower features (one machine's scan gives ties to the lowest feature)."""
         every = np.stack(self.peers.all_gather(splits.ravel(), "best splits")).reshape(self.peers.size, *splits.shape)
-        gains = np.where(every[:, :, 0] >= 0, every[:, :, 3].view(np.float64), -np.inf)
+        gains = np.where(every[:, :, _FEATURE] >= 0, every[:, :, _GAIN].view(np.float64), -np.inf)
         return every[np.argmax(gains, axis=0), np.arange(splits.shape[0])]
 
     def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
@@ -364,7 +367,11 @@ class _PeerRows:
             np.copyto(out, built)
             self.peers.all_reduce(out.reshape(-1), "root histogram")
             return
-        mine = self.peers.reduce_scatter([_cells(built, runs) for runs in self._runs], "root histogram")
+        parts = []
+        for runs in self._runs:
+            parts.append(np.empty(2 * _n_cells(runs), FIXED_DTYPE))
+            _take_cells(built, runs, parts[-1])
+        mine = self.peers.reduce_scatter(parts, "root histogram")
         _put_cells(out, self._runs[self.peers.rank], mine)
 
     def split_many(self, requests: list[SplitRequest]) -> list[tuple[int, int, int]]:
@@ -385,11 +392,17 @@ class _PeerRows:
                 out.reshape(-1)[:] = flat[at:at + out.size]
                 at += out.size
         else:
-            flat = self.peers.reduce_scatter(
-                [np.concatenate([counts.ravel(), *(_cells(left, runs) for _, left in lefts)]) for runs in self._runs],
-                "split histograms")
+            parts = []
+            for runs in self._runs:  # counts, then each left child's cells of the worker's share
+                size = 2 * _n_cells(runs)
+                part = np.empty(counts.size + len(lefts) * size, FIXED_DTYPE)
+                part[:counts.size] = counts.ravel()
+                for k, (_, left) in enumerate(lefts):
+                    _take_cells(left, runs, part[counts.size + k * size:])
+                parts.append(part)
+            flat = self.peers.reduce_scatter(parts, "split histograms")
             runs = self._runs[self.peers.rank]
-            size = 2 * sum(b - a for a, b in runs)
+            size = 2 * _n_cells(runs)
             for k, (out, _) in enumerate(lefts):
                 _put_cells(out, runs, flat[counts.size + k * size:counts.size + (k + 1) * size])
         counts = flat[:counts.size].reshape(counts.shape)
@@ -402,14 +415,13 @@ class _PeerRows:
         node, left, right, feature = request.node, request.left, request.right, request.feature
         parent = self._hists.pop(node)
         g, h = self._sums.pop(node)
-        binned = self.node_rows.data
-        offset = int(binned.histogram_layout.offsets[feature])
+        offset = int(self._offsets[feature])
         if request.left_set is not None:
             left_cells = parent[offset + bins_in_set(request.left_set)].sum(axis=0)
         else:
             left_cells = parent[offset:offset + request.bin + 1].sum(axis=0)
             if request.missing_left:
-                left_cells = left_cells + parent[offset + int(binned.mapper.n_bins[feature])]
+                left_cells = left_cells + parent[offset + int(self._n_bins[feature])]
         gl, hl = int(left_cells[0]), int(left_cells[1])
         self._sums[left], self._sums[right] = (gl, hl), (g - gl, h - hl)
         n_left, n_right = self.node_rows.partition(node, left, right, feature, request.bin, request.missing_left,
@@ -425,23 +437,27 @@ class _PeerRows:
 
     def _build(self, node: int) -> np.ndarray:
         """This worker's histogram of ``node``, kept for its children."""
-        n_cells = self.node_rows.data.histogram_layout.n_cells
-        hist = self._free.pop() if self._free else np.empty((n_cells, 2), FIXED_DTYPE)
+        hist = self._free.pop() if self._free else np.empty((self._n_cells, 2), FIXED_DTYPE)
         self.node_rows.histogram(node, *self._sums[node], hist)
         self._hists[node] = hist
         return hist
 
 
-def _cells(hist: np.ndarray, runs: list[tuple[int, int]]) -> np.ndarray:
-    """The cells of ``hist`` in ``runs`` (cell ranges), flat and contiguous (a copy)."""
-    if len(runs) == 1:
-        a, b = runs[0]
-        return hist[a:b].ravel().copy()
-    return np.concatenate([hist[a:b].ravel() for a, b in runs] or [np.empty(0, hist.dtype)])
+def _n_cells(runs: list[tuple[int, int]]) -> int:
+    """The cells in ``runs`` (cell ranges)."""
+    return sum(b - a for a, b in runs)
+
+
+def _take_cells(hist: np.ndarray, runs: list[tuple[int, int]], flat: np.ndarray) -> None:
+    """Copy the cells of ``hist`` in ``runs``, one after the other, to the start of ``flat``."""
+    at = 0
+    for a, b in runs:
+        flat[at:at + 2 * (b - a)] = hist[a:b].ravel()
+        at += 2 * (b - a)
 
 
 def _put_cells(hist: np.ndarray, runs: list[tuple[int, int]], flat: np.ndarray) -> None:
-    """Write ``flat`` (as :func:`_cells` lays it out) into the cells of ``hist`` in ``runs``."""
+    """Write ``flat`` (as :func:`_take_cells` lays it out) into the cells of ``hist`` in ``runs``."""
     at = 0
     for a, b in runs:
         hist[a:b].ravel()[:] = flat[at:at + 2 * (b - a)]
