@@ -9,7 +9,10 @@ trees, so setup costs (data placement, binning, starting the workers' training s
 for every library alike; the fits of the libraries are interleaved. smartboost also reports the
 bytes sent per tree per worker (``Booster.iteration_stats["bytes"]``, every link's traffic, over
 the number of workers): they depend on the number of workers, leaves and histogram cells, not on
-the number of rows.
+the number of rows. Every library's traffic is also measured the same way on Linux: the bytes
+the loopback interface carried during each fit (``/proc/net/dev``; the cluster runs on this
+machine), per tree as for the time, over the number of workers; this counts each byte once,
+the Dask scheduler's messages included.
 
 ``--max-depth D`` grows depth-wise trees of depth D instead (smartboost ``grow_policy="depthwise"``
 and XGBoost ``depthwise``, no leaf limit; LightGBM has no depth-wise growth, so it grows leaf-wise
@@ -67,6 +70,19 @@ def _fit_xgboost(client, X, y, trees, leaves, threads, depth):
 FITTERS = {"smartboost": _fit_smartboost, "lightgbm": _fit_lightgbm, "xgboost": _fit_xgboost}
 
 
+def _loopback_bytes() -> int | None:
+    """Bytes the loopback interface has sent since boot (Linux), or None where it is not known."""
+    try:
+        with open("/proc/net/dev") as f:
+            for line in f:
+                name, _, counters = line.partition(":")
+                if name.strip() == "lo":
+                    return int(counters.split()[8])
+    except OSError:
+        pass
+    return None
+
+
 def _auc(client, library, model, X, y):
     from sklearn.metrics import roc_auc_score
     if library == "smartboost":
@@ -108,12 +124,17 @@ def run(rows: int, n_workers: int, libraries: list[str], leaves: int, t1: int, t
         for library in libraries:  # warm-up: compiles (or loads) smartboost's kernels on the workers
             FITTERS[library](client, X, y, 1, leaves, threads, depth)
         times: dict[str, dict[int, list[float]]] = {lib: {t1: [], t2: []} for lib in libraries}
+        traffic: dict[str, dict[int, list[int]]] = {lib: {t1: [], t2: []} for lib in libraries}
         last = {}
         for _ in range(repeats):
             for trees in (t1, t2):
                 for library in libraries:
+                    before = _loopback_bytes()
                     seconds, model = FITTERS[library](client, X, y, trees, leaves, threads, depth)
+                    after = _loopback_bytes()
                     times[library][trees].append(seconds)
+                    if before is not None and after is not None:
+                        traffic[library][trees].append(after - before)
                     last[library] = model
         for library in libraries:
             per_tree = (statistics.median(times[library][t2]) - statistics.median(times[library][t1])) / (t2 - t1)
@@ -121,6 +142,9 @@ def run(rows: int, n_workers: int, libraries: list[str], leaves: int, t1: int, t
                    "fit_s": statistics.median(times[library][t2]), "auc": _auc(client, library, last[library], X, y)}
             if library == "smartboost":
                 row["bytes_per_tree"] = statistics.median(last[library].iteration_stats["bytes"]) / n_workers
+            if traffic[library][t2]:
+                row["loopback_per_tree"] = (statistics.median(traffic[library][t2])
+                                            - statistics.median(traffic[library][t1])) / (t2 - t1) / n_workers
             results.append(row)
     return results
 
@@ -145,15 +169,16 @@ def main() -> None:
     shape = f"depth-wise trees of depth {args.max_depth}" if args.max_depth else f"{args.leaves} leaves"
     print(f"\n{shape}, trees {args.trees[0]} vs {args.trees[1]}, {args.threads} thread(s) per worker\n")
     print("| rows | workers | library | ms per tree | vs lightgbm | fit s (T2 trees) | train AUC "
-          "| MB per tree per worker |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| MB per tree per worker | loopback MB per tree per worker |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows_out:
         reference = next((x for x in rows_out if x["library"] == "lightgbm" and x["rows"] == r["rows"]
                           and x["workers"] == r["workers"]), None)
         ratio = f"{r['per_tree_ms'] / reference['per_tree_ms']:.2f}x" if reference else "-"
         mb = f"{r['bytes_per_tree'] / 1e6:.2f}" if "bytes_per_tree" in r else "-"
+        loopback = f"{r['loopback_per_tree'] / 1e6:.2f}" if "loopback_per_tree" in r else "-"
         print(f"| {r['rows']:,} | {r['workers']} | {r['library']} | {r['per_tree_ms']:.1f} | {ratio} | {r['fit_s']:.2f} "
-              f"| {r['auc']:.4f} | {mb} |")
+              f"| {r['auc']:.4f} | {mb} | {loopback} |")
 
 
 if __name__ == "__main__":

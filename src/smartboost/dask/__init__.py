@@ -18,10 +18,11 @@ Design (``docs/concepts/distributed.md`` gives the reasoning and the costs):
   together without the driver (:class:`~smartboost.dask._shard._PeerRows`). Each runs the
   growth loop of one machine on its rows; wherever the loop needs rows, each shard builds its
   part (fixed-point units and sums, the root's histogram, per split the children's row counts
-  and the left child's histogram) and the shards sum the parts among themselves by an
-  all-reduce over direct links (:mod:`smartboost.dask._peers`). Histogram cells are integers,
-  so every shard's loop sees the histograms of one machine and takes its decisions: the trees
-  equal those of one machine on the same rows and bin edges.
+  and the left child's histogram) and the shards sum the parts among themselves over direct
+  links (:mod:`smartboost.dask._peers`), each receiving the sums of its own share of the
+  features, which it scans; the shards then agree on each node's best split. Histogram cells
+  are integers, so every shard's loop sees the histograms of one machine and takes its
+  decisions: the trees equal those of one machine on the same rows and bin edges.
 - Steps go over one direct connection per shard, and exchanges over one per pair of shards
   (``multiprocessing.connection``, authenticated with a random key per run): a Dask actor call
   costs milliseconds, an exchange of a split must cost much less. Every wait lasts at most ``timeout``
