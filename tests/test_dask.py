@@ -411,6 +411,18 @@ def test_ties_between_the_shards_features_go_to_the_lowest_feature_as_on_one_mac
     assert used.size and used.max() < 3
 
 
+@pytest.mark.parametrize("draws", [{"colsample_bytree": 0.5}, {"colsample_bynode": 0.5},
+                                   {"selection_type": 1, "selection_t": 25, "selection_scope": "node"}],
+                         ids=["features per tree", "features per node", "thresholds per node"])
+def test_rgbm_draws_equal_single_machine(client, draws):
+    """RGBM's draws over the shards' feature shares: the tree's built features (cut into the
+    shares), and each node's candidates (read by each shard within its share only)."""
+    X, y = _data(n_features=8)
+    params = {"objective": "binary", "num_leaves": 15, "min_data_in_leaf": 5, "verbosity": -1, "seed": 2, **draws}
+    model = sbd.train(client, params, *_one_chunk_per_worker(client, X, y), num_boost_round=5)
+    _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 5))
+
+
 @pytest.mark.parametrize("method", ["basic", "intermediate"])
 def test_constraints_equal_single_machine(client, method):
     """Monotone and interaction constraints over the shards: the intermediate method scans

@@ -53,6 +53,8 @@ send the rows of ``node`` to its children ``left`` and ``right`` by ``feature``'
 and ``right_sums`` (pairs ``(g, h)``), and write one child's histogram into ``out`` unless it is
 None."""
 
+_LEFT_SET = SPLIT_ROW.index("left_set_0")  # the first of a split row's four words of left bins
+
 _MAX_POOL_BYTES = 1 << 32
 """The most virtual memory a tree's histogram slots take up front (one per leaf the tree may
 have; pages are touched only by the slots in use). A tree that could need more (no leaf or depth
@@ -549,7 +551,7 @@ def _split_elsewhere(source: RowSource, state: GrowthState, categorical: np.ndar
     splits = state.splits[:pending.shape[0]]
     requests = []
     for (node, left, feature, bin_, missing_left, _, gl, hl, g, h, *_), slot, left_set in zip(
-            splits.tolist(), pending[:, 1].tolist(), splits[:, 10:].view(np.uint64)):
+            splits.tolist(), pending[:, 1].tolist(), splits[:, _LEFT_SET:].view(np.uint64)):
         requests.append(SplitRequest(node, left, left + 1, feature, bin_, missing_left != 0,
                                      left_set.copy() if categorical[feature] else None, (gl, hl), (g - gl, h - hl),
                                      state.pool[slot] if slot >= 0 else None))
