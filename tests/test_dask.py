@@ -411,6 +411,31 @@ def test_ties_between_the_shards_features_go_to_the_lowest_feature_as_on_one_mac
     assert used.size and used.max() < 3
 
 
+@pytest.mark.parametrize("n_workers", [2, 3, 5])
+def test_feature_shares_cut_the_built_features_into_one_run_per_worker(n_workers):
+    """Each worker's share is a run of consecutive built features of about equal cells; the
+    shares partition the built features (some empty when workers outnumber features), and each
+    worker's cell runs are exactly its features' cells."""
+    from types import SimpleNamespace
+
+    from smartboost.grower import NodeRows
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(size=500), rng.integers(0, 3, 500), rng.normal(size=500), rng.normal(size=500)])
+    data = sb.Dataset(X, rng.normal(size=500), params={"max_bin": 63}).binned
+    offsets, n_bins = data.histogram_layout.offsets, data.mapper.n_bins
+    for built in (np.ones(4, bool), np.array([True, False, True, True]), np.array([False, True, False, False])):
+        shares = []
+        for rank in range(n_workers):
+            rows = _PeerRows(NodeRows(data, 1), SimpleNamespace(size=n_workers, rank=rank))
+            share = rows.feature_share(built)
+            cells = {c for f in np.flatnonzero(share) for c in range(offsets[f], offsets[f] + n_bins[f] + 1)}
+            assert {c for w, a, b in rows._runs if w == rank for c in range(a, b)} == cells
+            shares.append(share)
+        assert (np.sum(shares, axis=0) == built).all()  # every built feature in exactly one share
+        owners = [rank for f in np.flatnonzero(built) for rank in range(n_workers) if shares[rank][f]]
+        assert owners == sorted(owners)  # runs of consecutive features, in rank order
+
+
 @pytest.mark.parametrize("draws", [{"colsample_bytree": 0.5}, {"colsample_bynode": 0.5},
                                    {"selection_type": 1, "selection_t": 25, "selection_scope": "node"}],
                          ids=["features per tree", "features per node", "thresholds per node"])

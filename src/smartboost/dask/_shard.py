@@ -24,6 +24,7 @@ from .._common import FIXED_DTYPE
 from .._data import concat_features, to_features, to_query_starts, to_vector
 from .._kernels.fsum import exact_partials
 from .._kernels.records import SPLIT_ROW
+from .._kernels.shard import put_share, split_own_rows, take_shares
 from .._kernels.scale import radix_buckets
 from .._kernels.topk import count_ties
 from .._params import TrainingParams
@@ -34,7 +35,6 @@ from ..engine import start_scores, tree_growth
 from ..errors import DataError
 from ..grower import GrownTree, NodeRows, SplitRequest
 from ..objectives import make_objective
-from ..tree import bins_in_set
 from ._peers import Peers
 from ._transport import no_delay, portable
 
@@ -304,24 +304,35 @@ class _PeerRows:
     def __init__(self, node_rows: NodeRows, peers: Peers) -> None:
         self.node_rows = node_rows
         self.peers = peers
-        layout = node_rows.data.histogram_layout
-        self._offsets, self._n_cells, self._n_bins = layout.offsets, layout.n_cells, node_rows.data.mapper.n_bins
-        self._hists: dict[int, np.ndarray] = {}   # this worker's histogram of each open node
-        self._sums: dict[int, tuple[int, int]] = {}  # and its fixed-point sums
-        self._free: list[np.ndarray] = []
-        self._runs: list[list[tuple[int, int]]] | None = None  # each worker's cell runs, when shared
+        data = node_rows.data
+        self._offsets = data.histogram_layout.offsets.astype(np.int64)
+        self._n_bins = data.mapper.n_bins.astype(np.int64)
+        self._categorical = data.mapper.categorical if data.mapper.categorical.any() else None
+        n_cells = data.histogram_layout.n_cells
+        self._own = np.empty((0, n_cells, 2), FIXED_DTYPE)  # this worker's histograms of the open nodes
+        self._free = np.zeros(1, np.int64)  # a stack of free own slots: its size, then the slots
+        self._slot_of = np.zeros(0, np.int64)  # each node's own slot
+        self._sums = np.zeros((0, 2), np.int64)  # each node's fixed-point sums over this worker's rows
+        # the cells each worker receives the sums of, as rows (worker, first cell, end cell); the
+        # whole histogram for worker 0 when the histograms are summed whole (all-reduce)
+        self._whole = np.array([[0, 0, n_cells]], np.int64)
+        self._runs = self._whole
+        self._shared = False
+        self._out = np.empty((0, 0), FIXED_DTYPE)  # the messages' buffer, a row per worker
 
     def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
         """See ``grower.RowSource``: units are the largest any worker needs; sums add up."""
-        self._free += self._hists.values()
-        self._hists.clear()
-        self._runs = None
+        n_own = self._own.shape[0]
+        self._free[0] = n_own  # every own slot is free
+        self._free[1:n_own + 1] = np.arange(n_own)
+        self._runs, self._shared = self._whole, False
         rows = self.node_rows
         rows.use_features(features)
         units = np.max(self.peers.all_gather(np.array(rows.units()), "fixed-point units"), axis=0)
         g_unit, h_unit = float(units[0]), float(units[1])
         g, h, n = rows.to_fixed_point(g_unit, h_unit)
-        self._sums = {0: (g, h)}
+        self._room(nodes=1, slots=0)
+        self._sums[0] = g, h
         total = np.array([g, h, n], np.int64)
         self.peers.all_reduce(total, "root sums")
         return g_unit, h_unit, int(total[0]), int(total[1]), int(total[2])
@@ -335,22 +346,21 @@ class _PeerRows:
         features per worker, by their cells (a worker's share may be empty when features are
         fewer than workers); this worker's run."""
         features = np.flatnonzero(built)
-        first = self._offsets[features].astype(np.int64)
-        width = self._n_bins[features].astype(np.int64) + 1
+        self._shared = True
+        if features.size == 0:
+            self._runs = np.empty((0, 3), np.int64)
+            return np.zeros_like(built)
+        first = self._offsets[features]
+        width = self._n_bins[features] + 1
         before = np.cumsum(width) - width  # the built cells before each feature
         owner = before * self.peers.size // max(1, int(width.sum()))
-        self._runs = []
-        for rank in range(self.peers.size):
-            runs: list[tuple[int, int]] = []
-            for a, n in zip(first[owner == rank], width[owner == rank]):
-                if runs and runs[-1][1] == a:  # features next to each other in the layout: one run
-                    runs[-1] = (runs[-1][0], a + n)
-                else:
-                    runs.append((a, a + n))
-            self._runs.append(runs)
-        share = np.zeros_like(built)
-        share[features[owner == self.peers.rank]] = True
-        return share
+        # features next to each other in the layout make one run of cells
+        new_run = np.ones(features.size, bool)
+        new_run[1:] = (owner[1:] != owner[:-1]) | (first[1:] != first[:-1] + width[:-1])
+        starts = np.flatnonzero(new_run)
+        ends = np.append(starts[1:], features.size) - 1
+        self._runs = np.stack([owner[starts], first[starts], first[ends] + width[ends]], axis=1)
+        return np.isin(np.arange(built.size), features[owner == self.peers.rank])
 
     def agree(self, splits: np.ndarray) -> np.ndarray:
         """See ``grower.RowSource``: every worker's best splits of the nodes (an all-gather),
@@ -362,106 +372,81 @@ class _PeerRows:
 
     def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
         """See ``grower.RowSource``."""
-        built = self._build(0)
-        if self._runs is None:
-            np.copyto(out, built)
-            self.peers.all_reduce(out.reshape(-1), "root histogram")
-            return
-        parts = []
-        for runs in self._runs:
-            parts.append(np.empty(2 * _n_cells(runs), FIXED_DTYPE))
-            _take_cells(built, runs, parts[-1])
-        mine = self.peers.reduce_scatter(parts, "root histogram")
-        _put_cells(out, self._runs[self.peers.rank], mine)
+        self._room(nodes=1, slots=1)
+        slot = self._pop_slot()
+        self.node_rows.histogram(0, g, h, self._own[slot])
+        self._slot_of[0] = slot
+        flat, worker = self._sum(np.array([slot]), np.empty((0, 2), np.int64), "root histogram")
+        put_share(flat, 0, self._runs, worker, out)
 
     def split_many(self, requests: list[SplitRequest]) -> list[tuple[int, int, int]]:
-        """See ``grower.RowSource``: one exchange of the children's row counts and of the left
-        children's histograms (each worker's share of them) for every split of the step."""
-        counts = np.empty((len(requests), 2), np.int64)
-        lefts = []
+        """See ``grower.RowSource``: this worker's rows split by one compiled call
+        (``_kernels.shard.split_own_rows``), then one exchange of the children's row counts and
+        of the left children's histograms (each worker's share of them) for every split."""
+        k = len(requests)
+        splits = np.array([(r.node, r.left, r.feature, r.bin, r.missing_left) for r in requests], np.int64)
+        left_sets = np.zeros((k, 4), np.uint64)
         for j, request in enumerate(requests):
-            n_left, n_right, left = self._split(request)
-            counts[j] = n_left, n_right
-            if left is not None:
-                lefts.append((request.out, left))
-        if self._runs is None:
-            flat = np.concatenate([counts.ravel(), *(left.ravel() for _, left in lefts)])
-            self.peers.all_reduce(flat, "split histograms")
-            at = counts.size
-            for out, _ in lefts:
-                out.reshape(-1)[:] = flat[at:at + out.size]
-                at += out.size
-        else:
-            parts = []
-            for runs in self._runs:  # counts, then each left child's cells of the worker's share
-                size = 2 * _n_cells(runs)
-                part = np.empty(counts.size + len(lefts) * size, FIXED_DTYPE)
-                part[:counts.size] = counts.ravel()
-                for k, (_, left) in enumerate(lefts):
-                    _take_cells(left, runs, part[counts.size + k * size:])
-                parts.append(part)
-            flat = self.peers.reduce_scatter(parts, "split histograms")
-            runs = self._runs[self.peers.rank]
-            size = 2 * _n_cells(runs)
-            for k, (out, _) in enumerate(lefts):
-                _put_cells(out, runs, flat[counts.size + k * size:counts.size + (k + 1) * size])
+            if request.left_set is not None:
+                left_sets[j] = request.left_set
+        wanted = np.array([request.out is not None for request in requests])
+        self._room(nodes=int(splits[:, 1].max()) + 2, slots=int(wanted.sum()))
+        rows = self.node_rows
+        counts = np.empty((k, 2), np.int64)
+        split_own_rows(splits, left_sets, wanted, rows.local_rows(), self._n_bins, self._offsets, self._categorical,
+                       self._own, self._slot_of, self._sums, self._free, rows._start, rows._end, counts)
+        flat, worker = self._sum(self._slot_of[splits[wanted, 1]], counts, "split histograms")
+        at = counts.size
+        for request in requests:
+            if request.out is not None:
+                at = put_share(flat, at, self._runs, worker, request.out)
         counts = flat[:counts.size].reshape(counts.shape)
         return [(int(counts[j, 0]), int(counts[j, 1]), request.left if request.out is not None else -1)
                 for j, request in enumerate(requests)]
 
-    def _split(self, request: SplitRequest) -> tuple[int, int, np.ndarray | None]:
-        """Partition this worker's rows of the node of ``request``; its row counts in the two
-        children and, when the loop wants one, its histogram of the left child."""
-        node, left, right, feature = request.node, request.left, request.right, request.feature
-        parent = self._hists.pop(node)
-        g, h = self._sums.pop(node)
-        offset = int(self._offsets[feature])
-        if request.left_set is not None:
-            left_cells = parent[offset + bins_in_set(request.left_set)].sum(axis=0)
-        else:
-            left_cells = parent[offset:offset + request.bin + 1].sum(axis=0)
-            if request.missing_left:
-                left_cells = left_cells + parent[offset + int(self._n_bins[feature])]
-        gl, hl = int(left_cells[0]), int(left_cells[1])
-        self._sums[left], self._sums[right] = (gl, hl), (g - gl, h - hl)
-        n_left, n_right = self.node_rows.partition(node, left, right, feature, request.bin, request.missing_left,
-                                                   request.left_set)
-        if request.out is None:
-            self._free.append(parent)
-            return n_left, n_right, None
-        small, large = (left, right) if n_left <= n_right else (right, left)
-        built = self._build(small)
-        np.subtract(parent, built, out=parent)
-        self._hists[large] = parent
-        return n_left, n_right, self._hists[left]
+    def _sum(self, slots: np.ndarray, counts: np.ndarray, what: str) -> tuple[np.ndarray, int]:
+        """Sum ``counts`` and the histograms of the own ``slots`` over every worker: each
+        worker's share of them (a reduce-scatter), or the whole of them (an all-reduce) before
+        :meth:`feature_share`. Returns the summed message and the worker whose share it holds."""
+        cells = np.bincount(self._runs[:, 0], weights=self._runs[:, 2] - self._runs[:, 1],
+                            minlength=self.peers.size if self._shared else 1).astype(np.int64)
+        sizes = counts.size + 2 * slots.size * cells
+        if self._out.shape[0] < sizes.size or self._out.shape[1] < sizes.max():
+            self._out = np.empty((sizes.size, max(int(sizes.max()), self._out.shape[1])), FIXED_DTYPE)
+        take_shares(self._own, slots, self._runs, counts, self._out)
+        parts = [self._out[w, :n] for w, n in enumerate(sizes)]
+        if self._shared:
+            return self.peers.reduce_scatter(parts, what), self.peers.rank
+        self.peers.all_reduce(parts[0], what)
+        return parts[0], 0
 
-    def _build(self, node: int) -> np.ndarray:
-        """This worker's histogram of ``node``, kept for its children."""
-        hist = self._free.pop() if self._free else np.empty((self._n_cells, 2), FIXED_DTYPE)
-        self.node_rows.histogram(node, *self._sums[node], hist)
-        self._hists[node] = hist
-        return hist
+    def _pop_slot(self) -> int:
+        slot = int(self._free[self._free[0]])
+        self._free[0] -= 1
+        return slot
 
-
-def _n_cells(runs: list[tuple[int, int]]) -> int:
-    """The cells in ``runs`` (cell ranges)."""
-    return sum(b - a for a, b in runs)
-
-
-def _take_cells(hist: np.ndarray, runs: list[tuple[int, int]], flat: np.ndarray) -> None:
-    """Copy the cells of ``hist`` in ``runs``, one after the other, to the start of ``flat``."""
-    at = 0
-    for a, b in runs:
-        flat[at:at + 2 * (b - a)] = hist[a:b].ravel()
-        at += 2 * (b - a)
-
-
-def _put_cells(hist: np.ndarray, runs: list[tuple[int, int]], flat: np.ndarray) -> None:
-    """Write ``flat`` (as :func:`_take_cells` lays it out) into the cells of ``hist`` in ``runs``."""
-    at = 0
-    for a, b in runs:
-        hist[a:b].ravel()[:] = flat[at:at + 2 * (b - a)]
-        at += 2 * (b - a)
+    def _room(self, nodes: int, slots: int) -> None:
+        """At least ``nodes`` node entries, and ``slots`` free own slots."""
+        if self._slot_of.size < nodes:
+            size = max(nodes, 2 * self._slot_of.size)
+            self._slot_of = np.resize(self._slot_of, size)
+            self._sums = np.resize(self._sums, (size, 2))
+        rows = self.node_rows
+        if rows._start.size < nodes:
+            rows.set_segments(np.resize(rows._start, max(nodes, 2 * rows._start.size)),
+                              np.resize(rows._end, max(nodes, 2 * rows._start.size)))
+        if self._free[0] < slots:
+            old = self._own.shape[0]
+            more = max(slots - int(self._free[0]), old, 4)
+            own = np.empty((old + more, *self._own.shape[1:]), FIXED_DTYPE)
+            own[:old] = self._own
+            self._own = own
+            free = np.zeros(1 + old + more, np.int64)
+            n_free = int(self._free[0])
+            free[:1 + n_free] = self._free[:1 + n_free]
+            free[1 + n_free:1 + n_free + more] = np.arange(old, old + more)
+            free[0] = n_free + more
+            self._free = free
 
 
 def _concat(parts: list[Any], part_index: list[int], name: str) -> np.ndarray | None:

@@ -1,0 +1,158 @@
+"""A ``smartboost.dask`` worker's part of the splits of a tree grown together, on its own rows.
+
+Every worker runs the growth loop (``_kernels.grow``) on the histograms of every worker's rows
+summed; where the loop stops for its pending splits, each worker partitions its own rows of the
+nodes and builds its own histograms of the children (:func:`split_own_rows`), whose cells of each
+worker's share of the features are then sent to that worker (:func:`take_shares`) and summed
+there (``dask._peers.Peers.reduce_scatter``), into the loop's histogram slots
+(:func:`put_share`). A worker keeps its own histogram of every node the loop may split (its
+*own slots*), so that it derives one child's from its parent's by subtraction, as one machine
+does with the summed ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .histogram import node_histogram
+from .partition import partition_node
+from .records import ThresholdRule
+
+
+@njit(cache=True, nogil=True)
+def _left_sums(hist, first, n_bins, feature, bin_threshold, missing_left, left_set, categorical):
+    """The fixed-point sums of the left child of a split, from its parent's histogram ``hist``
+    (``first``: the feature's first cell; a categorical feature's left bins are ``left_set``)."""
+    g = h = np.int64(0)
+    if categorical is not None:
+        if categorical[feature]:
+            for b in range(n_bins + 1):
+                if (left_set[b >> 6] >> np.uint64(b & 63)) & np.uint64(1):
+                    g += hist[first + b, 0]
+                    h += hist[first + b, 1]
+            return g, h
+    for b in range(bin_threshold + 1):
+        g += hist[first + b, 0]
+        h += hist[first + b, 1]
+    if missing_left:
+        g += hist[first + n_bins, 0]
+        h += hist[first + n_bins, 1]
+    return g, h
+
+
+@njit(cache=True, nogil=True)
+def split_own_rows(splits, left_sets, wanted, rows, n_bins, offsets, categorical, own, slot_of, sums, free, seg_start,
+                   seg_end, counts):
+    """Do the pending splits on this worker's rows.
+
+    For split ``j`` (row ``j`` of ``splits``: node, left child, feature, bin, missing left; and
+    row ``j`` of ``left_sets``, its left bins if it is categorical): partition the rows of its
+    node, write its children's row counts into ``counts[j]``, their slices of the row list into
+    ``seg_start`` and ``seg_end``, and their fixed-point sums into ``sums``; when ``wanted[j]``
+    (the loop wants the children's histograms), build the histogram of the child with fewer of
+    these rows into a free own slot and turn the parent's into the other child's by subtraction,
+    else free the parent's.
+
+    Parameters
+    ----------
+    splits : ndarray of int64, shape (k, 5)
+    left_sets : ndarray of uint64, shape (k, 4)
+    wanted : ndarray of bool, shape (k,)
+    rows : LocalRows
+        This worker's rows of the tree (``grower.NodeRows.local_rows``).
+    n_bins, offsets : ndarray
+        Bins and first histogram cell of every feature.
+    categorical : ndarray of bool or None
+        The features whose splits send a set of bins left (None: no categorical feature).
+    own : ndarray of int64, shape (slots, n_cells, 2)
+        This worker's histograms of the open nodes.
+    slot_of : ndarray of int64, shape (nodes,)
+        The own slot of each node.
+    sums : ndarray of int64, shape (nodes, 2)
+        This worker's fixed-point sums of each node.
+    free : ndarray of int64
+        A stack of the free own slots, ``free[0]`` its size and ``free[1:]`` its slots.
+    seg_start, seg_end : ndarray of int64, shape (nodes,)
+        Each node's slice of the row list.
+    counts : ndarray of int64, shape (k, 2)
+        Output: the children's row counts.
+    """
+    n_threads = rows.thread_hists.shape[0]
+    for j in range(splits.shape[0]):
+        node, left, feature, bin_threshold = splits[j, 0], splits[j, 1], splits[j, 2], splits[j, 3]
+        missing_left = splits[j, 4] != 0
+        right = left + 1
+        left_set = left_sets[j]
+        parent = own[slot_of[node]]
+        gl, hl = _left_sums(parent, offsets[feature], n_bins[feature], feature, bin_threshold, missing_left, left_set,
+                            categorical)
+        sums[left, 0], sums[left, 1] = gl, hl
+        sums[right, 0], sums[right, 1] = sums[node, 0] - gl, sums[node, 1] - hl
+        start, end = seg_start[node], seg_end[node]
+        n_left = _partition(rows, start, end, feature, bin_threshold, missing_left, left_set, n_bins, categorical,
+                            n_threads)
+        seg_start[left], seg_end[left] = start, start + n_left
+        seg_start[right], seg_end[right] = start + n_left, end
+        counts[j, 0], counts[j, 1] = n_left, end - start - n_left
+        if not wanted[j]:
+            free[0] += 1
+            free[free[0]] = slot_of[node]
+            continue
+        small = left if n_left <= end - start - n_left else right
+        slot = free[free[0]]
+        free[0] -= 1
+        hist = own[slot]
+        node_histogram(rows.rows, seg_start[small], seg_end[small], rows.histogram, rows.gh, sums[small, 0],
+                       sums[small, 1], hist, rows.thread_hists, rows.column_blocks)
+        for cell in range(parent.shape[0]):
+            parent[cell, 0] -= hist[cell, 0]
+            parent[cell, 1] -= hist[cell, 1]
+        slot_of[small], slot_of[left + right - small] = slot, slot_of[node]
+
+
+@njit(cache=True, nogil=True)
+def _partition(rows, start, end, feature, bin_threshold, missing_left, left_set, n_bins, categorical, n_threads):
+    """Partition ``rows.rows[start:end]`` by a split: its left bins when it splits a categorical
+    feature, else its threshold; the rows sent left."""
+    if categorical is not None:
+        if categorical[feature]:
+            return partition_node(rows.rows, start, end, rows.columns, feature, left_set, rows.scratch, n_threads)
+    return partition_node(rows.rows, start, end, rows.columns, feature,
+                          ThresholdRule(bin_threshold, missing_left, n_bins[feature]), rows.scratch, n_threads)
+
+
+@njit(cache=True, nogil=True)
+def take_shares(own, slots, runs, counts, out):
+    """The message to each worker: ``counts`` (flattened), then for each of ``slots`` (own
+    slots, in order) the cells of that worker's share.
+
+    ``runs`` (int64, shape (n_runs, 3)) lists each worker's cell runs as rows ``(worker, first
+    cell, end cell)``, by worker; ``out[w]`` receives worker ``w``'s message (its first
+    ``len(counts) + 2 * len(slots) * cells of w`` entries)."""
+    n_counts = counts.size
+    flat = counts.reshape(-1)
+    for w in range(out.shape[0]):
+        out[w, :n_counts] = flat
+    at = np.zeros(out.shape[0], np.int64) + n_counts
+    for s in range(slots.shape[0]):
+        hist = own[slots[s]]
+        for r in range(runs.shape[0]):
+            w, a, b = runs[r, 0], runs[r, 1], runs[r, 2]
+            for cell in range(a, b):
+                out[w, at[w]] = hist[cell, 0]
+                out[w, at[w] + 1] = hist[cell, 1]
+                at[w] += 2
+
+
+@njit(cache=True, nogil=True)
+def put_share(flat, at, runs, worker, hist):
+    """Write worker ``worker``'s share of a histogram from ``flat[at:]`` (laid out as
+    :func:`take_shares` does) into the cells of ``hist``; returns where the next one starts."""
+    for r in range(runs.shape[0]):
+        if runs[r, 0] == worker:
+            for cell in range(runs[r, 1], runs[r, 2]):
+                hist[cell, 0] = flat[at]
+                hist[cell, 1] = flat[at + 1]
+                at += 2
+    return at
