@@ -130,29 +130,31 @@ def take_shares(own, slots, runs, counts, out):
     ``runs`` (int64, shape (n_runs, 3)) lists each worker's cell runs as rows ``(worker, first
     cell, end cell)``, by worker; ``out[w]`` receives worker ``w``'s message (its first
     ``len(counts) + 2 * len(slots) * cells of w`` entries)."""
-    n_counts = counts.size
-    flat = counts.reshape(-1)
+    flat_counts = counts.reshape(-1)
     for w in range(out.shape[0]):
-        out[w, :n_counts] = flat
-    at = np.zeros(out.shape[0], np.int64) + n_counts
-    for s in range(slots.shape[0]):
-        hist = own[slots[s]]
-        for r in range(runs.shape[0]):
-            w, a, b = runs[r, 0], runs[r, 1], runs[r, 2]
-            for cell in range(a, b):
-                out[w, at[w]] = hist[cell, 0]
-                out[w, at[w] + 1] = hist[cell, 1]
-                at[w] += 2
+        message = out[w]
+        for i in range(flat_counts.shape[0]):
+            message[i] = flat_counts[i]
+        at = flat_counts.shape[0]
+        for s in range(slots.shape[0]):
+            cells = own[slots[s]].reshape(-1)
+            for r in range(runs.shape[0]):
+                if runs[r, 0] == w:
+                    first, n = 2 * runs[r, 1], 2 * (runs[r, 2] - runs[r, 1])
+                    for i in range(n):  # a plain copy, which LLVM vectorises
+                        message[at + i] = cells[first + i]
+                    at += n
 
 
 @njit(cache=True, nogil=True)
 def put_share(flat, at, runs, worker, hist):
     """Write worker ``worker``'s share of a histogram from ``flat[at:]`` (laid out as
     :func:`take_shares` does) into the cells of ``hist``; returns where the next one starts."""
+    cells = hist.reshape(-1)
     for r in range(runs.shape[0]):
         if runs[r, 0] == worker:
-            for cell in range(runs[r, 1], runs[r, 2]):
-                hist[cell, 0] = flat[at]
-                hist[cell, 1] = flat[at + 1]
-                at += 2
+            first, n = 2 * runs[r, 1], 2 * (runs[r, 2] - runs[r, 1])
+            for i in range(n):
+                cells[first + i] = flat[at + i]
+            at += n
     return at
