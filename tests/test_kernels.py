@@ -240,14 +240,15 @@ def test_rows_split_elsewhere_grow_the_trees_of_local_rows(params, wide_row_byte
     full = {"objective": "regression", "verbosity": -1, **params}
     local = sb.train(full, sb.Dataset(X, y), 4)
 
-    def split_many(self, requests):
-        answers = []
-        for r in requests:
-            n_left, n_right = self.partition(r.node, r.left, r.right, r.feature, r.bin, r.missing_left, r.left_set)
-            if r.out is not None:
-                self.histogram(r.left, *r.left_sums, r.out)
-            answers.append((n_left, n_right, r.left if r.out is not None else -1))
-        return answers
+    def split_many(self, state):
+        for j in range(state.counts[0]["n_pending"]):
+            node, left, feature, bin_, missing_left, _, gl, hl = state.splits[j, :8]
+            left_set = state.splits[j, 10:].view(np.uint64) if self.data.mapper.categorical[feature] else None
+            n_left, _ = self.partition(node, left, left + 1, feature, bin_, bool(missing_left), left_set)
+            slot = state.pending[j, 1]
+            if slot >= 0:
+                self.histogram(left, gl, hl, state.pool[slot])
+            state.pending[j, 2], state.pending[j, 3] = n_left, left if slot >= 0 else -1
 
     asked = []
     monkeypatch.setattr(NodeRows, "local_rows", lambda self: asked.append(1))

@@ -17,7 +17,6 @@ Growth is split in two, so that the rows of a tree may live on one machine or on
 
 from __future__ import annotations
 
-from collections import namedtuple
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -42,18 +41,7 @@ from .errors import DataError, ParameterError
 from .selection import FeatureSelector
 from .tree import Tree
 
-__all__ = ["GrownTree", "NodeRows", "RowSource", "SplitRequest", "TreeGrower"]
-
-SplitRequest = namedtuple("SplitRequest", ["node", "left", "right", "feature", "bin", "missing_left", "left_set",
-                                           "left_sums", "right_sums", "out"])
-SplitRequest.__doc__ = """A split the growth loop asks a row source to do (:meth:`RowSource.split_many`):
-send the rows of ``node`` to its children ``left`` and ``right`` by ``feature``'s split (bins
-``<= bin`` and, when ``missing_left``, missing values; or, a categorical split, the bins of
-``left_set``, uint64 words, None for a numeric split), whose fixed-point sums are ``left_sums``
-and ``right_sums`` (pairs ``(g, h)``), and write one child's histogram into ``out`` unless it is
-None."""
-
-_LEFT_SET = SPLIT_ROW.index("left_set_0")  # the first of a split row's four words of left bins
+__all__ = ["GrownTree", "NodeRows", "RowSource", "TreeGrower"]
 
 _MAX_POOL_BYTES = 1 << 32
 """The most virtual memory a tree's histogram slots take up front (one per leaf the tree may
@@ -104,10 +92,14 @@ class RowSource(Protocol):
     def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
         """Write the root's histogram (its sums are ``g``, ``h``) into ``out``."""
 
-    def split_many(self, requests: list[SplitRequest]) -> list[tuple[int, int, int]]:
-        """Do the :class:`SplitRequest` of nodes none a child of another (one, or a depth-wise
-        level), in order. Each answer is ``(n_left, n_right, built)``, the children's row counts
-        and the child whose histogram was written (-1 when ``out`` is None)."""
+    def split_many(self, state: GrowthState) -> None:
+        """Do the loop's pending splits, of nodes none a child of another (one, or a depth-wise
+        level): split ``j`` is row ``j`` of ``state.splits`` (``_kernels.records.SPLIT_ROW``: the
+        node, its left child ``left`` (the right one is ``left + 1``) and its split) and of
+        ``state.pending``, whose column 1 is the histogram slot of the loop's pool the left
+        child's histogram is wanted in (-1: none). Write the left child's row count into
+        ``pending[j, 2]`` and, with a slot, the histogram into ``state.pool[slot]`` and ``left``
+        into ``pending[j, 3]`` (else -1)."""
 
     def feature_share(self, built: np.ndarray) -> np.ndarray | None:
         """Asked once a tree, after :meth:`begin_tree`, by a grower that can scan a share of
@@ -471,7 +463,7 @@ class TreeGrower:
             elif status == NEED_AGREEMENT:
                 _agree_elsewhere(source, state)
             else:
-                _split_elsewhere(source, state, self.categorical)
+                source.split_many(state)
         n_nodes = state.counts[0]["n_nodes"]
         nodes = state.nodes[:n_nodes]
         if rows is not None:
@@ -542,21 +534,6 @@ def _enlarged(state: GrowthState) -> GrowthState:
     bigger.counts[0] = state.counts[0]
     bigger.counts[0]["n_free"] = n_free + slots - old
     return bigger
-
-
-def _split_elsewhere(source: RowSource, state: GrowthState, categorical: np.ndarray) -> None:
-    """Have ``source`` do the loop's pending splits (``categorical``: the features whose splits
-    send a set of bins left), and record its answers for the loop."""
-    pending = state.pending[:state.counts[0]["n_pending"]]
-    splits = state.splits[:pending.shape[0]]
-    requests = []
-    for (node, left, feature, bin_, missing_left, _, gl, hl, g, h, *_), slot, left_set in zip(
-            splits.tolist(), pending[:, 1].tolist(), splits[:, _LEFT_SET:].view(np.uint64)):
-        requests.append(SplitRequest(node, left, left + 1, feature, bin_, missing_left != 0,
-                                     left_set.copy() if categorical[feature] else None, (gl, hl), (g - gl, h - hl),
-                                     state.pool[slot] if slot >= 0 else None))
-    for request, (n_left, _, built) in zip(pending, source.split_many(requests)):
-        request[2], request[3] = n_left, built
 
 
 def _agree_elsewhere(source: RowSource, state: GrowthState) -> None:

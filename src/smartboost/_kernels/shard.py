@@ -42,26 +42,24 @@ def _left_sums(hist, first, n_bins, feature, bin_threshold, missing_left, left_s
 
 
 @njit(cache=True, nogil=True)
-def split_own_rows(splits, left_sets, wanted, rows, n_bins, offsets, categorical, own, slot_of, sums, free, seg_start,
-                   seg_end, counts):
-    """Do the pending splits on this worker's rows.
+def split_own_rows(splits, pending, rows, n_bins, offsets, categorical, own, slot_of, sums, free, seg_start, seg_end,
+                   counts, lefts):
+    """Do the loop's pending splits on this worker's rows.
 
-    For split ``j`` (row ``j`` of ``splits``: node, left child, feature, bin, missing left; and
-    row ``j`` of ``left_sets``, its left bins if it is categorical): partition the rows of its
-    node, write its children's row counts into ``counts[j]``, their slices of the row list into
-    ``seg_start`` and ``seg_end``, and their fixed-point sums into ``sums``; when ``wanted[j]``
-    (the loop wants the children's histograms), build the histogram of the child with fewer of
-    these rows into a free own slot and turn the parent's into the other child's by subtraction,
-    else free the parent's.
+    For split ``j`` (row ``j`` of ``splits``, ``records.SPLIT_ROW``, and of ``pending``, the
+    loop's ``GrowthState.pending``): partition the rows of its node, write its children's row
+    counts into ``counts[j]``, their slices of the row list into ``seg_start`` and ``seg_end``,
+    and their fixed-point sums into ``sums``; when the loop wants the children's histograms (a
+    slot in ``pending[j, 1]``), build the histogram of the child with fewer of these rows into a
+    free own slot and turn the parent's into the other child's by subtraction, and list the own
+    slot of the left child's in ``lefts``; else free the parent's. Returns how many are listed.
 
     Parameters
     ----------
-    splits : ndarray of int64, shape (k, 5)
-    left_sets : ndarray of uint64, shape (k, 4)
-    wanted : ndarray of bool, shape (k,)
+    splits, pending : ndarray of int64
     rows : LocalRows
         This worker's rows of the tree (``grower.NodeRows.local_rows``).
-    n_bins, offsets : ndarray
+    n_bins, offsets : ndarray of int64
         Bins and first histogram cell of every feature.
     categorical : ndarray of bool or None
         The features whose splits send a set of bins left (None: no categorical feature).
@@ -72,18 +70,22 @@ def split_own_rows(splits, left_sets, wanted, rows, n_bins, offsets, categorical
     sums : ndarray of int64, shape (nodes, 2)
         This worker's fixed-point sums of each node.
     free : ndarray of int64
-        A stack of the free own slots, ``free[0]`` its size and ``free[1:]`` its slots.
+        A stack of the free own slots: ``free[0]`` its size, ``free[1:]`` its slots.
     seg_start, seg_end : ndarray of int64, shape (nodes,)
         Each node's slice of the row list.
     counts : ndarray of int64, shape (k, 2)
-        Output: the children's row counts.
+    lefts : ndarray of int64, shape (k,)
+        Outputs.
     """
     n_threads = rows.thread_hists.shape[0]
+    left_set = np.empty(4, np.uint64)
+    n_lefts = 0
     for j in range(splits.shape[0]):
         node, left, feature, bin_threshold = splits[j, 0], splits[j, 1], splits[j, 2], splits[j, 3]
         missing_left = splits[j, 4] != 0
+        for w in range(4):
+            left_set[w] = np.uint64(splits[j, 10 + w])
         right = left + 1
-        left_set = left_sets[j]
         parent = own[slot_of[node]]
         gl, hl = _left_sums(parent, offsets[feature], n_bins[feature], feature, bin_threshold, missing_left, left_set,
                             categorical)
@@ -95,7 +97,7 @@ def split_own_rows(splits, left_sets, wanted, rows, n_bins, offsets, categorical
         seg_start[left], seg_end[left] = start, start + n_left
         seg_start[right], seg_end[right] = start + n_left, end
         counts[j, 0], counts[j, 1] = n_left, end - start - n_left
-        if not wanted[j]:
+        if pending[j, 1] < 0:
             free[0] += 1
             free[free[0]] = slot_of[node]
             continue
@@ -109,6 +111,9 @@ def split_own_rows(splits, left_sets, wanted, rows, n_bins, offsets, categorical
             parent[cell, 0] -= hist[cell, 0]
             parent[cell, 1] -= hist[cell, 1]
         slot_of[small], slot_of[left + right - small] = slot, slot_of[node]
+        lefts[n_lefts] = slot_of[left]
+        n_lefts += 1
+    return n_lefts
 
 
 @njit(cache=True, nogil=True)
@@ -158,3 +163,37 @@ def put_share(flat, at, runs, worker, hist):
                 cells[first + i] = flat[at + i]
             at += n
     return at
+
+
+@njit(cache=True, nogil=True)
+def put_shares(flat, runs, worker, pool, pending, splits):
+    """The loop's answers to its pending splits from the summed message ``flat`` (laid out as
+    :func:`take_shares` does: the children's row counts, then the share of each left child's
+    histogram that is wanted): each left child's rows into ``pending[j, 2]``, its share into
+    the loop's histogram slot ``pool[pending[j, 1]]`` and its id into ``pending[j, 3]`` (-1 when
+    no histogram is wanted)."""
+    at = 2 * pending.shape[0]
+    for j in range(pending.shape[0]):
+        pending[j, 2] = flat[2 * j]
+        if pending[j, 1] < 0:
+            pending[j, 3] = -1
+            continue
+        at = put_share(flat, at, runs, worker, pool[pending[j, 1]])
+        pending[j, 3] = splits[j, 1]
+
+
+@njit(cache=True, nogil=True)
+def best_of_workers(every, splits):
+    """Write into ``splits`` (n, len(SPLIT_ROW)) each node's best split over the workers' rows
+    ``every`` (workers, n, len(SPLIT_ROW)): the valid one (feature >= 0) of the largest gain,
+    ties to the lowest worker, whose share has the lower features (one machine's scan gives
+    ties to the lowest feature); the first worker's when none is valid."""
+    for j in range(splits.shape[0]):
+        best, best_gain = 0, -np.inf
+        for w in range(every.shape[0]):
+            if every[w, j, 2] >= 0:
+                gain = every[w, j][5:6].view(np.float64)[0]
+                if gain > best_gain:
+                    best, best_gain = w, gain
+        for c in range(splits.shape[1]):
+            splits[j, c] = every[best, j, c]

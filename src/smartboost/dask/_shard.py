@@ -23,8 +23,8 @@ import numpy as np
 from .._common import FIXED_DTYPE
 from .._data import concat_features, to_features, to_query_starts, to_vector
 from .._kernels.fsum import exact_partials
-from .._kernels.records import SPLIT_ROW
-from .._kernels.shard import put_share, split_own_rows, take_shares
+from .._kernels.records import GrowthState
+from .._kernels.shard import best_of_workers, put_share, put_shares, split_own_rows, take_shares
 from .._kernels.scale import radix_buckets
 from .._kernels.topk import count_ties
 from .._params import TrainingParams
@@ -33,13 +33,12 @@ from ..binning import BinMapper, BinnedData, category_counts
 from ..booster import Booster
 from ..engine import start_scores, tree_growth
 from ..errors import DataError
-from ..grower import GrownTree, NodeRows, SplitRequest
+from ..grower import GrownTree, NodeRows
 from ..objectives import make_objective
 from ._peers import Peers
 from ._transport import no_delay, portable
 
 _BINNING_STREAM = 0x42494E5348  # the shards' binning samples: their own random stream
-_FEATURE, _GAIN = SPLIT_ROW.index("feature"), SPLIT_ROW.index("gain")
 
 
 class Shard:
@@ -317,6 +316,7 @@ class _PeerRows:
         # whole histogram for worker 0 when the histograms are summed whole (all-reduce)
         self._whole = np.array([[0, 0, n_cells]], np.int64)
         self._runs = self._whole
+        self._cells = np.array([n_cells])  # the cells each worker receives
         self._shared = False
         self._out = np.empty((0, 0), FIXED_DTYPE)  # the messages' buffer, a row per worker
 
@@ -325,7 +325,7 @@ class _PeerRows:
         n_own = self._own.shape[0]
         self._free[0] = n_own  # every own slot is free
         self._free[1:n_own + 1] = np.arange(n_own)
-        self._runs, self._shared = self._whole, False
+        self._runs, self._cells, self._shared = self._whole, self._whole[:, 2], False
         rows = self.node_rows
         rows.use_features(features)
         units = np.max(self.peers.all_gather(np.array(rows.units()), "fixed-point units"), axis=0)
@@ -347,6 +347,7 @@ class _PeerRows:
         fewer than workers); this worker's run."""
         features = np.flatnonzero(built)
         self._shared = True
+        self._cells = np.zeros(self.peers.size, np.int64)
         if features.size == 0:
             self._runs = np.empty((0, 3), np.int64)
             return np.zeros_like(built)
@@ -360,15 +361,16 @@ class _PeerRows:
         starts = np.flatnonzero(new_run)
         ends = np.append(starts[1:], features.size) - 1
         self._runs = np.stack([owner[starts], first[starts], first[ends] + width[ends]], axis=1)
+        np.add.at(self._cells, self._runs[:, 0], self._runs[:, 2] - self._runs[:, 1])
         return np.isin(np.arange(built.size), features[owner == self.peers.rank])
 
     def agree(self, splits: np.ndarray) -> np.ndarray:
         """See ``grower.RowSource``: every worker's best splits of the nodes (an all-gather),
-        and for each node the one of the largest gain, ties to the lowest rank, whose share has
-        the lower features (one machine's scan gives ties to the lowest feature)."""
+        and for each node the best of them (``_kernels.shard.best_of_workers``)."""
         every = np.stack(self.peers.all_gather(splits.ravel(), "best splits")).reshape(self.peers.size, *splits.shape)
-        gains = np.where(every[:, :, _FEATURE] >= 0, every[:, :, _GAIN].view(np.float64), -np.inf)
-        return every[np.argmax(gains, axis=0), np.arange(splits.shape[0])]
+        best = np.empty_like(splits)
+        best_of_workers(every, best)
+        return best
 
     def root_histogram(self, g: int, h: int, out: np.ndarray) -> None:
         """See ``grower.RowSource``."""
@@ -379,38 +381,27 @@ class _PeerRows:
         flat, worker = self._sum(np.array([slot]), np.empty((0, 2), np.int64), "root histogram")
         put_share(flat, 0, self._runs, worker, out)
 
-    def split_many(self, requests: list[SplitRequest]) -> list[tuple[int, int, int]]:
+    def split_many(self, state: GrowthState) -> None:
         """See ``grower.RowSource``: this worker's rows split by one compiled call
         (``_kernels.shard.split_own_rows``), then one exchange of the children's row counts and
         of the left children's histograms (each worker's share of them) for every split."""
-        k = len(requests)
-        splits = np.array([(r.node, r.left, r.feature, r.bin, r.missing_left) for r in requests], np.int64)
-        left_sets = np.zeros((k, 4), np.uint64)
-        for j, request in enumerate(requests):
-            if request.left_set is not None:
-                left_sets[j] = request.left_set
-        wanted = np.array([request.out is not None for request in requests])
-        self._room(nodes=int(splits[:, 1].max()) + 2, slots=int(wanted.sum()))
+        k = int(state.counts[0]["n_pending"])
+        pending, splits = state.pending[:k], state.splits[:k]
+        self._room(nodes=int(splits[:, 1].max()) + 2, slots=k)
         rows = self.node_rows
         counts = np.empty((k, 2), np.int64)
-        split_own_rows(splits, left_sets, wanted, rows.local_rows(), self._n_bins, self._offsets, self._categorical,
-                       self._own, self._slot_of, self._sums, self._free, rows._start, rows._end, counts)
-        flat, worker = self._sum(self._slot_of[splits[wanted, 1]], counts, "split histograms")
-        at = counts.size
-        for request in requests:
-            if request.out is not None:
-                at = put_share(flat, at, self._runs, worker, request.out)
-        counts = flat[:counts.size].reshape(counts.shape)
-        return [(int(counts[j, 0]), int(counts[j, 1]), request.left if request.out is not None else -1)
-                for j, request in enumerate(requests)]
+        lefts = np.empty(k, np.int64)
+        n_lefts = split_own_rows(splits, pending, rows.local_rows(), self._n_bins, self._offsets, self._categorical,
+                                 self._own, self._slot_of, self._sums, self._free, rows._start, rows._end, counts,
+                                 lefts)
+        flat, worker = self._sum(lefts[:n_lefts], counts, "split histograms")
+        put_shares(flat, self._runs, worker, state.pool, pending, splits)
 
     def _sum(self, slots: np.ndarray, counts: np.ndarray, what: str) -> tuple[np.ndarray, int]:
         """Sum ``counts`` and the histograms of the own ``slots`` over every worker: each
         worker's share of them (a reduce-scatter), or the whole of them (an all-reduce) before
         :meth:`feature_share`. Returns the summed message and the worker whose share it holds."""
-        cells = np.bincount(self._runs[:, 0], weights=self._runs[:, 2] - self._runs[:, 1],
-                            minlength=self.peers.size if self._shared else 1).astype(np.int64)
-        sizes = counts.size + 2 * slots.size * cells
+        sizes = counts.size + 2 * slots.size * self._cells
         if self._out.shape[0] < sizes.size or self._out.shape[1] < sizes.max():
             self._out = np.empty((sizes.size, max(int(sizes.max()), self._out.shape[1])), FIXED_DTYPE)
         take_shares(self._own, slots, self._runs, counts, self._out)
