@@ -323,6 +323,12 @@ class NodeRows:
         """Each node's slice of the row list, after ``grow_tree`` partitioned it."""
         self._start, self._end = start, end
 
+    @property
+    def segment_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The arrays of each node's slice of the row list (start, end; int64, by node id),
+        themselves: a row source that partitions the rows node by node writes into them."""
+        return self._start, self._end
+
     def row_list(self) -> tuple[np.ndarray, np.ndarray | None]:
         """The row list and what its values index: ``(rows, None)`` when they are row ids,
         ``(positions, ids)`` for a compact tree (the ids are ``ids[positions]``)."""

@@ -376,7 +376,8 @@ class _PeerRows:
         """See ``grower.RowSource``."""
         self._room(nodes=1, slots=1)
         slot = self._pop_slot()
-        self.node_rows.histogram(0, g, h, self._own[slot])
+        # sparse features' default cells come from the node's sums: this worker's, not the total
+        self.node_rows.histogram(0, int(self._sums[0, 0]), int(self._sums[0, 1]), self._own[slot])
         self._slot_of[0] = slot
         flat, worker = self._sum(np.array([slot]), np.empty((0, 2), np.int64), "root histogram")
         put_share(flat, 0, self._runs, worker, out)
@@ -392,7 +393,7 @@ class _PeerRows:
         counts = np.empty((k, 2), np.int64)
         lefts = np.empty(k, np.int64)
         n_lefts = split_own_rows(splits, pending, rows.local_rows(), self._n_bins, self._offsets, self._categorical,
-                                 self._own, self._slot_of, self._sums, self._free, rows._start, rows._end, counts,
+                                 self._own, self._slot_of, self._sums, self._free, *rows.segment_arrays, counts,
                                  lefts)
         flat, worker = self._sum(lefts[:n_lefts], counts, "split histograms")
         put_shares(flat, self._runs, worker, state.pool, pending, splits)
@@ -422,10 +423,10 @@ class _PeerRows:
             size = max(nodes, 2 * self._slot_of.size)
             self._slot_of = np.resize(self._slot_of, size)
             self._sums = np.resize(self._sums, (size, 2))
-        rows = self.node_rows
-        if rows._start.size < nodes:
-            rows.set_segments(np.resize(rows._start, max(nodes, 2 * rows._start.size)),
-                              np.resize(rows._end, max(nodes, 2 * rows._start.size)))
+        start, end = self.node_rows.segment_arrays
+        if start.size < nodes:
+            size = max(nodes, 2 * start.size)
+            self.node_rows.set_segments(np.resize(start, size), np.resize(end, size))
         if self._free[0] < slots:
             old = self._own.shape[0]
             more = max(slots - int(self._free[0]), old, 4)
