@@ -553,28 +553,35 @@ def _export_pending(state):
 
 
 @njit(cache=True, nogil=True)
-def _export_scanned(state):
-    """The splits found in the nodes just scanned into ``state.splits``: the root, or the children
-    of the pending splits that built a histogram."""
+def _list_scanned(state):
+    """List the nodes just scanned in column 0 of ``state.splits`` (``counts.n_splits`` rows):
+    the root, or the children of the pending splits that built a histogram."""
     c = state.counts[0]
     if c.n_nodes == 1:
-        _export_split(state, np.int64(0), np.int64(0))
+        state.splits[0, 0] = 0
         c.n_splits = 1
         return
     c.n_splits = 0
     for j in range(c.n_pending):
         if state.pending[j, 1] >= 0:
             a = np.int64(state.nodes[state.pending[j, 0]].left)
-            _export_split(state, c.n_splits, a)
-            _export_split(state, c.n_splits + 1, a + 1)
+            state.splits[c.n_splits, 0] = a
+            state.splits[c.n_splits + 1, 0] = a + 1
             c.n_splits += 2
+
+
+@njit(cache=True, nogil=True)
+def _export_scanned(state):
+    """The splits found in the nodes just scanned (:func:`_list_scanned`) into their rows of
+    ``state.splits``."""
+    for row in range(state.counts[0].n_splits):
+        _export_split(state, row, state.splits[row, 0])
 
 
 @njit(cache=True, nogil=True)
 def _import_agreed(state):
     """Replace the splits of the nodes of ``state.splits`` by the rows' (the agreed ones)."""
-    c = state.counts[0]
-    for row in range(c.n_splits):
+    for row in range(state.counts[0].n_splits):
         r = state.splits[row]
         p = state.nodes[r[0]]
         p.feature, p.bin, p.missing_left = r[2], r[3], r[4] != 0
@@ -582,22 +589,16 @@ def _import_agreed(state):
         p.gl, p.hl = r[6], r[7]
         for w in range(4):
             state.left_sets[r[0], w] = np.uint64(r[10 + w])
-    c.n_splits = 0
 
 
 @njit(cache=True, nogil=True)
 def _open_scanned(state):
-    """Open the nodes just scanned that have a valid split (free the others' histograms): the
-    root, or the children of the pending splits that built a histogram."""
+    """Open the nodes just scanned (:func:`_list_scanned`) that have a valid split, free the
+    others' histograms; the pending splits are then done."""
     c = state.counts[0]
-    if c.n_nodes == 1:
-        _open_or_release(state, np.int64(0))
-        return
-    for j in range(c.n_pending):
-        if state.pending[j, 1] >= 0:
-            a = np.int64(state.nodes[state.pending[j, 0]].left)
-            _open_or_release(state, a)
-            _open_or_release(state, a + 1)
+    for row in range(c.n_splits):
+        _open_or_release(state, state.splits[row, 0])
+    c.n_splits = 0
     c.n_pending = 0
 
 
@@ -651,6 +652,7 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
             _keep_split(state, np.int64(0), find_best_split(state.pool[root.slot], cells, candidates,
                                                             _node_sums(state, np.int64(0), cells.monotone), units,
                                                             params, scan_scratch))
+            _list_scanned(state)
             c.phase = _OPEN
             if choices.partial:
                 _export_scanned(state)
@@ -669,6 +671,7 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
             _split_rows(state, rows, cells)
         elif c.phase == _FINISH:
             _finish(state, cells, choices, limits, params, units, scan_scratch)
+            _list_scanned(state)
             c.phase = _OPEN
             if choices.partial:
                 _export_scanned(state)

@@ -18,26 +18,23 @@ from numba import njit
 from .histogram import node_histogram
 from .partition import partition_node
 from .records import ThresholdRule
+from .split import split_sums
 
 
 @njit(cache=True, nogil=True)
 def _left_sums(hist, first, n_bins, feature, bin_threshold, missing_left, left_set, categorical):
     """The fixed-point sums of the left child of a split, from its parent's histogram ``hist``
-    (``first``: the feature's first cell; a categorical feature's left bins are ``left_set``)."""
-    g = h = np.int64(0)
+    (``first``: the feature's first cell; a categorical feature's left bins are ``left_set``;
+    a numeric one's as the split scan adds them up, :func:`~smartboost._kernels.split.split_sums`)."""
     if categorical is not None:
         if categorical[feature]:
+            g = h = np.int64(0)
             for b in range(n_bins + 1):
                 if (left_set[b >> 6] >> np.uint64(b & 63)) & np.uint64(1):
                     g += hist[first + b, 0]
                     h += hist[first + b, 1]
             return g, h
-    for b in range(bin_threshold + 1):
-        g += hist[first + b, 0]
-        h += hist[first + b, 1]
-    if missing_left:
-        g += hist[first + n_bins, 0]
-        h += hist[first + n_bins, 1]
+    _, g, h = split_sums(hist, first, n_bins, bin_threshold, missing_left, np.int64(0))
     return g, h
 
 

@@ -253,7 +253,7 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     cross-multiplication cannot; the exact comparison then runs on the few thresholds near the
     best only. The validity test is one hessian bound per side (:func:`least_child_hessian`),
     and the fixed-point sums are added up for the node's winning feature only
-    (:func:`_split_sums`), not for every feature's best.
+    (:func:`split_sums`), not for every feature's best.
 
     Features of at most ``_FEW_THRESHOLDS`` thresholds, and candidate lists, are scanned in one
     pass that compares each threshold in order by cross-multiplication, the same winner.
@@ -387,7 +387,7 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
         Rows with bin <= ``bin`` go left.
     missing_left : bool
         Whether missing values go left, when the node has any (else False: the winning
-        feature's direction is set by :func:`_split_sums`).
+        feature's direction is set by :func:`split_sums`).
 
     Notes
     -----
@@ -647,7 +647,7 @@ def _categorical_split_sums(hist, first_cell, n_bins, k, from_top, sums, units, 
 
 
 @_scan_kernel()
-def _split_sums(hist, first_cell, n_bins, bin_threshold, missing_left, h_fixed):
+def split_sums(hist, first_cell, n_bins, bin_threshold, missing_left, h_fixed):
     """The left child's fixed-point sums of a feature's split (bins <= ``bin_threshold`` left,
     and the missing cell when ``missing_left``), added up for the node's winning feature only.
 
@@ -721,7 +721,7 @@ def _no_splits(n_nodes, n_features):
 def _best_of(gains, bins, missing_left, features, hist, cells, sums, units, params, scratch):
     """The :class:`Split` of the best feature among the results of the listed ``features``
     (increasing; entry ``j`` is feature ``features[j]``'s, so ties go to the lowest feature
-    index), with its missing direction and left sums (:func:`_split_sums` on the node's
+    index), with its missing direction and left sums (:func:`split_sums` on the node's
     ``hist``), or its left bins (a categorical feature)."""
     best = -1
     for j in range(gains.shape[0]):
@@ -743,7 +743,7 @@ def _split_of(hist, cells, f, gain, k, missing_left, sums, units, params, scratc
             left_set, gl, hl = _categorical_split_sums(hist, first, n_bins, k, missing_left, sums, units, params,
                                                        scratch[get_thread_id()])
             return Split(np.int32(f), np.int32(0), False, gain, np.int64(gl), np.int64(hl), left_set)
-    missing, gl, hl = _split_sums(hist, first, n_bins, k, missing_left, sums.h)
+    missing, gl, hl = split_sums(hist, first, n_bins, k, missing_left, sums.h)
     return Split(np.int32(f), np.int32(k), missing, gain, np.int64(gl), np.int64(hl), NO_LEFT_SET)
 
 
