@@ -388,7 +388,7 @@ class TreeGrower:
         self.n_bins = mapper.n_bins
         offsets, self.n_cells = histogram_cells(self.n_bins)
         names = feature_names or [f"Column_{i}" for i in range(self.n_bins.size)]
-        self.categorical = categorical = mapper.categorical
+        categorical = mapper.categorical
         if params.weak_learner == "sign" and categorical.any():
             raise ParameterError("weak_learner='sign' splits numeric features only; the data has categorical "
                                  f"features ({', '.join(names[f] for f in np.flatnonzero(categorical))})")

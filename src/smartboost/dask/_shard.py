@@ -362,7 +362,9 @@ class _PeerRows:
         ends = np.append(starts[1:], features.size) - 1
         self._runs = np.stack([owner[starts], first[starts], first[ends] + width[ends]], axis=1)
         np.add.at(self._cells, self._runs[:, 0], self._runs[:, 2] - self._runs[:, 1])
-        return np.isin(np.arange(built.size), features[owner == self.peers.rank])
+        share = np.zeros_like(built)
+        share[features[owner == self.peers.rank]] = True
+        return share
 
     def agree(self, splits: np.ndarray) -> np.ndarray:
         """See ``grower.RowSource``: every worker's best splits of the nodes (an all-gather),
