@@ -124,6 +124,24 @@ def test_layouts_dtypes_and_sparse_bin_identically(max_bin):
             X32.astype(np.float64)).row_major)
 
 
+def test_bin_of_counts_the_edges_below_the_value_for_every_window():
+    """The branch-free search equals a sorted-array search (edges below the value) for every
+    window size, at an offset into a longer table, on values at, between and beyond the
+    edges; NaN gets the missing-value bin."""
+    from smartboost._kernels.binning import bin_of
+
+    rng = np.random.default_rng(4)
+    table = np.sort(rng.standard_normal(400))
+    for n in [*range(0, 20), 31, 32, 33, 254, 255, 256, 300]:
+        first = int(rng.integers(0, table.size - n + 1))
+        edges = table[first:first + n]
+        x = np.concatenate([edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf),
+                            rng.standard_normal(50) * 3, [-np.inf, np.inf, -1e300, 1e300]])
+        got = np.array([bin_of(v, table, first, n) for v in x])
+        np.testing.assert_array_equal(got, np.searchsorted(edges, x, side="left"), err_msg=f"{n} edges")
+        assert bin_of(np.nan, table, first, n) == n + 1
+
+
 def test_subsample_is_seeded():
     rng = np.random.default_rng(2)
     X = rng.standard_normal((5000, 3))

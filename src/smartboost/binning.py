@@ -28,6 +28,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numba import get_num_threads
 
 from . import _schema as schema
 from ._common import CELL_DTYPE, X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
@@ -43,7 +44,12 @@ if TYPE_CHECKING:
 
 __all__ = ["BinMapper", "BinnedData", "CategoryBins", "HistogramLayout"]
 
-_BIN_BLOCK_ROWS = 16384
+_BIN_BLOCK_ROWS = 1024
+"""Fewest rows of a block of :func:`_kernels.binning.bin_dense` (its unit of parallel work), so
+that a few thousand rows already bin on every thread; blocks grow with the rows above
+:data:`_BIN_BLOCKS_PER_THREAD` blocks a thread."""
+
+_BIN_BLOCKS_PER_THREAD = 4
 
 MAX_BIN = int(np.iinfo(X_BINNED_WIDE_DTYPE).max)
 """Most value bins a feature may have: with its missing-value bin, every bin fits the uint16 bins."""
@@ -351,7 +357,8 @@ class BinMapper:
                 missing[f] = np.count_nonzero(column_major[f] == self.n_bins[f])
             return BinnedData(self, None, missing, column_major=column_major)
         row_major = np.empty((n_rows, n_features), self.bin_dtype)
-        missing_blocks = np.zeros(((n_rows + _BIN_BLOCK_ROWS - 1) // _BIN_BLOCK_ROWS, n_features), np.int64)
+        n_blocks = min(-(-n_rows // _BIN_BLOCK_ROWS), _BIN_BLOCKS_PER_THREAD * get_num_threads())
+        missing_blocks = np.zeros((max(n_blocks, 1), n_features), np.int64)
         kernels.bin_dense(X, *self._edge_table, n_edges, row_major, missing_blocks)
         missing = missing_blocks.sum(axis=0)
         for f in self.categories:

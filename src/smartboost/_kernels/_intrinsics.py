@@ -1,6 +1,7 @@
 """LLVM operations numba does not expose: software prefetch (of an element, or with
-:func:`prefetch_span` of every cache line of a wide row), and the bit pattern of a float64
-(:func:`float_bits`, :func:`bits_float`, which ``_kernels/exp.py`` builds powers of two with).
+:func:`prefetch_span` of every cache line of a wide row), the bit pattern of a float64
+(:func:`float_bits`, :func:`bits_float`, which ``_kernels/exp.py`` builds powers of two with),
+and a conditional move LLVM keeps branch-free (:func:`select_unpredictable`).
 
 Gathered loops (a node's rows are scattered over the data) stall on cache misses; prefetching
 a row a few positions ahead lets the memory fetch overlap the work on the rows before it
@@ -77,3 +78,23 @@ def bits_float(typingctx, bits):
         return builder.bitcast(args[0], ir.DoubleType())
 
     return types.float64(bits), codegen
+
+
+@intrinsic
+def select_unpredictable(typingctx, condition, if_true, if_false):
+    """``if_true if condition else if_false`` for two integers of one type, compiled to a
+    conditional move.
+
+    LLVM turns a select whose condition depends on a load back into a branch (x86's cmov
+    conversion), which mispredicts half the time when the condition goes either way as often, as
+    a binary search's comparisons do; a select marked ``!unpredictable`` stays a move.
+    """
+    if not isinstance(condition, types.Boolean) or not isinstance(if_true, types.Integer) or if_true != if_false:
+        return None
+
+    def codegen(context, builder, signature, args):
+        chosen = builder.select(args[0], args[1], args[2])
+        chosen.set_metadata("unpredictable", builder.module.add_metadata([]))
+        return chosen
+
+    return if_true(condition, if_true, if_false), codegen
