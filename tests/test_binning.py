@@ -142,6 +142,22 @@ def test_bin_of_counts_the_edges_below_the_value_for_every_window():
         assert bin_of(np.nan, table, first, n) == n + 1
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_large_c_ordered_samples_learn_the_edges_of_any_layout(dtype):
+    """A C-ordered sample from ``_PARALLEL_TRANSPOSE_VALUES`` values is transposed by the
+    compiled kernel, others by numpy: the same edges either way."""
+    from smartboost.binning import _PARALLEL_TRANSPOSE_VALUES
+
+    rng = np.random.default_rng(5)
+    n_features = 7
+    X = (rng.standard_normal((_PARALLEL_TRANSPOSE_VALUES // n_features + 1, n_features)) * 10).round(1).astype(dtype)
+    X[rng.random(X.shape) < 0.01] = np.nan
+    X[:, 3] = 0.0
+    c_ordered = BinMapper(sample_cnt=X.shape[0]).fit(X)
+    assert c_ordered.same_edges(BinMapper(sample_cnt=X.shape[0]).fit(np.asfortranarray(X)))
+    assert c_ordered.n_bins[3] == 1 and c_ordered.n_bins.max() > 200
+
+
 def test_subsample_is_seeded():
     rng = np.random.default_rng(2)
     X = rng.standard_normal((5000, 3))

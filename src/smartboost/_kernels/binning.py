@@ -248,8 +248,10 @@ def bin_csc(indptr, indices, data, edges, first_edge, n_edges, out, missing_coun
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def transpose_bins(src, dst):
-    """``dst = src.T`` for bin matrices, in row blocks (faster than numpy's copy here)."""
+def transpose(src, dst):
+    """``dst[...] = src.T`` in row blocks, in parallel: bin matrices, and the sample of a C-ordered
+    float matrix that the bin edges are learned from (2-5x faster than numpy's copy of a
+    transposed view, which reads one column at a time across every row)."""
     n_rows, n_cols = src.shape
     block = 4096
     for k in prange((n_rows + block - 1) // block):
