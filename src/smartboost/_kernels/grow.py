@@ -465,17 +465,25 @@ def _choose(state, cells, choices, limits, params, units, scan_scratch):
 
 
 @njit(cache=True, nogil=True)
-def _partition_split(state, parent, rows, n_bins, categorical):
-    """Partition the rows of ``parent`` by its split: its left bins when it splits a
-    categorical feature (``categorical``: ``Cells.categorical``), else its threshold."""
-    p = state.nodes[parent]
+def partition_by_split(rows, start, end, feature, bin_threshold, missing_left, left_set, n_bins, categorical):
+    """Partition ``rows.rows[start:end]`` (a ``LocalRows``) by a split of ``feature``: its left
+    bins ``left_set`` (uint64 words) when it splits a categorical feature (``categorical``:
+    ``Cells.categorical``), else bins ``<= bin_threshold`` and, when ``missing_left``, missing
+    values. Returns the rows sent left."""
     n_threads = rows.thread_hists.shape[0]
     if categorical is not None:
-        if categorical[p.feature]:
-            return partition_node(rows.rows, p.start, p.end, rows.columns, p.feature, state.left_sets[parent],
-                                  rows.scratch, n_threads)
-    return partition_node(rows.rows, p.start, p.end, rows.columns, p.feature,
-                          ThresholdRule(p.bin, p.missing_left, n_bins[p.feature]), rows.scratch, n_threads)
+        if categorical[feature]:
+            return partition_node(rows.rows, start, end, rows.columns, feature, left_set, rows.scratch, n_threads)
+    return partition_node(rows.rows, start, end, rows.columns, feature,
+                          ThresholdRule(bin_threshold, missing_left, n_bins[feature]), rows.scratch, n_threads)
+
+
+@njit(cache=True, nogil=True)
+def _partition_split(state, parent, rows, n_bins, categorical):
+    """Partition the rows of ``parent`` by its split (:func:`partition_by_split`)."""
+    p = state.nodes[parent]
+    return partition_by_split(rows, p.start, p.end, p.feature, p.bin, p.missing_left, state.left_sets[parent], n_bins,
+                              categorical)
 
 
 @njit(cache=True, nogil=True)

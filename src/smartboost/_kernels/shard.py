@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .grow import partition_by_split
 from .histogram import node_histogram
-from .partition import partition_node
-from .records import ThresholdRule
+from .partition import goes_left
 from .split import split_sums
 
 
@@ -30,7 +30,7 @@ def _left_sums(hist, first, n_bins, feature, bin_threshold, missing_left, left_s
         if categorical[feature]:
             g = h = np.int64(0)
             for b in range(n_bins + 1):
-                if (left_set[b >> 6] >> np.uint64(b & 63)) & np.uint64(1):
+                if goes_left(b, left_set):
                     g += hist[first + b, 0]
                     h += hist[first + b, 1]
             return g, h
@@ -74,7 +74,6 @@ def split_own_rows(splits, pending, rows, n_bins, offsets, categorical, own, slo
     lefts : ndarray of int64, shape (k,)
         Outputs.
     """
-    n_threads = rows.thread_hists.shape[0]
     left_set = np.empty(4, np.uint64)
     n_lefts = 0
     for j in range(splits.shape[0]):
@@ -89,8 +88,8 @@ def split_own_rows(splits, pending, rows, n_bins, offsets, categorical, own, slo
         sums[left, 0], sums[left, 1] = gl, hl
         sums[right, 0], sums[right, 1] = sums[node, 0] - gl, sums[node, 1] - hl
         start, end = seg_start[node], seg_end[node]
-        n_left = _partition(rows, start, end, feature, bin_threshold, missing_left, left_set, n_bins, categorical,
-                            n_threads)
+        n_left = partition_by_split(rows, start, end, feature, bin_threshold, missing_left, left_set, n_bins,
+                                    categorical)
         seg_start[left], seg_end[left] = start, start + n_left
         seg_start[right], seg_end[right] = start + n_left, end
         counts[j, 0], counts[j, 1] = n_left, end - start - n_left
@@ -111,17 +110,6 @@ def split_own_rows(splits, pending, rows, n_bins, offsets, categorical, own, slo
         lefts[n_lefts] = slot_of[left]
         n_lefts += 1
     return n_lefts
-
-
-@njit(cache=True, nogil=True)
-def _partition(rows, start, end, feature, bin_threshold, missing_left, left_set, n_bins, categorical, n_threads):
-    """Partition ``rows.rows[start:end]`` by a split: its left bins when it splits a categorical
-    feature, else its threshold; the rows sent left."""
-    if categorical is not None:
-        if categorical[feature]:
-            return partition_node(rows.rows, start, end, rows.columns, feature, left_set, rows.scratch, n_threads)
-    return partition_node(rows.rows, start, end, rows.columns, feature,
-                          ThresholdRule(bin_threshold, missing_left, n_bins[feature]), rows.scratch, n_threads)
 
 
 @njit(cache=True, nogil=True)
