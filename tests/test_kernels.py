@@ -653,10 +653,13 @@ def _random_tree(rng, n_leaves, n_bins):
 @pytest.mark.parametrize("record", [False, True])
 @pytest.mark.parametrize("ahead", [None, 16])
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
-def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record, ahead, dtype):
-    """add_tree_to_rows (8 lanes per thread, refilled as rows finish, with or without prefetching
-    rows ahead) adds every listed row's leaf value once, and records its leaf, like following the
-    tree row by row, on one- and two-byte bins (a feature with the most bins of each among them)."""
+@pytest.mark.parametrize("steps", [3, 64])
+def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record, ahead, dtype, steps):
+    """add_tree_to_rows (groups of 8 rows taking ``steps`` levels together, then each row to its
+    leaf alone, with or without prefetching rows ahead) adds every listed row's leaf value once,
+    and records its leaf, like following the tree row by row, on one- and two-byte bins (a
+    feature with the most bins of each among them), whether the groups stop above every leaf,
+    among them, or far below the deepest."""
     from smartboost._kernels.predict import add_tree_to_rows, pack_bin_decisions
     rng = np.random.default_rng(n)
     most = np.iinfo(dtype).max
@@ -681,7 +684,7 @@ def test_walk_of_binned_rows_reaches_each_rows_leaf(n, record, ahead, dtype):
     leaves = np.full(n + 50, -1, np.int32) if record else None
     widths = None if dtype == np.uint8 else np.empty(feature.size, dtype)
     decisions = pack_bin_decisions(feature, threshold, missing_left, n_bins, left, widths)
-    add_tree_to_rows(bins, rows, decisions, widths, None, value, leaf_of_node, scores, leaves, ahead)
+    add_tree_to_rows(bins, rows, decisions, widths, None, value, leaf_of_node, scores, leaves, steps, ahead)
     np.testing.assert_array_equal(scores, expected)
     if record:
         np.testing.assert_array_equal(leaves, expected_leaf)

@@ -85,6 +85,13 @@ costs a cache line of its own, and a walk reads a line or two of the row at rand
 WALK_PREFETCH_ROWS = 16
 """Rows ahead that tree walks on wide rows prefetch (``_kernels.predict.add_tree_to_rows``)."""
 
+WALK_STEP_COST = 16
+"""What a level costs a row that walks alone, in levels of a group of 8 rows walking together
+(``_kernels.predict.add_tree_to_rows``): the group overlaps 8 rows' dependent loads, a row alone
+waits for each and mispredicts its exit. A group takes every row as many levels as leave at most
+``1 / WALK_STEP_COST`` of the rows deeper (``Tree.add_to_binned_rows``); on 255-leaf trees
+anything from 1/8 to 1/32 measured the same."""
+
 PREFETCH_DISTANCE = 8
 """Rows ahead that gathered loops prefetch (docs/internals.md, "Histograms"): far enough for the
 line to arrive, near enough to stay in cache."""

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import _schema as schema
-from ._common import WALK_PREFETCH_ROWS, WIDE_ROW_BYTES, X_BINNED_DTYPE
+from ._common import WALK_PREFETCH_ROWS, WALK_STEP_COST, WIDE_ROW_BYTES, X_BINNED_DTYPE
 from ._kernels.predict import LEAF_WORD, add_tree_to_rows, pack_bin_decisions
 from ._kernels.records import CategoricalNodes
 from .binning import CATEGORY_MAX_BIN, MAX_BIN, BinMapper
@@ -103,11 +103,15 @@ class Tree:
 
     def depth(self) -> int:
         """Length of the longest root-to-leaf path (0 for a single leaf)."""
+        return int(self.node_depths().max())
+
+    def node_depths(self) -> np.ndarray:
+        """Each node's distance from the root (int64)."""
         depth = np.zeros(self.n_nodes, np.int64)
         for node in range(self.n_nodes):  # children always come after their parent
             if self.left[node] >= 0:
                 depth[self.left[node]] = depth[self.right[node]] = depth[node] + 1
-        return int(depth.max())
+        return depth
 
     @property
     def categorical_nodes(self) -> np.ndarray:
@@ -122,13 +126,14 @@ class Tree:
 
     def left_bin_sets(self, missing_bin: np.ndarray) -> np.ndarray:
         """Every node's set of left bins, numeric splits' included (bins ``<= bin_threshold``,
-        and the missing-value bin when ``missing_left``): what the binned walk of a tree with
-        categorical splits tests (``_kernels.predict.add_tree_to_rows``)."""
+        and the missing-value bin when ``missing_left``), and every bin for a leaf (its own left
+        child): what the binned walk of a tree with categorical splits tests
+        (``_kernels.predict.add_tree_to_rows``)."""
         b = np.arange(4 * 64)
         internal = self.left >= 0
         missing = missing_bin[np.where(internal, self.feature, 0)]
         left = (b <= self.bin_threshold[:, None]) | (self.missing_left[:, None] & (b == missing[:, None]))
-        sets = _sets_of_masks(left & internal[:, None])
+        sets = _sets_of_masks((left & internal[:, None]) | ~internal[:, None])
         categorical = self.categorical_nodes
         sets[categorical] = self.left_sets[categorical]
         return sets
@@ -163,7 +168,18 @@ class Tree:
         if self.categorical_nodes.any():  # two-byte bins: the numeric nodes keep their range tests
             left_sets = self.left_bin_sets(missing_bin) if widths is None else self.left_sets
         add_tree_to_rows(bins, rows, decisions, widths, left_sets, self.value, leaf_of_node, scores, leaves_out,
-                         ahead)
+                         self._walk_steps(), ahead)
+
+    def _walk_steps(self) -> int:
+        """Levels the binned walk takes for every row before it checks which rows are at their
+        leaves (``_kernels.predict.add_tree_to_rows``): the least depth with at most
+        ``1 / WALK_STEP_COST`` of the rows (by the leaves' counts of the rows the tree was
+        grown on) deeper. A row walked past its leaf costs a step; a row deeper than the steps
+        finishes alone, about ``WALK_STEP_COST`` steps' time a level."""
+        leaves = self.left < 0
+        rows = np.bincount(self.node_depths()[leaves], weights=self.count[leaves] + 1.0)
+        deeper = rows.sum() - np.cumsum(rows)
+        return int(np.argmax(deeper * WALK_STEP_COST <= rows.sum()))
 
     def to_dict(self) -> dict[str, list]:
         """JSON-ready representation; non-finite thresholds become strings ('inf', '-inf'), and a

@@ -173,7 +173,7 @@ def add_leaf_values(raw, rows, ids, leaf_start, leaf_end, leaf_value, leaves_out
                 leaves_out[row] = k
 
 
-_LEAF = np.uint64(0xFFFFFF)
+_CHILD = np.uint64(0xFFFFFF)
 
 
 @njit(cache=True, nogil=True)
@@ -182,16 +182,19 @@ def pack_bin_decisions(feature, bin_threshold, missing_left, missing_bin, left, 
 
     A row goes right when ``(bin - lo) mod 2^k < width`` for ``k``-bit bins: ``lo = threshold +
     1`` and ``width`` reaches the missing-value bin (the largest code) only when missing values
-    go right. Bits 0-23: left child (``0xFFFFFF`` marks a leaf; the right child is ``left +
-    1``), 24-47: feature. One-byte bins (``widths`` None): bits 48-55 ``lo``, 56-63 ``width``,
-    one load per node. Two-byte bins: bits 48-63 ``lo``, and ``width`` in ``widths`` (uint16,
-    one per node), as the word has no room left. Needs fewer than 2**24 nodes and features.
+    go right. Bits 0-23: left child (the right child is ``left + 1``), 24-47: feature. One-byte
+    bins (``widths`` None): bits 48-55 ``lo``, 56-63 ``width``, one load per node. Two-byte bins:
+    bits 48-63 ``lo``, and ``width`` in ``widths`` (uint16, one per node), as the word has no
+    room left. A leaf is its own left child, with width 0: a row at a leaf stays there, so a
+    step needs no test of whether the row has arrived. Needs fewer than 2**24 nodes and features.
     """
     code_max = 255 if widths is None else 65535
     out = np.empty(feature.shape[0], np.uint64)
     for i in range(feature.shape[0]):
         if left[i] < 0:
-            out[i] = _LEAF
+            out[i] = np.uint64(i)
+            if widths is not None:
+                widths[i] = 0
             continue
         f = feature[i]
         t = bin_threshold[i]
@@ -204,91 +207,59 @@ def pack_bin_decisions(feature, bin_threshold, missing_left, missing_bin, left, 
     return out
 
 
-@njit(cache=True, nogil=True)
-def _binned_step(bins, decisions, widths, node, row, left_sets):
-    """``(child, leaf)``: the node a row goes to from ``node``; ``leaf`` when ``node`` is a leaf.
-    With ``left_sets`` (a tree with categorical splits) on one-byte bins every node's set of
-    left bins decides; on two-byte bins (``widths``: see :func:`pack_bin_decisions`) only the
-    categorical nodes' sets do (a numeric node's set is empty there: its bins do not fit 256
-    bits). None: the range test of the decision word."""
+@njit(cache=True, nogil=True, inline="always")
+def _descend(bins, decisions, widths, left_sets, node, row):
+    """The node row ``row`` goes to from ``node`` (``node`` itself at a leaf). With
+    ``left_sets`` (a tree with categorical splits) on one-byte bins every node's set of left
+    bins decides (a leaf's holds every bin); on two-byte bins only the categorical nodes' sets
+    do (a numeric node's set is empty there: its bins do not fit 256 bits). None: the range test
+    of the decision word."""
     word = decisions[node]
-    child = np.int64(word & _LEAF)
-    if child == 0xFFFFFF:
-        return node, True
-    b = bins[row, np.int64((word >> np.uint64(24)) & _LEAF)]
+    child = np.int64(word & _CHILD)
+    b = bins[row, np.int64((word >> np.uint64(24)) & _CHILD)]
     if widths is None:
         if left_sets is not None:
-            return child + 1 - np.int64(in_set(left_sets, node, b)), False
+            return child + 1 - np.int64(in_set(left_sets, node, b))
         lo = np.uint8((word >> np.uint64(48)) & np.uint64(255))
-        return child + (np.uint8(b - lo) < np.uint8(word >> np.uint64(56))), False
+        return child + (np.uint8(b - lo) < np.uint8(word >> np.uint64(56)))
     if left_sets is not None and (left_sets[node, 0] | left_sets[node, 1] | left_sets[node, 2]
                                   | left_sets[node, 3]) != 0:
-        return child + 1 - np.int64(in_set(left_sets, node, b)), False
+        return child + 1 - np.int64(in_set(left_sets, node, b))
     lo = np.uint16(word >> np.uint64(48))
-    return child + (np.uint16(b - lo) < widths[node]), False
+    return child + (np.uint16(b - lo) < widths[node])
 
 
 @njit(cache=True, nogil=True)
-def _add_leaf(value, leaf_of_node, scores, leaves_out, node, row):
-    """``scores[row] += value[node]`` for a row at leaf ``node``; its leaf position goes to
-    ``leaves_out`` when that is an array (None: compiled without)."""
+def _finish_row(bins, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, node, row):
+    """The rest of one row's walk, from ``node`` to its leaf (the node that is its own left
+    child), then the leaf's value added to ``scores[row]`` and its position written to
+    ``leaves_out[row]`` when that is an array (None: compiled without)."""
+    while np.int64(decisions[node] & _CHILD) != node:
+        node = _descend(bins, decisions, widths, left_sets, node, row)
     scores[row] += value[node]
     if leaves_out is not None:
         leaves_out[row] = leaf_of_node[node]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _prefetch_row(bins, rows, i):
-    """Prefetch every cache line of the bins of row ``rows[i]`` (when there is such an entry)."""
-    if i < rows.shape[0]:
-        prefetch_span(bins, np.int64(rows[i]) * bins.shape[1], bins.shape[1])
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, node, row, next_row,
-          ahead):
-    """One level of one lane of :func:`add_tree_to_rows`: its row moves down a level, or, at
-    its leaf, is scored and the lane takes row ``rows[next_row]`` (and prefetches the row
-    ``ahead`` entries further, unless ``ahead`` is None). Returns the lane's new ``(node, row,
-    next_row)``."""
-    node, leaf = _binned_step(bins, decisions, widths, node, row, left_sets)
-    if leaf:
-        _add_leaf(value, leaf_of_node, scores, leaves_out, node, row)
-        if ahead is not None:
-            _prefetch_row(bins, rows, next_row + ahead)
-        return np.int64(0), np.int64(rows[next_row]), next_row + 1
-    return node, row, next_row
-
-
-@njit(cache=True, nogil=True)
-def _walk_row(bins, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, node, row):
-    """The rest of one row's walk, from ``node`` to its leaf."""
-    leaf = False
-    while not leaf:
-        node, leaf = _binned_step(bins, decisions, widths, node, row, left_sets)
-    _add_leaf(value, leaf_of_node, scores, leaves_out, node, row)
-
-
 @njit(cache=True, nogil=True, parallel=True)
-def add_tree_to_rows(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, ahead):
+def add_tree_to_rows(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, steps,
+                     ahead):
     """Add one tree's output to ``scores[rows]`` by walking it on the rows' bins.
 
     The training loop's update of the rows a tree was not grown on, and of evaluation sets
-    (both through ``Tree.add_to_binned_rows``). Each thread walks 8 rows
-    at once, one level per row per step, and starts the next row in a lane as soon as one
-    reaches its leaf: independent rows hide each other's load latency and mispredictions. The
-    lanes are 8 pairs of scalars (``_lane`` inlined 8 times), which stay in registers; in
-    arrays they stay in memory. ``_lane`` and ``_prefetch_row`` are inlined by numba
-    (``inline="always"``); the step and the leaf update inside them by LLVM, which compiles
-    them in about half the time numba's inlining takes, for the same code. Left to LLVM,
-    ``_lane`` is not inlined when it prefetches, and the walk then runs an order of magnitude
-    slower on wide rows. Eight lanes is where more stop paying: fewer leave load latency
-    exposed, more spill out of registers.
+    (both through ``Tree.add_to_binned_rows``). Each thread walks its rows 8 at a time: the 8
+    take ``steps`` levels together with no test of whether a row has reached its leaf (a leaf
+    keeps its rows, :func:`pack_bin_decisions`), then each finishes alone, which for a row no
+    deeper than ``steps`` is one test. A walk that stops every row at its leaf mispredicts that
+    exit once a row; on 255-leaf trees it took 1.5x the time of this one, which walks most rows
+    levels past their leaves (docs/internals.md, "Partitions and score updates"). Independent rows
+    hide each other's load latency; the 8 lanes are scalars (the step inlined 8 times), which
+    stay in registers, where arrays would stay in memory.
 
     Rows of 64 bytes or more (``WIDE_ROW_BYTES``) span several cache lines, and a lane reads
-    one or two of them at random per level: there each lane prefetches, as it takes a row, the
-    row ``ahead`` entries further. Narrower rows fit one line, which the walk's own load
-    fetches: there the prefetch is not compiled in.
+    one or two of them at random per level: there each group of 8 rows prefetches the rows
+    ``ahead`` entries further. Narrower rows fit one line, which the walk's own load fetches:
+    there the prefetch is not compiled in.
 
     Parameters
     ----------
@@ -302,9 +273,9 @@ def add_tree_to_rows(bins, rows, decisions, widths, left_sets, value, leaf_of_no
         The range widths of two-byte bins (:func:`pack_bin_decisions`); None for one-byte bins.
     left_sets : ndarray of uint64, shape (n_nodes, 4), or None
         A tree with categorical splits: on one-byte bins every node's set of left bins
-        (``Tree.left_bin_sets``), which then decide instead of the words' range tests; on
-        two-byte bins the categorical nodes' sets, the other nodes' empty. None: no categorical
-        split.
+        (``Tree.left_bin_sets``; a leaf's holds every bin), which then decide instead of the
+        words' range tests; on two-byte bins the categorical nodes' sets, the other nodes'
+        empty. None: no categorical split.
     value : ndarray of float64
         Node values (leaf values are added).
     leaf_of_node : ndarray of int32
@@ -313,43 +284,39 @@ def add_tree_to_rows(bins, rows, decisions, widths, left_sets, value, leaf_of_no
         Updated in place.
     leaves_out : ndarray of int32 or None
         When given, receives each row's leaf position (indexed by row id).
+    steps : int
+        Levels a group of 8 rows takes together (``Tree.add_to_binned_rows`` chooses them from
+        the depths of the tree's leaves).
     ahead : int or None
         How many entries of ``rows`` ahead of the rows being walked to prefetch; None: no
         prefetch (compiled without it).
     """
     n = rows.shape[0]
-    n_chunks = max(1, min(n // 4096, 64))
-    size = (n + n_chunks - 1) // n_chunks
+    n_groups = n // 8
+    n_chunks = max(1, min(n_groups // 512, 64))
+    size = (n_groups + n_chunks - 1) // n_chunks
     for c in prange(n_chunks):
-        start = c * size
-        stop = min(n, start + size)
-        next_row = start
-        if stop - start >= 16:
+        for g in range(c * size, min(n_groups, c * size + size)):
+            first = g * 8
+            if ahead is not None:
+                for i in range(first + ahead, min(first + ahead + 8, n)):
+                    prefetch_span(bins, np.int64(rows[i]) * bins.shape[1], bins.shape[1])
+            r0, r1, r2, r3 = np.int64(rows[first]), np.int64(rows[first + 1]), np.int64(rows[first + 2]), \
+                np.int64(rows[first + 3])
+            r4, r5, r6, r7 = np.int64(rows[first + 4]), np.int64(rows[first + 5]), np.int64(rows[first + 6]), \
+                np.int64(rows[first + 7])
             n0 = n1 = n2 = n3 = n4 = n5 = n6 = n7 = np.int64(0)
-            r0, r1, r2, r3 = np.int64(rows[start]), np.int64(rows[start + 1]), np.int64(rows[start + 2]), \
-                np.int64(rows[start + 3])
-            r4, r5, r6, r7 = np.int64(rows[start + 4]), np.int64(rows[start + 5]), np.int64(rows[start + 6]), \
-                np.int64(rows[start + 7])
-            next_row = start + 8
-            while next_row + 8 <= stop:  # a row for every lane that may finish in this round
-                n0, r0, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
-                                         leaves_out, n0, r0, next_row, ahead)
-                n1, r1, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
-                                         leaves_out, n1, r1, next_row, ahead)
-                n2, r2, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
-                                         leaves_out, n2, r2, next_row, ahead)
-                n3, r3, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
-                                         leaves_out, n3, r3, next_row, ahead)
-                n4, r4, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
-                                         leaves_out, n4, r4, next_row, ahead)
-                n5, r5, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
-                                         leaves_out, n5, r5, next_row, ahead)
-                n6, r6, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
-                                         leaves_out, n6, r6, next_row, ahead)
-                n7, r7, next_row = _lane(bins, rows, decisions, widths, left_sets, value, leaf_of_node, scores,
-                                         leaves_out, n7, r7, next_row, ahead)
+            for _ in range(steps):
+                n0 = _descend(bins, decisions, widths, left_sets, n0, r0)
+                n1 = _descend(bins, decisions, widths, left_sets, n1, r1)
+                n2 = _descend(bins, decisions, widths, left_sets, n2, r2)
+                n3 = _descend(bins, decisions, widths, left_sets, n3, r3)
+                n4 = _descend(bins, decisions, widths, left_sets, n4, r4)
+                n5 = _descend(bins, decisions, widths, left_sets, n5, r5)
+                n6 = _descend(bins, decisions, widths, left_sets, n6, r6)
+                n7 = _descend(bins, decisions, widths, left_sets, n7, r7)
             for node, row in ((n0, r0), (n1, r1), (n2, r2), (n3, r3), (n4, r4), (n5, r5), (n6, r6), (n7, r7)):
-                _walk_row(bins, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, node, row)
-        for i in range(next_row, stop):
-            _walk_row(bins, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, np.int64(0),
-                      np.int64(rows[i]))
+                _finish_row(bins, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, node, row)
+    for i in range(n_groups * 8, n):
+        _finish_row(bins, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, np.int64(0),
+                    np.int64(rows[i]))
