@@ -754,3 +754,30 @@ def test_vectorisable_exp_at_special_values():
     _exp_each(x, out)
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(out, np.exp(x))  # nan where nan; inf and 0 beyond the range
+
+
+def _tree_of(left, count):
+    """A Tree with the children ``left`` (right = left + 1) and the leaves' row ``count``."""
+    from smartboost.tree import Tree
+    left = np.asarray(left, np.int32)
+    n = left.size
+    return Tree(np.where(left >= 0, 0, -1).astype(np.int32), np.zeros(n), np.zeros(n, np.int32), np.zeros(n, bool),
+                left, np.where(left >= 0, left + 1, -1).astype(np.int32), np.zeros(n), np.zeros(n), np.zeros(n),
+                np.asarray(count, np.int64))
+
+
+def test_walk_steps_follow_where_the_rows_are():
+    """The binned walk's group levels (Tree._walk_steps): the full depth when the deepest leaves
+    hold the rows, the least depth leaving at most 1/WALK_STEP_COST of the rows deeper when
+    only a few rows go deep, and 0 for a single leaf."""
+    depth = 6
+    # a chain: node 2k sends its left child (2k + 1) to a leaf at depth k + 1 and continues
+    # right; the last two leaves are at depth 6
+    left = np.full(2 * depth + 1, -1)
+    left[0:2 * depth:2] = np.arange(1, 2 * depth, 2)
+    deepest = np.arange(left.size) >= left.size - 2
+    shallow_rows = np.where((left < 0) & ~deepest, 1000, 0)
+    assert _tree_of(left, shallow_rows).depth() == depth
+    assert _tree_of(left, shallow_rows)._walk_steps() == depth - 1
+    assert _tree_of(left, np.where(deepest, 1000, 0))._walk_steps() == depth
+    assert _tree_of([-1], [5])._walk_steps() == 0

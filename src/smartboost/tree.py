@@ -103,14 +103,18 @@ class Tree:
 
     def depth(self) -> int:
         """Length of the longest root-to-leaf path (0 for a single leaf)."""
-        return int(self.node_depths().max())
+        return int(self._node_depths().max())
 
-    def node_depths(self) -> np.ndarray:
-        """Each node's distance from the root (int64)."""
+    def _node_depths(self) -> np.ndarray:
+        """Each node's distance from the root (int64), level by level."""
         depth = np.zeros(self.n_nodes, np.int64)
-        for node in range(self.n_nodes):  # children always come after their parent
-            if self.left[node] >= 0:
-                depth[self.left[node]] = depth[self.right[node]] = depth[node] + 1
+        level = np.zeros(1, np.int64)
+        d = 0
+        while level.size:
+            depth[level] = d
+            inner = level[self.left[level] >= 0]
+            level = np.concatenate([self.left[inner], self.right[inner]])
+            d += 1
         return depth
 
     @property
@@ -171,13 +175,12 @@ class Tree:
                          self._walk_steps(), ahead)
 
     def _walk_steps(self) -> int:
-        """Levels the binned walk takes for every row before it checks which rows are at their
-        leaves (``_kernels.predict.add_tree_to_rows``): the least depth with at most
-        ``1 / WALK_STEP_COST`` of the rows (by the leaves' counts of the rows the tree was
-        grown on) deeper. A row walked past its leaf costs a step; a row deeper than the steps
-        finishes alone, about ``WALK_STEP_COST`` steps' time a level."""
+        """Levels the binned walk takes for every row of a group before it tests which rows
+        are at their leaves (``_kernels.predict.add_tree_to_rows``): the least depth with at
+        most ``1 / WALK_STEP_COST`` of the rows deeper, the rows counted by the leaves' ``count``
+        (the rows the tree was grown on) plus one for each leaf."""
         leaves = self.left < 0
-        rows = np.bincount(self.node_depths()[leaves], weights=self.count[leaves] + 1.0)
+        rows = np.bincount(self._node_depths()[leaves], weights=self.count[leaves] + 1.0)
         deeper = rows.sum() - np.cumsum(rows)
         return int(np.argmax(deeper * WALK_STEP_COST <= rows.sum()))
 
