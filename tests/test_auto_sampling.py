@@ -10,11 +10,11 @@ from test_ranking import make_ranking
 
 import smartboost as sb
 from smartboost._config import threads
-from smartboost._kernels.importance import holdout_gains
+from smartboost._kernels.importance import holdout_extent, holdout_sums
 from smartboost._params import training_params
 from smartboost.errors import ParameterError
 from smartboost.sampling import auto
-from smartboost.sampling.auto import AutoSampler
+from smartboost.sampling.auto import AutoSampler, holdout_units
 
 
 @pytest.fixture
@@ -40,6 +40,13 @@ def _holdout_reference(leaf, step, grad, hess, weight, sample_weight, in_sample)
                      np.sum(change[use & ~in_sample] / (1 - p[use & ~in_sample]))])
 
 
+def holdout_gains(leaf, step, grad, hess, weight, sample_weight, in_sample):
+    """The two estimates as TrainingRows.holdout_gains sums them: integer sums in the units of
+    the largest terms."""
+    units = holdout_units(holdout_extent(leaf, step, grad, hess, weight, sample_weight, in_sample), leaf.size)
+    return holdout_sums(leaf, step, grad, hess, weight, sample_weight, in_sample, units) * units
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_holdout_gains_equal_the_formula_on_any_thread_count(weighted):
     rng = np.random.default_rng(0)
@@ -55,7 +62,31 @@ def test_holdout_gains_equal_the_formula_on_any_thread_count(weighted):
     for n_threads in (1, 2):
         with threads(n_threads):
             got = holdout_gains(leaf, step, grad, hess, weight, sample_weight, in_sample.astype(np.uint8))
-        np.testing.assert_allclose(got, expected, rtol=1e-12)
+        np.testing.assert_allclose(got, expected, rtol=1e-11)
+
+
+def test_holdout_sums_over_machines_equal_one_machine():
+    """Rows spread over machines: each estimate's unit from the largest term over all of them,
+    and the machines' integer sums add up to one machine's sums exactly; a term that is not
+    finite gives no units (the rate rule then keeps its rate)."""
+    rng = np.random.default_rng(3)
+    n = 40_000
+    leaf = rng.integers(0, 9, n).astype(np.int32)
+    step = rng.normal(0, 0.3, 9)
+    grad, hess = rng.standard_cauchy(n), rng.uniform(0.01, 0.25, n)  # terms of very different sizes
+    p = rng.uniform(0.02, 0.9, n)
+    in_sample = (rng.random(n) < p).astype(np.uint8)
+    args = (leaf, step, grad, hess, None, 1.0 / p, in_sample)
+    units = holdout_units(holdout_extent(*args), n)
+    whole = holdout_sums(*args, units)
+    cuts = np.sort(rng.choice(np.arange(1, n), 4, replace=False))
+    parts = [np.split(a, cuts) for a in (leaf, grad, hess, 1.0 / p, in_sample)]
+    extents = [holdout_extent(lf, step, g, h, None, sw, s) for lf, g, h, sw, s in zip(*parts)]
+    assert np.array_equal(np.max(extents, axis=0), holdout_extent(*args))
+    sums = [holdout_sums(lf, step, g, h, None, sw, s, units) for lf, g, h, sw, s in zip(*parts)]
+    assert whole.dtype == np.int64 and np.array_equal(np.sum(sums, axis=0), whole)
+    grad[7] = np.nan
+    assert holdout_units(holdout_extent(*args), n) is None
 
 
 def test_holdout_estimates_agree_for_a_tree_independent_of_the_sample():

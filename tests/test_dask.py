@@ -33,6 +33,7 @@ from smartboost.dask._shard import _PeerRows, Shard  # noqa: E402
 from smartboost.dask._train import _driver_threads  # noqa: E402
 from smartboost.dask._transport import _link_ends, Workers  # noqa: E402
 from smartboost.errors import DataError, DistributedError, ParameterError  # noqa: E402
+from smartboost.sampling import auto  # noqa: E402
 from smartboost.sampling.chunks import chunk_layout, exact_pieces, top_and_rest_pieces  # noqa: E402
 from smartboost.sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix,  # noqa: E402
                                              solve_scale_by_radix, top_and_rest_by_machine)
@@ -195,6 +196,28 @@ def test_trees_equal_single_machine(client, sampling):
     local = sb.train(params, sb.Dataset(X, y, weight=weight), 8)
     _assert_same_model(model, local)
     assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"]
+
+
+def test_automatic_sampling_equals_single_machine(client, monkeypatch):
+    """sampling='auto': the driver's sampler chooses each rate from the holdout check summed
+    over every shard's rows (integer sums), and the shards draw at it: the same samples and
+    trees as one machine, with the rate moving. The rates agree to rounding only: MVS's scale
+    solved over the shards can differ from one machine's in its last bits, and the sample
+    weights with it."""
+    monkeypatch.setattr(auto, "AUTO_MIN_ROWS", 1000)  # the workers run in this process
+    monkeypatch.setattr(auto, "MIN_SAMPLE_ROWS", 200)
+    X, y = _data()
+    params = {"objective": "binary", "num_leaves": 15, "min_data_in_leaf": 5, "verbosity": -1, "seed": 4,
+              "sampling": "auto"}
+    chunks = (800, 700, 900, 600)
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(y, chunks=(chunks,)),
+                      num_boost_round=10)
+    local = sb.train(params, sb.Dataset(X, y), 10)
+    _assert_same_model(model, local)
+    for stat in ("sample_size", "sampler"):
+        assert model.iteration_stats[stat] == local.iteration_stats[stat]
+    np.testing.assert_allclose(model.iteration_stats["target_rate"], local.iteration_stats["target_rate"], rtol=1e-9)
+    assert len(set(local.iteration_stats["target_rate"])) > 2
 
 
 @pytest.mark.parametrize("pre_filter", [True, False])
@@ -605,8 +628,6 @@ def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, mon
 def test_unsupported_options_and_misaligned_data_are_refused(client):
     X, y = _data(n=400)
     dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
-    with pytest.raises(ParameterError, match="auto.*not supported by smartboost.dask"):
-        sbd.train(client, {"objective": "binary", "sampling": "auto"}, dX, dy)
     with pytest.raises(ParameterError, match="sampling_unit='query' with sampling='mvs'"):
         sbd.train(client, {"objective": "lambdarank", "sampling": "mvs", "sample_rate": 0.5,
                            "sampling_unit": "query"}, dX, dy, qid=da.from_array(np.arange(400) // 10, chunks=200))

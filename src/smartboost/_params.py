@@ -892,12 +892,6 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
         raise ParameterError(f"sampling='{params.sampling}' does not support multiclass objectives")
 
 
-_NOT_DISTRIBUTED = {
-    "auto": "it checks every tree on the rows out of its sample, which smartboost.dask does not gather; choose a "
-            "sampler (e.g. sampling='mvs')",
-}
-
-
 def check_distributed_params(params: TrainingParams, objective: Any) -> None:
     """Refuse what training on Dask does not do (yet).
 
@@ -906,9 +900,6 @@ def check_distributed_params(params: TrainingParams, objective: Any) -> None:
     params : TrainingParams
     objective : Objective
     """
-    if params.sampling in _NOT_DISTRIBUTED:
-        raise ParameterError(f"sampling='{params.sampling}' is not supported by smartboost.dask: "
-                             f"{_NOT_DISTRIBUTED[params.sampling]}")
     if params.sampling_unit == "query" and params.sampling not in ("uniform", "bernoulli"):
         raise ParameterError(f"sampling_unit='query' with sampling='{params.sampling}' is not supported by "
                              "smartboost.dask yet: its scale is solved over every query; draw whole queries with "

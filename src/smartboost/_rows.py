@@ -12,19 +12,21 @@ Raw scores, gradients and hessians are held class-major, shape ``(n_outputs, n_r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ._common import INDEX_DTYPE
 from ._kernels.gradients import gather_pair, scatter_pair
-from ._kernels.importance import holdout_gains
+from ._kernels.importance import holdout_extent, holdout_sums
 from ._kernels.predict import add_leaf_values
 from ._params import TrainingParams
 from .binning import BinnedData
 from .grower import GrownTree, NodeRows, TreeGrower
 from .objectives import Objective
 from .sampling import Sampler, SamplingContext, make_sampler
+from .sampling.auto import holdout_units
 from .selection import FeatureSelector
 from .steps import Gather, leaf_line_search, line_search
 
@@ -151,18 +153,37 @@ class TrainingRows:
 
     def holdout_gains(self, k: int, grown: GrownTree) -> np.ndarray:
         """The loss decrease of output ``k``'s new tree (after :meth:`add_tree`), estimated from
-        its sample and from the other rows (:func:`~smartboost._kernels.importance.holdout_gains`;
-        the sampler must track every row's leaf); zeros when the tree was grown on every row."""
+        its sample and from the other rows (:func:`~smartboost._kernels.importance.holdout_extent`,
+        summed in the units of :func:`~smartboost.sampling.auto.holdout_units`; the sampler must
+        track every row's leaf); zeros when the tree was grown on every row, NaN when a term is
+        not finite."""
         if self.n_sampled == self.n_rows:
             return np.zeros(2)
+        units = holdout_units(self.holdout_extent(k, grown.leaf_values), self.n_rows)
+        if units is None:
+            return np.full(2, np.nan)
+        return self.holdout_sums(k, grown.leaf_values, units) * units
+
+    def holdout_extent(self, k: int, leaf_values: np.ndarray) -> np.ndarray:
+        """The largest term of each holdout estimate over these rows, for the tree of output ``k``
+        with ``leaf_values`` (``_kernels.importance.holdout_extent``)."""
+        return self._holdout(holdout_extent, k, leaf_values)
+
+    def holdout_sums(self, k: int, leaf_values: np.ndarray, units: np.ndarray) -> np.ndarray:
+        """The holdout estimates over these rows as integer sums in ``units``
+        (``_kernels.importance.holdout_sums``)."""
+        return self._holdout(holdout_sums, k, leaf_values, units)
+
+    def _holdout(self, kernel: Callable[..., np.ndarray], k: int, leaf_values: np.ndarray, *extra: Any) -> np.ndarray:
+        """``kernel`` of the holdout check run over these rows, the sampled ones marked."""
         if self._in_sample.size != self.n_rows:
             self._in_sample = np.zeros(self.n_rows, np.uint8)
         rows = self.rows[:self.n_sampled]
         self._in_sample[rows] = 1
-        gains = holdout_gains(self.previous_leaf, grown.leaf_values, self.grad[k], self.hess[k],
-                              None if self.unweighted else self.weight, self.sample_weight, self._in_sample)
+        out = kernel(self.previous_leaf, leaf_values, self.grad[k], self.hess[k],
+                     None if self.unweighted else self.weight, self.sample_weight, self._in_sample, *extra)
         self._in_sample[rows] = 0
-        return gains
+        return out
 
     def draw_sample(self, iteration: int, previous_leaf_values: np.ndarray | None) -> int:
         """Gradients, then this iteration's rows (sorted) and their weights, and the sampler's

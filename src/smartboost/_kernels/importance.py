@@ -21,6 +21,25 @@ def weighted_abs(values, weight, out):
 
 
 @njit(cache=True, nogil=True, parallel=True)
+def abs_fixed_sum(values, unit):
+    """``sum_i round(|values[i]| / unit)`` as an int64, over fixed chunks in parallel: an
+    integer sum, the same in any order and over any split of the values among machines."""
+    n = values.shape[0]
+    chunks = _HOLDOUT_CHUNKS
+    size = (n + chunks - 1) // chunks
+    parts = np.zeros(chunks, np.int64)
+    for c in prange(chunks):
+        total = 0
+        for i in range(c * size, min(n, (c + 1) * size)):
+            total += np.int64(np.rint(abs(values[i]) / unit))
+        parts[c] = total
+    out = 0
+    for c in range(chunks):
+        out += parts[c]
+    return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def mvs_importance(grad, hess, weight, lam, out):
     """``out = weight * sqrt(g^2 + lambda h^2)``: MVS's regularised gradient norm (``weight``
     None: ones, not read)."""
@@ -79,10 +98,26 @@ _HOLDOUT_CHUNKS = 16
 the thread count."""
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _holdout_term(i, leaf, step, grad, hess, weight, sample_weight, in_sample):
+    """Row ``i``'s term of :func:`holdout_extent`'s estimates: ``(term, which)``, ``which`` 0
+    (drawn), 1 (not drawn) or -1 (a row drawn surely or never, in neither)."""
+    w = 1.0 if weight is None else weight[i]
+    p = w / sample_weight[i]
+    if not 0.0 < p < 1.0:
+        return 0.0, -1
+    d = step[np.uint64(leaf[i])]
+    change = -w * d * (grad[i] + 0.5 * hess[i] * d)
+    if in_sample[i]:
+        return change / p, 0
+    return change / (1.0 - p), 1
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def holdout_gains(leaf, step, grad, hess, weight, sample_weight, in_sample):
-    """The second-order loss decrease of a tree's step over every row, estimated twice: from the
-    rows it was grown on and from the rows it was not (``sampling.auto``).
+def holdout_extent(leaf, step, grad, hess, weight, sample_weight, in_sample):
+    """The largest ``|term|`` of each of a sampled tree's two estimates of its loss decrease over
+    every row (``sampling='auto'``; inf when a term is not finite), which sets the fixed-point
+    unit of :func:`holdout_sums`.
 
     Row ``i`` moves by ``step[leaf[i]]``, which lowers its loss by about
     ``c_i = -w_i (g_i d + h_i d^2 / 2)``. It was drawn with probability ``p_i = w_i / v_i``
@@ -90,10 +125,7 @@ def holdout_gains(leaf, step, grad, hess, weight, sample_weight, in_sample):
     None: ones, not read); ``in_sample[i]`` says whether it was. Over the rows with
     ``0 < p_i < 1``, ``sum_{drawn} c_i / p_i`` and ``sum_{not drawn} c_i / (1 - p_i)`` both
     estimate ``sum_i c_i`` without bias for a tree that does not depend on the draw; the first
-    also holds what the tree learnt of the sample's noise, the second does not.
-
-    Returns ``[from the sample, from the other rows]``. Each of :data:`_HOLDOUT_CHUNKS` fixed row
-    chunks adds into its own sums, in parallel; the chunks' sums are then added in order."""
+    also holds what the tree learnt of the sample's noise, the second does not."""
     n = leaf.shape[0]
     chunks = _HOLDOUT_CHUNKS
     size = (n + chunks - 1) // chunks
@@ -101,17 +133,33 @@ def holdout_gains(leaf, step, grad, hess, weight, sample_weight, in_sample):
     for c in prange(chunks):
         part = parts[c]
         for i in range(np.uint64(c * size), np.uint64(min(n, (c + 1) * size))):
-            w = 1.0 if weight is None else weight[i]
-            p = w / sample_weight[i]
-            if not 0.0 < p < 1.0:
-                continue
-            d = step[np.uint64(leaf[i])]
-            change = -w * d * (grad[i] + 0.5 * hess[i] * d)
-            if in_sample[i]:
-                part[0] += change / p
-            else:
-                part[1] += change / (1.0 - p)
+            term, which = _holdout_term(i, leaf, step, grad, hess, weight, sample_weight, in_sample)
+            if which >= 0:
+                size_of = abs(term)
+                part[which] = max(part[which], size_of) if size_of == size_of else np.inf
     out = np.zeros(2)
+    for c in range(chunks):
+        out[0] = max(out[0], parts[c, 0])
+        out[1] = max(out[1], parts[c, 1])
+    return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def holdout_sums(leaf, step, grad, hess, weight, sample_weight, in_sample, units):
+    """The two estimates of :func:`holdout_extent` as int64 sums of the terms rounded to
+    multiples of ``units`` (one power of two per estimate, :func:`holdout_units`): integer sums
+    are the same in any order, so rows spread over machines give one machine's sums."""
+    n = leaf.shape[0]
+    chunks = _HOLDOUT_CHUNKS
+    size = (n + chunks - 1) // chunks
+    parts = np.zeros((chunks, 2), np.int64)
+    for c in prange(chunks):
+        part = parts[c]
+        for i in range(np.uint64(c * size), np.uint64(min(n, (c + 1) * size))):
+            term, which = _holdout_term(i, leaf, step, grad, hess, weight, sample_weight, in_sample)
+            if which >= 0:
+                part[which] += np.int64(np.rint(term / units[which]))
+    out = np.zeros(2, np.int64)
     for c in range(chunks):
         out[0] += parts[c, 0]
         out[1] += parts[c, 1]

@@ -14,12 +14,16 @@ refit of the leaves (quantile losses) runs here on the leaves' rows gathered fro
 from __future__ import annotations
 
 
+import math
+
 import numpy as np
 
 from .._params import TrainingParams
 from ..grower import GrownTree, TreeGrower
 from ..objectives import Objective
 from ..sampling import make_sampler
+from ..sampling.auto import AutoSampler, holdout_units
+from ..sampling.base import fixed_sum_unit
 from ..sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
                                     top_and_rest_by_machine, total_by_radix)
 from ..sampling.goss import GOSSSampler
@@ -56,6 +60,7 @@ class DaskRows:
         self.part_rows = part_rows
         self.sampler = make_sampler(params, 0, None, n_rows)  # the driver's copy: random keys and parameters only
         self._sampled = False
+        self.n_sampled = 0  # the last draw's sample size, over every shard
         self._warm = False
         self.peer_bytes = 0
         self.traffic: list[int] = []
@@ -78,29 +83,53 @@ class DaskRows:
         received per iteration, summed over shards).
         """
         self._record_traffic()
-        abs_sums = self.workers.call("gradients")
+        sampler = self.sampler
+        if isinstance(sampler, AutoSampler):  # the rate this driver's sampler chose, drawn by its sampler of the rate
+            self.workers.call("follow_rate", sampler.rate)
+            sampler = sampler.current
+        extent = max(self.workers.call("gradients"))
         decisions = [None] * len(self.workers)
-        if (isinstance(self.sampler, (ProportionalSampler, TrimmingSampler, GOSSSampler))
-                and self._resample_due(iteration)):
-            self.workers.call("importance", iteration, previous_leaf_values, sum(abs_sums) / self.n_rows)
-            if isinstance(self.sampler, TrimmingSampler):
+        if isinstance(sampler, (ProportionalSampler, TrimmingSampler, GOSSSampler)) and self._resample_due(iteration):
+            first = previous_leaf_values is None or not previous_leaf_values.size  # MVS-adaptive's lambda reads it
+            self.workers.call("importance", iteration, previous_leaf_values, self._mean_abs_grad(extent) if first else None)
+            if isinstance(sampler, TrimmingSampler):
                 decisions = self._trimming_decisions(iteration)
-            elif isinstance(self.sampler, GOSSSampler):
+            elif isinstance(sampler, GOSSSampler):
                 decisions = self._goss_decisions(iteration)
             else:
-                rho = self.params.smart_rho
+                rho = self.params.smart_rho if sampler.takes_rho else None
                 scale = rho if rho is not None else solve_scale_by_radix(
-                    self._bucket_sums, self._members, self.sampler.sample_rate * self.n_rows,
-                    self.sampler.key(iteration, 1))
+                    self._bucket_sums, self._members, sampler.sample_rate * self.n_rows, sampler.key(iteration, 1))
                 decisions = [scale] * len(self.workers)
         self._sampled = True
         n = sum(self.workers.call_each("sample", [(iteration, previous_leaf_values, d) for d in decisions]))
+        self.n_sampled = n
         totals = None
-        if self.sampler.needs_previous_leaves:  # smart2: leaf means of old gradients over every row
+        if sampler.needs_previous_leaves:  # smart2: leaf means of old gradients over every row
             parts = [t for t in self.workers.call("correction_totals") if t is not None]
             totals = sum(parts) if parts else None
         self.workers.call("correct", totals)
         return n
+
+    def _mean_abs_grad(self, extent: float) -> float:
+        """Mean |g| over every shard's rows, as one machine finds it
+        (:func:`~smartboost.sampling.base.mean_abs`); ``extent``: the largest |g|."""
+        unit = fixed_sum_unit(extent, self.n_rows)
+        if unit is None or not self.n_rows:
+            return math.nan
+        return sum(self.workers.call("abs_grad_sum", unit)) * unit / self.n_rows
+
+    def holdout_gains(self, k: int, grown: GrownTree) -> np.ndarray:
+        """``TrainingRows.holdout_gains`` over every shard's rows: each estimate's largest term
+        over the shards sets its unit, and the shards' integer sums in it add up to one
+        machine's (``sampling='auto'``)."""
+        if self.n_sampled == self.n_rows:
+            return np.zeros(2)
+        extent = np.max(self.workers.call("holdout_extent", k, grown.leaf_values), axis=0)
+        units = holdout_units(extent, self.n_rows)
+        if units is None:
+            return np.full(2, np.nan)
+        return np.sum(self.workers.call("holdout_sums", k, grown.leaf_values, units), axis=0) * units
 
     def _trimming_decisions(self, iteration: int) -> list[tuple]:
         """Trimming over every shard: the threshold of the ``k`` heaviest rows, and how many rows

@@ -23,6 +23,7 @@ import numpy as np
 from .._common import FIXED_DTYPE
 from .._data import concat_features, to_features, to_query_starts, to_vector
 from .._kernels.fsum import exact_partials
+from .._kernels.importance import abs_fixed_sum
 from .._kernels.records import GrowthState
 from .._kernels.shard import best_of_workers, put_share, put_shares, split_own_rows, take_shares
 from .._kernels.scale import radix_buckets
@@ -168,10 +169,19 @@ class Shard:
 
     # -- one iteration ------------------------------------------------------------------------
 
+    def op_follow_rate(self, rate: float) -> None:
+        """Draw the next sample at the rate the driver's ``sampling='auto'`` chose."""
+        self.rows.sampler.follow(rate)
+
     def op_gradients(self) -> float:
-        """Gradients at the current scores; the sum of |g| (MVS-adaptive's first lambda)."""
+        """Gradients at the current scores; the largest |g| (the unit of MVS-adaptive's first
+        lambda, :func:`~smartboost.sampling.base.mean_abs`)."""
         self.rows.compute_gradients()
-        return float(np.abs(self.rows.row_grad).sum())
+        return float(np.max(np.abs(self.rows.row_grad), initial=0.0))
+
+    def op_abs_grad_sum(self, unit: float) -> int:
+        """The sum of |g| over these rows, as an integer in ``unit``."""
+        return int(abs_fixed_sum(self.rows.row_grad, unit))
 
     def op_importance(self, iteration: int, previous_leaf_values: np.ndarray | None,
                       mean_abs_grad: float) -> None:
@@ -259,6 +269,14 @@ class Shard:
 
     def _gather_partials(self, partials: np.ndarray) -> np.ndarray:
         return self.peers.gather_concat(partials, "line search sums")
+
+    def op_holdout_extent(self, k: int, leaf_values: np.ndarray) -> np.ndarray:
+        """The largest term of each holdout estimate over these rows (``sampling='auto'``)."""
+        return self.rows.holdout_extent(k, leaf_values)
+
+    def op_holdout_sums(self, k: int, leaf_values: np.ndarray, units: np.ndarray) -> np.ndarray:
+        """The holdout estimates over these rows, as integer sums in ``units``."""
+        return self.rows.holdout_sums(k, leaf_values, units)
 
     def op_add_tree(self, k: int, grown: GrownTree) -> None:
         """Add the new tree of output ``k`` to the rows' scores."""

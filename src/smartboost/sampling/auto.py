@@ -8,7 +8,7 @@ drawn by MVS (``mvs_lambda='adaptive'``) at a rate that follows what each sample
 - Every sampled tree is checked on the rows it was not grown on. Its step lowers the loss of row
   ``i`` by about ``c_i = -w_i (g_i d + h_i d^2 / 2)``; summed with inverse-probability weights,
   the sampled rows and the other rows each estimate the decrease over all rows
-  (:func:`~smartboost._kernels.importance.holdout_gains`). On the sample the estimate also holds
+  (:func:`~smartboost._kernels.importance.holdout_extent`). On the sample the estimate also holds
   what the tree learnt of the sample's noise: the share ``rho`` of the sampled estimate that the
   other rows confirm is the share of the tree that is signal.
 - With noise that grows as the sample shrinks, a tree at rate ``r`` keeps about
@@ -23,8 +23,10 @@ drawn by MVS (``mvs_lambda='adaptive'``) at a rate that follows what each sample
   :data:`MIN_SAMPLE_ROWS` rows); once it reaches :data:`FULL_RATE`, where a sample saves too
   little, every later iteration uses every row.
 
-The first iteration draws :data:`START_RATE` of the rows. The decisions read sums over the rows
-taken in a fixed order, so a run is deterministic for a seed on any thread count.
+The first iteration draws :data:`START_RATE` of the rows. The decisions read integer sums over
+the rows (:func:`holdout_units`), the same in any order, so a run is deterministic for a seed on
+any thread count and equals one machine's when the rows are spread over several (``smartboost.dask``,
+where the driver's sampler chooses each rate and the workers follow it).
 ``booster.iteration_stats`` records each iteration's sampler (``sampler``: ``'mvs'`` or
 ``'none'``) and its target rate (``target_rate``) next to the realised ``sample_rate``.
 """
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import NoSampling, QueryDraw, Sampler, SamplingContext
+from .base import NoSampling, QueryDraw, Sampler, SamplingContext, fixed_sum_unit
 from .importance import MVSSampler
 
 AUTO_MIN_ROWS = 100_000
@@ -81,8 +83,20 @@ class AutoSampler(Sampler):
     def __init__(self, params, n_rows):
         self._samplers = {"none": NoSampling(params, n_rows), "mvs": MVSSampler(params, n_rows)}
         super().__init__(params, n_rows)
-        self.adapts = self.needs_previous_leaves = n_rows >= AUTO_MIN_ROWS
-        self.min_rate = min(1.0, max(MIN_RATE, MIN_SAMPLE_ROWS / max(n_rows, 1)))
+
+    @property
+    def total_rows(self) -> int:
+        """Every machine's rows, which decide whether it samples and its lowest rate (setting
+        them starts the rate afresh)."""
+        return self._total_rows
+
+    @total_rows.setter
+    def total_rows(self, value: int) -> None:
+        self._total_rows = value
+        for sampler in self._samplers.values():
+            sampler.total_rows = value
+        self.adapts = self.needs_previous_leaves = value >= AUTO_MIN_ROWS
+        self.min_rate = min(1.0, max(MIN_RATE, MIN_SAMPLE_ROWS / max(value, 1)))
         self._holdout = np.zeros(2)  # running sums: (from the samples, from the other rows)
         self._set(max(START_RATE, self.min_rate) if self.adapts else 1.0)
 
@@ -118,6 +132,19 @@ class AutoSampler(Sampler):
         """The current sampler's draw at the current rate."""
         return self.current.sample(ctx, rows, rest)
 
+    def importance(self, ctx):
+        """The current sampler's importances (MVS's; a draw decided over every machine's rows)."""
+        return self.current.importance(ctx)
+
+    def draw(self, ctx, importance, decision, rows, rest):
+        """The current sampler's draw with a ``decision`` taken over every machine's rows."""
+        return self.current.draw(ctx, importance, decision, rows, rest)
+
+    def follow(self, rate: float) -> None:
+        """Take the next draw's rate from the sampler that chose it (distributed training: the
+        driver's, which :meth:`observe` sees every tree)."""
+        self._set(rate)
+
     def draw_queries(self, ctx: SamplingContext, draw: QueryDraw) -> None:
         """The current sampler's rule over whole queries (every query at rate 1)."""
         if self.rate >= 1.0:
@@ -132,8 +159,8 @@ class AutoSampler(Sampler):
         Parameters
         ----------
         holdout : ndarray of float64, shape (n_outputs, 2)
-            :func:`~smartboost._kernels.importance.holdout_gains` of each of the iteration's
-            trees: its loss decrease estimated from its sample and from the other rows.
+            ``TrainingRows.holdout_gains`` of each of the iteration's trees: its loss decrease
+            estimated from its sample and from the other rows.
         """
         self._holdout = (1.0 - SMOOTHING) * self._holdout + SMOOTHING * holdout.sum(axis=0)
         in_sample, out_of_sample = self._holdout
@@ -147,3 +174,11 @@ class AutoSampler(Sampler):
         wanted = np.sqrt(FIXED_COST * r0 / (1.0 - FIXED_COST))
         rate = min(max(wanted, self.rate / MAX_STEP), MAX_STEP * self.rate)
         self._set(min(1.0, max(self.min_rate, rate)))
+
+
+def holdout_units(extent: np.ndarray, n_rows: int) -> np.ndarray | None:
+    """The units of the holdout check's two integer sums (``_kernels.importance.holdout_sums``):
+    :func:`~smartboost.sampling.base.fixed_sum_unit` of each estimate's largest ``|term|`` over
+    every machine's ``n_rows`` rows; None when one is not finite."""
+    units = [fixed_sum_unit(float(e), n_rows) for e in extent]
+    return None if None in units else np.array(units)

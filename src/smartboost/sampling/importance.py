@@ -27,7 +27,7 @@ import numpy as np
 
 from .._kernels.draws import draw_proportional
 from .._kernels.importance import correct_sampled, leaf_sums, mvs_importance, weighted_abs
-from .base import QueryDraw, Sampler, SamplingContext
+from .base import QueryDraw, Sampler, SamplingContext, mean_abs
 from .queries import solve_scale_weighted
 from .scale import solve_scale
 
@@ -176,7 +176,7 @@ class MVSSampler(ProportionalSampler):
             if values is not None and values.size:
                 mean = np.mean(np.abs(values))
             else:
-                mean = ctx.mean_abs_grad if ctx.mean_abs_grad is not None else np.mean(np.abs(ctx.grad))
+                mean = ctx.mean_abs_grad if ctx.mean_abs_grad is not None else mean_abs(ctx.grad)
             self.lam = float(mean) ** 2
         mvs_importance(ctx.grad, ctx.hess, ctx.kernel_weight, self.lam, self.importance_buffer)
         return self.importance_buffer
