@@ -84,14 +84,15 @@ class DaskRows:
         """
         self._record_traffic()
         sampler = self.sampler
-        if isinstance(sampler, AutoSampler):  # the rate this driver's sampler chose, drawn by its sampler of the rate
+        if isinstance(sampler, AutoSampler):  # the shards draw at the rate this driver's sampler chose, by its MVS
             self.workers.call("follow_rate", sampler.rate)
             sampler = sampler.current
         extent = max(self.workers.call("gradients"))
         decisions = [None] * len(self.workers)
         if isinstance(sampler, (ProportionalSampler, TrimmingSampler, GOSSSampler)) and self._resample_due(iteration):
-            first = previous_leaf_values is None or not previous_leaf_values.size  # MVS-adaptive's lambda reads it
-            self.workers.call("importance", iteration, previous_leaf_values, self._mean_abs_grad(extent) if first else None)
+            first = previous_leaf_values is None or not previous_leaf_values.size  # MVS-adaptive's lambda: mean |g|
+            mean_abs_grad = self._mean_abs_grad(extent) if first else None
+            self.workers.call("importance", iteration, previous_leaf_values, mean_abs_grad)
             if isinstance(sampler, TrimmingSampler):
                 decisions = self._trimming_decisions(iteration)
             elif isinstance(sampler, GOSSSampler):

@@ -25,8 +25,8 @@ drawn by MVS (``mvs_lambda='adaptive'``) at a rate that follows what each sample
 
 The first iteration draws :data:`START_RATE` of the rows. The decisions read integer sums over
 the rows (:func:`holdout_units`), the same in any order, so a run is deterministic for a seed on
-any thread count and equals one machine's when the rows are spread over several (``smartboost.dask``,
-where the driver's sampler chooses each rate and the workers follow it).
+any thread count, and the sums are one machine's when the rows are spread over several
+(``smartboost.dask``, where the driver's sampler chooses each rate and the workers follow it).
 ``booster.iteration_stats`` records each iteration's sampler (``sampler``: ``'mvs'`` or
 ``'none'``) and its target rate (``target_rate``) next to the realised ``sample_rate``.
 """
