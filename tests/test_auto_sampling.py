@@ -14,7 +14,8 @@ from smartboost._kernels.importance import holdout_extent, holdout_sums
 from smartboost._params import training_params
 from smartboost.errors import ParameterError
 from smartboost.sampling import auto
-from smartboost.sampling.auto import AutoSampler, holdout_units
+from smartboost.sampling.auto import AutoSampler
+from smartboost.sampling.base import fixed_point_sums, fixed_sum_unit
 
 
 @pytest.fixture
@@ -43,8 +44,8 @@ def _holdout_reference(leaf, step, grad, hess, weight, sample_weight, in_sample)
 def holdout_gains(leaf, step, grad, hess, weight, sample_weight, in_sample):
     """The two estimates as TrainingRows.holdout_gains sums them: integer sums in the units of
     the largest terms."""
-    units = holdout_units(holdout_extent(leaf, step, grad, hess, weight, sample_weight, in_sample), leaf.size)
-    return holdout_sums(leaf, step, grad, hess, weight, sample_weight, in_sample, units) * units
+    args = (leaf, step, grad, hess, weight, sample_weight, in_sample)
+    return fixed_point_sums(holdout_extent(*args), leaf.size, lambda units: holdout_sums(*args, units))
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -77,7 +78,7 @@ def test_holdout_sums_over_machines_equal_one_machine():
     p = rng.uniform(0.02, 0.9, n)
     in_sample = (rng.random(n) < p).astype(np.uint8)
     args = (leaf, step, grad, hess, None, 1.0 / p, in_sample)
-    units = holdout_units(holdout_extent(*args), n)
+    units = np.array([fixed_sum_unit(e, n) for e in holdout_extent(*args)])
     whole = holdout_sums(*args, units)
     cuts = np.sort(rng.choice(np.arange(1, n), 4, replace=False))
     parts = [np.split(a, cuts) for a in (leaf, grad, hess, 1.0 / p, in_sample)]
@@ -86,7 +87,8 @@ def test_holdout_sums_over_machines_equal_one_machine():
     sums = [holdout_sums(lf, step, g, h, None, sw, s, units) for lf, g, h, sw, s in zip(*parts)]
     assert whole.dtype == np.int64 and np.array_equal(np.sum(sums, axis=0), whole)
     grad[7] = np.nan
-    assert holdout_units(holdout_extent(*args), n) is None
+    assert None in [fixed_sum_unit(e, n) for e in holdout_extent(*args)]
+    assert np.isnan(fixed_point_sums(holdout_extent(*args), n, lambda units: holdout_sums(*args, units))).all()
 
 
 def test_holdout_estimates_agree_for_a_tree_independent_of_the_sample():

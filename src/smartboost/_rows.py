@@ -26,7 +26,7 @@ from .binning import BinnedData
 from .grower import GrownTree, NodeRows, TreeGrower
 from .objectives import Objective
 from .sampling import Sampler, SamplingContext, make_sampler
-from .sampling.auto import holdout_units
+from .sampling.base import fixed_point_sums
 from .selection import FeatureSelector
 from .steps import Gather, leaf_line_search, line_search
 
@@ -154,15 +154,13 @@ class TrainingRows:
     def holdout_gains(self, k: int, grown: GrownTree) -> np.ndarray:
         """The loss decrease of output ``k``'s new tree (after :meth:`add_tree`), estimated from
         its sample and from the other rows (:func:`~smartboost._kernels.importance.holdout_extent`,
-        summed in the units of :func:`~smartboost.sampling.auto.holdout_units`; the sampler must
+        summed by :func:`~smartboost.sampling.base.fixed_point_sums`; the sampler must
         track every row's leaf); zeros when the tree was grown on every row, NaN when a term is
         not finite."""
         if self.n_sampled == self.n_rows:
             return np.zeros(2)
-        units = holdout_units(self.holdout_extent(k, grown.leaf_values), self.n_rows)
-        if units is None:
-            return np.full(2, np.nan)
-        return self.holdout_sums(k, grown.leaf_values, units) * units
+        return fixed_point_sums(self.holdout_extent(k, grown.leaf_values), self.n_rows,
+                                lambda units: self.holdout_sums(k, grown.leaf_values, units))
 
     def holdout_extent(self, k: int, leaf_values: np.ndarray) -> np.ndarray:
         """The largest term of each holdout estimate over these rows, for the tree of output ``k``

@@ -13,6 +13,11 @@ import numpy as np
 from numba import njit, prange
 
 
+_SUM_CHUNKS = 16
+"""Fixed row chunks of :func:`abs_fixed_sum` and the holdout check (:func:`holdout_extent`,
+:func:`holdout_sums`), added up in chunk order: the results do not depend on the thread count."""
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def weighted_abs(values, weight, out):
     """``out = weight * |values|`` (``weight`` None: ones, not read)."""
@@ -25,7 +30,7 @@ def abs_fixed_sum(values, unit):
     """``sum_i round(|values[i]| / unit)`` as an int64, over fixed chunks in parallel: an
     integer sum, the same in any order and over any split of the values among machines."""
     n = values.shape[0]
-    chunks = _HOLDOUT_CHUNKS
+    chunks = _SUM_CHUNKS
     size = (n + chunks - 1) // chunks
     parts = np.zeros(chunks, np.int64)
     for c in prange(chunks):
@@ -93,11 +98,6 @@ def correct_sampled(rows, grad, old_grad, leaf, leaf_mean, eta, out):
 
 
 
-_HOLDOUT_CHUNKS = 16
-"""Fixed row chunks of :func:`holdout_gains`, added up in chunk order: the sums do not depend on
-the thread count."""
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _holdout_term(i, leaf, step, grad, hess, weight, sample_weight, in_sample):
     """Row ``i``'s term of :func:`holdout_extent`'s estimates: ``(term, which)``, ``which`` 0
@@ -127,7 +127,7 @@ def holdout_extent(leaf, step, grad, hess, weight, sample_weight, in_sample):
     estimate ``sum_i c_i`` without bias for a tree that does not depend on the draw; the first
     also holds what the tree learnt of the sample's noise, the second does not."""
     n = leaf.shape[0]
-    chunks = _HOLDOUT_CHUNKS
+    chunks = _SUM_CHUNKS
     size = (n + chunks - 1) // chunks
     parts = np.zeros((chunks, 2))
     for c in prange(chunks):
@@ -147,10 +147,10 @@ def holdout_extent(leaf, step, grad, hess, weight, sample_weight, in_sample):
 @njit(cache=True, nogil=True, parallel=True)
 def holdout_sums(leaf, step, grad, hess, weight, sample_weight, in_sample, units):
     """The two estimates of :func:`holdout_extent` as int64 sums of the terms rounded to
-    multiples of ``units`` (one power of two per estimate, :func:`holdout_units`): integer sums
-    are the same in any order, so rows spread over machines give one machine's sums."""
+    multiples of ``units`` (one power of two per estimate, ``sampling.base.fixed_point_sums``):
+    integer sums are the same in any order, so rows spread over machines give one machine's sums."""
     n = leaf.shape[0]
-    chunks = _HOLDOUT_CHUNKS
+    chunks = _SUM_CHUNKS
     size = (n + chunks - 1) // chunks
     parts = np.zeros((chunks, 2), np.int64)
     for c in prange(chunks):

@@ -14,16 +14,14 @@ refit of the leaves (quantile losses) runs here on the leaves' rows gathered fro
 from __future__ import annotations
 
 
-import math
-
 import numpy as np
 
 from .._params import TrainingParams
 from ..grower import GrownTree, TreeGrower
 from ..objectives import Objective
 from ..sampling import make_sampler
-from ..sampling.auto import AutoSampler, holdout_units
-from ..sampling.base import fixed_sum_unit
+from ..sampling.auto import AutoSampler
+from ..sampling.base import fixed_point_sums
 from ..sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix, solve_scale_by_radix,
                                     top_and_rest_by_machine, total_by_radix)
 from ..sampling.goss import GOSSSampler
@@ -87,11 +85,11 @@ class DaskRows:
         if isinstance(sampler, AutoSampler):  # the shards draw at the rate this driver's sampler chose, by its MVS
             self.workers.call("follow_rate", sampler.rate)
             sampler = sampler.current
-        extent = max(self.workers.call("gradients"))
+        self.workers.call("gradients")
         decisions = [None] * len(self.workers)
         if isinstance(sampler, (ProportionalSampler, TrimmingSampler, GOSSSampler)) and self._resample_due(iteration):
             first = previous_leaf_values is None or not previous_leaf_values.size  # MVS-adaptive's lambda: mean |g|
-            mean_abs_grad = self._mean_abs_grad(extent) if first else None
+            mean_abs_grad = self._mean_abs_grad() if first else None
             self.workers.call("importance", iteration, previous_leaf_values, mean_abs_grad)
             if isinstance(sampler, TrimmingSampler):
                 decisions = self._trimming_decisions(iteration)
@@ -112,13 +110,13 @@ class DaskRows:
         self.workers.call("correct", totals)
         return n
 
-    def _mean_abs_grad(self, extent: float) -> float:
+    def _mean_abs_grad(self) -> float:
         """Mean |g| over every shard's rows, as one machine finds it
-        (:func:`~smartboost.sampling.base.mean_abs`); ``extent``: the largest |g|."""
-        unit = fixed_sum_unit(extent, self.n_rows)
-        if unit is None or not self.n_rows:
-            return math.nan
-        return sum(self.workers.call("abs_grad_sum", unit)) * unit / self.n_rows
+        (:func:`~smartboost.sampling.base.mean_abs`)."""
+        extent = np.array([max(self.workers.call("abs_grad_extent"))])
+        total = fixed_point_sums(extent, self.n_rows,
+                                 lambda units: np.array([sum(self.workers.call("abs_grad_sum", units[0]))]))
+        return float(total[0]) / self.n_rows
 
     def holdout_gains(self, k: int, grown: GrownTree) -> np.ndarray:
         """``TrainingRows.holdout_gains`` over every shard's rows: each estimate's largest term
@@ -127,10 +125,8 @@ class DaskRows:
         if self.n_sampled == self.n_rows:
             return np.zeros(2)
         extent = np.max(self.workers.call("holdout_extent", k, grown.leaf_values), axis=0)
-        units = holdout_units(extent, self.n_rows)
-        if units is None:
-            return np.full(2, np.nan)
-        return np.sum(self.workers.call("holdout_sums", k, grown.leaf_values, units), axis=0) * units
+        return fixed_point_sums(extent, self.n_rows, lambda units: np.sum(
+            self.workers.call("holdout_sums", k, grown.leaf_values, units), axis=0))
 
     def _trimming_decisions(self, iteration: int) -> list[tuple]:
         """Trimming over every shard: the threshold of the ``k`` heaviest rows, and how many rows

@@ -173,10 +173,13 @@ class Shard:
         """Draw the next sample at the rate the driver's ``sampling='auto'`` chose."""
         self.rows.sampler.follow(rate)
 
-    def op_gradients(self) -> float:
-        """Gradients at the current scores; the largest |g| (the unit of MVS-adaptive's first
-        lambda, :func:`~smartboost.sampling.base.mean_abs`)."""
+    def op_gradients(self) -> None:
+        """Gradients at the current scores."""
         self.rows.compute_gradients()
+
+    def op_abs_grad_extent(self) -> float:
+        """The largest |g| of these rows (the unit of MVS-adaptive's first lambda,
+        :func:`~smartboost.sampling.base.mean_abs`)."""
         return float(np.max(np.abs(self.rows.row_grad), initial=0.0))
 
     def op_abs_grad_sum(self, unit: float) -> int:

@@ -24,9 +24,10 @@ drawn by MVS (``mvs_lambda='adaptive'``) at a rate that follows what each sample
   little, every later iteration uses every row.
 
 The first iteration draws :data:`START_RATE` of the rows. The decisions read integer sums over
-the rows (:func:`holdout_units`), the same in any order, so a run is deterministic for a seed on
-any thread count, and the sums are one machine's when the rows are spread over several
-(``smartboost.dask``, where the driver's sampler chooses each rate and the workers follow it).
+the rows (:func:`~smartboost.sampling.base.fixed_point_sums`), the same in any order, so a run
+is deterministic for a seed on any thread count, and the sums are one machine's when the rows
+are spread over several (``smartboost.dask``, where the driver's sampler chooses each rate and
+the workers follow it).
 ``booster.iteration_stats`` records each iteration's sampler (``sampler``: ``'mvs'`` or
 ``'none'``) and its target rate (``target_rate``) next to the realised ``sample_rate``.
 """
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import NoSampling, QueryDraw, Sampler, SamplingContext, fixed_sum_unit
+from .base import NoSampling, QueryDraw, Sampler, SamplingContext
 from .importance import MVSSampler
 
 AUTO_MIN_ROWS = 100_000
@@ -175,10 +176,3 @@ class AutoSampler(Sampler):
         rate = min(max(wanted, self.rate / MAX_STEP), MAX_STEP * self.rate)
         self._set(min(1.0, max(self.min_rate, rate)))
 
-
-def holdout_units(extent: np.ndarray, n_rows: int) -> np.ndarray | None:
-    """The units of the holdout check's two integer sums (``_kernels.importance.holdout_sums``):
-    :func:`~smartboost.sampling.base.fixed_sum_unit` of each estimate's largest ``|term|`` over
-    every machine's ``n_rows`` rows; None when one is not finite."""
-    units = [fixed_sum_unit(float(e), n_rows) for e in extent]
-    return None if None in units else np.array(units)

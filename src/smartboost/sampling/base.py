@@ -14,6 +14,7 @@ changes no other random choice, and a row's draw does not depend on the thread c
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -60,7 +61,7 @@ class SamplingContext:
         The previous tree's leaf values without shrinkage (Newton steps ``-G/(H+lambda)``).
     mean_abs_grad : float or None
         Mean ``|g|`` over every machine's rows (distributed training); None: over ``grad``
-        (both by :func:`mean_abs`'s integer sum).
+        (both by :func:`mean_abs`).
     unit_weight : bool
         Whether every row's own weight is 1 (the data has none): kernels may then leave
         ``weight`` unread (:attr:`kernel_weight`).
@@ -307,10 +308,24 @@ def fixed_sum_unit(extent: float, n_rows: int) -> float | None:
     return math.ldexp(1.0, math.frexp(extent * max(n_rows, 1))[1] - FIXED_SUM_BITS)
 
 
+def fixed_point_sums(extent: np.ndarray, n_rows: int,
+                     integer_sums: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Sums over every machine's ``n_rows`` rows that are the same in any order and over any split
+    of the rows among machines: one per entry of ``extent`` (the largest magnitude of its values),
+    each in its unit (:func:`fixed_sum_unit`), in which ``integer_sums(units)`` adds up the
+    rounded values (int64, one per sum); NaN when an extent is not finite."""
+    units = [fixed_sum_unit(float(e), n_rows) for e in extent]
+    if None in units:
+        return np.full(len(units), np.nan)
+    units = np.array(units)
+    return np.asarray(integer_sums(units)) * units
+
+
 def mean_abs(values: np.ndarray) -> float:
-    """Mean of ``|values|``, summed as integers in the unit of :func:`fixed_sum_unit` (the mean
-    ``smartboost.dask`` finds over several machines' rows); NaN when a value is not finite."""
-    unit = fixed_sum_unit(float(np.max(np.abs(values), initial=0.0)), values.shape[0])
-    if unit is None or not values.shape[0]:
+    """Mean of ``|values|`` by :func:`fixed_point_sums` (the mean ``smartboost.dask`` finds over
+    several machines' rows); NaN when a value is not finite."""
+    n = values.shape[0]
+    if not n:
         return math.nan
-    return abs_fixed_sum(values, unit) * unit / values.shape[0]
+    extent = np.array([np.max(np.abs(values))])
+    return float(fixed_point_sums(extent, n, lambda units: np.array([abs_fixed_sum(values, units[0])]))[0]) / n
