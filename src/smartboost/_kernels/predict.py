@@ -92,8 +92,10 @@ def predict_trees(X, words, threshold, value, roots, out, block, categorical):
 
     Blocks of rows run in parallel; a block is walked through one tree at a time, 8 rows at
     once, one level per row per step, a lane taking the block's next row as soon as its row
-    reaches a leaf (as the training walk, :func:`add_tree_to_rows`): independent rows hide each
-    other's load latency and mispredicted branches.
+    reaches a leaf: independent rows hide each other's load latency and mispredicted branches.
+    (The binned walk, :func:`add_tree_to_rows`, takes fixed levels instead; a raw step, a float
+    threshold and two comparisons, costs enough that walking rows past their leaves made
+    prediction slower.)
 
     Parameters
     ----------
