@@ -203,6 +203,31 @@ def test_edges_never_merge_adjacent_floats():
     np.testing.assert_array_equal(binned.row_major[:, 0], [1, 2, 1, 2])
 
 
+
+@pytest.mark.parametrize("seed", range(4))
+def test_distinct_values_and_counts_of_sorted_runs(seed):
+    """Runs of every length (the galloping search's steps and halvings), signed zeros counted
+    as one value with the implicit zeros of sparse columns, distinct values one a run."""
+    from smartboost._kernels.binning import _distinct_counts
+
+    rng = np.random.default_rng(seed)
+    pool = np.array([-3.0, -1e-300, -0.0, 0.0, 1e-300, 0.5, 2.0, 7.0])
+    for _ in range(300):
+        n = int(rng.integers(0, 300))
+        if rng.random() < 0.2:
+            values = np.sort(rng.standard_normal(n))
+        else:
+            few = pool[rng.random(pool.size) < 0.5]  # often one or two values: long runs
+            values = np.sort(rng.choice(few if few.size else pool, n))
+        n_zeros = int(rng.integers(0, 4)) * int(rng.integers(0, 50))
+        distinct, counts = np.full(n + 1, np.nan), np.full(n + 1, -1)
+        d = _distinct_counts(values, n_zeros, distinct, counts)
+        distinct, counts = distinct[:d], counts[:d]
+        expected, expected_counts = np.unique(np.concatenate([values, np.zeros(n_zeros)]), return_counts=True)
+        np.testing.assert_array_equal(distinct, expected)
+        np.testing.assert_array_equal(counts, expected_counts)
+
+
 @pytest.mark.parametrize("max_bin", [2, 3, 255, 256, 65535])
 def test_max_bin_extremes(max_bin):
     X = np.arange(1.0, 70_001.0).reshape(-1, 1)

@@ -37,31 +37,61 @@ def bin_of(x, edges, first, n_edges):
 
 
 @njit(cache=True, nogil=True)
-def _distinct_counts(values, n_zeros):
-    """Distinct values of sorted ``values`` with their counts, plus ``n_zeros`` implicit zeros."""
+def _run_end(values, i):
+    """End of the run of values equal to ``values[i]`` in sorted ``values``: a galloping search
+    (steps 1, 2, 4, ... then halving), so a run of length ``m`` costs about ``2 log2 m`` loads
+    and a feature of few distinct values (one-hot columns) costs next to nothing, while one of
+    distinct values costs one load a value, as a linear scan would."""
     n = values.shape[0]
-    distinct = np.empty(n + 1, np.float64)
-    counts = np.empty(n + 1, np.int64)
+    v = values[i]
+    lo = i  # values[lo] == v
+    step = 1
+    while lo + step < n and values[lo + step] == v:
+        lo += step
+        step *= 2
+    hi = min(n, lo + step)  # values[hi] != v, or hi == n
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if values[mid] == v:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+@njit(cache=True, nogil=True)
+def _distinct_counts(values, n_zeros, distinct, counts):
+    """Distinct values of sorted ``values`` (finite) with their counts, plus ``n_zeros``
+    implicit zeros, written to the first entries of ``distinct`` and ``counts`` (room for
+    ``values.shape[0] + 1``); returns their number."""
+    n = values.shape[0]
     d = 0
     zeros_pending = n_zeros > 0
-    for i in range(n + 1):
-        if zeros_pending and (i == n or values[i] >= 0.0):
-            if d > 0 and distinct[d - 1] == 0.0:
-                counts[d - 1] += n_zeros
-            else:
-                distinct[d] = 0.0
-                counts[d] = n_zeros
-                d += 1
+    i = 0
+    while i < n:
+        v = values[i]
+        if zeros_pending and v >= 0.0:
             zeros_pending = False
-        if i == n:
-            break
-        if d > 0 and values[i] == distinct[d - 1]:
-            counts[d - 1] += 1
-        else:
-            distinct[d] = values[i]
-            counts[d] = 1
+            distinct[d] = 0.0
+            counts[d] = n_zeros
+            if v == 0.0:  # stored zeros (-0.0 too) join the implicit ones
+                end = _run_end(values, i)
+                counts[d] += end - i
+                d += 1
+                i = end
+                continue
             d += 1
-    return distinct[:d], counts[:d]
+        # a value unlike the next one is the common case of many distinct values: one load
+        end = i + 1 if i + 1 < n and values[i + 1] != v else _run_end(values, i)
+        distinct[d] = v
+        counts[d] = end - i
+        d += 1
+        i = end
+    if zeros_pending:
+        distinct[d] = 0.0
+        counts[d] = n_zeros
+        d += 1
+    return d
 
 
 ZERO_THRESHOLD = 1e-35
@@ -182,7 +212,9 @@ def find_edges(indptr, values, n_zeros, max_bin, min_data_in_bin, first_edge, ed
     """Bin edges of every feature from a row sample, each feature's values sorted.
 
     The values are sorted by numpy before (its sort is faster than a compiled one, and keeps
-    the sort out of the compiled code). One serial loop: the rest is linear in the sample.
+    the sort out of the compiled code). One serial loop, at most linear in the sample: a feature
+    of few distinct values costs next to nothing (:func:`_run_end`); every feature's distinct
+    values go to one buffer.
 
     Parameters
     ----------
@@ -204,11 +236,17 @@ def find_edges(indptr, values, n_zeros, max_bin, min_data_in_bin, first_edge, ed
     n_edges : ndarray of int64, shape (n_features,)
         Output edge counts.
     """
+    longest = 0
+    for f in range(indptr.shape[0] - 1):
+        longest = max(longest, indptr[f + 1] - indptr[f])
+    distinct = np.empty(longest + 1, np.float64)
+    counts = np.empty(longest + 1, np.int64)
     for f in range(indptr.shape[0] - 1):
         column = values[indptr[f]:indptr[f + 1]]
         lo, hi = _finite_range(column)
-        distinct, counts = _distinct_counts(column[lo:hi], n_zeros[f])
-        n_edges[f] = _feature_edges(distinct, counts, max_bin, min_data_in_bin, edges[first_edge[f]:first_edge[f + 1]])
+        d = _distinct_counts(column[lo:hi], n_zeros[f], distinct, counts)
+        n_edges[f] = _feature_edges(distinct[:d], counts[:d], max_bin, min_data_in_bin,
+                                    edges[first_edge[f]:first_edge[f + 1]])
 
 
 @njit(cache=True, nogil=True, parallel=True)
