@@ -237,13 +237,15 @@ def test_max_bin_extremes(max_bin):
 
 
 def test_most_populated_bins_count_rows_per_cell_and_take_the_lowest_of_ties():
+    """Rows counted in four tables (features of few bins, a row count not a multiple of 4) and
+    in place (255 bins on 302 rows)."""
     from smartboost._kernels.histogram import bin_counts
     from smartboost.binning import histogram_cells, most_populated_bins
 
     rng = np.random.default_rng(8)
     n_bins = np.array([1, 2, 5, 3, 255])
-    column_major = np.stack([rng.integers(0, n + 1, 300) for n in n_bins]).astype(np.uint8)
-    column_major[3, :] = np.repeat([0, 2], 150)  # a tie: the lower bin wins
+    column_major = np.stack([rng.integers(0, n + 1, 302) for n in n_bins]).astype(np.uint8)
+    column_major[3, :] = np.repeat([0, 2], 151)  # a tie: the lower bin wins
     offsets, n_cells = histogram_cells(n_bins)
     counts = np.zeros(n_cells, np.int64)
     bin_counts(column_major, offsets, counts)

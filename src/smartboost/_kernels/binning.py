@@ -289,10 +289,17 @@ def bin_csc(indptr, indices, data, edges, first_edge, n_edges, out, missing_coun
 def transpose(src, dst):
     """``dst[...] = src.T`` in row blocks, in parallel: bin matrices, and the sample of a C-ordered
     float matrix that the bin edges are learned from (2-5x faster than numpy's copy of a
-    transposed view, which reads one column at a time across every row)."""
+    transposed view, which reads one column at a time across every row).
+
+    Blocks of 512 rows and unsigned indices (numba's negative-index wrap costs a compare and a
+    select per access) measured 1.3-2x faster than blocks of 4096 with signed ones, on a9a's
+    32,561 x 123 and 800,000 x 28 bins.
+    """
     n_rows, n_cols = src.shape
-    block = 4096
+    block = 512
     for k in prange((n_rows + block - 1) // block):
-        for j in range(n_cols):
-            for i in range(k * block, min(n_rows, (k + 1) * block)):
+        first = np.uint64(k * block)
+        last = np.uint64(min(n_rows, (k + 1) * block))
+        for j in range(np.uint64(n_cols)):
+            for i in range(first, last):
                 dst[j, i] = src[i, j]

@@ -311,6 +311,9 @@ def gather_sparse_rows(ids, indptr, cells, out_indptr, out_cells):
             out_cells[j + k] = cells[first + k]
 
 
+_COUNT_TABLES_MIN_ROWS_PER_CELL = 16
+"""Rows per cell from which :func:`bin_counts` counts a feature in four tables."""
+
 _LAYOUT_BLOCK_ROWS = 4096
 """Rows of a block of :func:`sparse_row_lengths` and :func:`fill_sparse_rows`: the block's
 counters stay in cache while every sparse feature's column is read over the block."""
@@ -327,8 +330,9 @@ def sparse_row_lengths(column_major, sparse_features, default_bins, out):
         for k in range(sparse_features.shape[0]):
             column = column_major[sparse_features[k]]
             default = default_bins[k]
-            for r in range(first, last):
-                out[r + 1] += column[r] != default
+            # unsigned: numba's negative-index wrap would keep the loop scalar (8x slower)
+            for r in range(np.uint64(first), np.uint64(last)):
+                out[r + np.uint64(1)] += column[r] != default
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -344,19 +348,41 @@ def fill_sparse_rows(column_major, sparse_features, default_bins, sparse_offsets
             column = column_major[sparse_features[k]]
             default = default_bins[k]
             offset = sparse_offsets[k]
-            for r in range(first, last):
-                b = column[r]
+            for i in range(np.uint64(last - first)):  # unsigned, as in sparse_row_lengths
+                b = column[i + np.uint64(first)]
                 if b != default:
-                    cells[cursor[r - first]] = offset + b
-                    cursor[r - first] += 1
+                    cells[np.uint64(cursor[i])] = offset + b
+                    cursor[i] += 1
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def bin_counts(column_major, offsets, out):
     """Rows in every histogram cell: ``out[offsets[f] + b]`` += the rows whose bin of feature
-    ``f`` is ``b`` (its missing-value bin included). Features in parallel: each owns its cells."""
+    ``f`` is ``b`` (its missing-value bin included). Features in parallel: each owns its cells.
+
+    Consecutive rows counted in one cell would chain each increment on the store before it (a
+    one-hot column's rows are nearly all in one bin): four tables, one for each row modulo 4,
+    break the chain (3.4x faster on a9a's 123 binary columns). A feature with few rows for its
+    cells (wide sparse data) is counted in place, as the tables would cost more to clear.
+    """
+    n_rows = column_major.shape[1]
     for f in prange(column_major.shape[0]):
         column = column_major[f]
         first = np.int64(offsets[f])
-        for r in range(column.shape[0]):
-            out[first + column[r]] += 1
+        n_cells = (np.int64(offsets[f + 1]) if f + 1 < offsets.shape[0] else out.shape[0]) - first
+        if n_rows < _COUNT_TABLES_MIN_ROWS_PER_CELL * n_cells:
+            for r in range(n_rows):
+                out[first + column[r]] += 1
+            continue
+        tables = np.zeros((4, n_cells), np.int64)
+        r = 0
+        while r + 4 <= n_rows:
+            tables[0, column[r]] += 1
+            tables[1, column[r + 1]] += 1
+            tables[2, column[r + 2]] += 1
+            tables[3, column[r + 3]] += 1
+            r += 4
+        for k in range(r, n_rows):
+            tables[0, column[k]] += 1
+        for c in range(n_cells):
+            out[first + c] += tables[0, c] + tables[1, c] + tables[2, c] + tables[3, c]
