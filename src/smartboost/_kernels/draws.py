@@ -52,21 +52,22 @@ def compact(keep, rows, rest):
     n = keep.shape[0]
     size = (n + COMPACT_CHUNKS - 1) // COMPACT_CHUNKS
     counts = np.zeros(COMPACT_CHUNKS + 1, np.int64)
+    # unsigned indices: numba's negative-index wrap would keep the count pass scalar
     for c in prange(COMPACT_CHUNKS):
         total = 0
-        for i in range(c * size, min(n, (c + 1) * size)):
+        for i in range(np.uint64(c * size), np.uint64(min(n, (c + 1) * size))):
             total += keep[i]
         counts[c + 1] = total
     for c in range(COMPACT_CHUNKS):
         counts[c + 1] += counts[c]
     for c in prange(COMPACT_CHUNKS):
-        k = counts[c]
-        for i in range(c * size, min(n, (c + 1) * size)):
+        k = np.uint64(counts[c])
+        for i in range(np.uint64(c * size), np.uint64(min(n, (c + 1) * size))):
             # A branch, not the branch-free double write: a chunk's write past its last kept
             # row would land on the next chunk's first slot while that chunk fills it.
             if keep[i]:
                 rows[k] = i
-                k += 1
+                k += np.uint64(1)
             else:
                 rest[i - k] = i
     return counts[COMPACT_CHUNKS]

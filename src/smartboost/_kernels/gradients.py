@@ -60,7 +60,7 @@ def fixed_point_units(rows, grad, hess, weight, grad_by_position):
         hm = 0.0
         g_nan = 0.0
         h_nan = 0.0
-        for i in range(k * size, min(n, (k + 1) * size)):
+        for i in range(np.uint64(k * size), np.uint64(min(n, (k + 1) * size))):  # unsigned: no index wrap
             r = rows[i]
             w = _weight(weight, r)
             g = grad[i if grad_by_position else r] * w

@@ -59,9 +59,12 @@ def _accumulate(rows, start, end, dense_bins, dense_offsets, sparse_indptr, spar
     n_dense = dense_bins.shape[1]
     has_sparse = sparse_indptr.shape[0] > 1
     prefetching = rows_far_apart(rows, start, end, max(dense_bins.strides[0], gh.strides[0]))
-    for i in range(start, end):
-        if prefetching and i + _PREFETCH_ROWS < end:
-            ahead = rows[i + _PREFETCH_ROWS]
+    # unsigned indices: numba's negative-index wrap (a compare and a select per access) made the
+    # loop 1.1-1.4x slower
+    last = np.uint64(end)
+    for i in range(np.uint64(start), last):
+        if prefetching and i + np.uint64(_PREFETCH_ROWS) < last:
+            ahead = rows[i + np.uint64(_PREFETCH_ROWS)]
             prefetch_span(dense_bins[ahead], 0, n_dense)
             prefetch(gh, ahead * 2)
             if has_sparse:
@@ -69,10 +72,10 @@ def _accumulate(rows, start, end, dense_bins, dense_offsets, sparse_indptr, spar
         row = rows[i]
         g = np.int64(gh[row, 0])
         h = np.int64(gh[row, 1])
-        for k in range(n_dense):
+        for k in range(np.uint64(n_dense)):
             add_to_cell(hist, dense_offsets[k] + dense_bins[row, k], g, h)
         if has_sparse:
-            for j in range(sparse_indptr[row], sparse_indptr[row + 1]):
+            for j in range(np.uint64(sparse_indptr[row]), np.uint64(sparse_indptr[row + np.uint32(1)])):
                 add_to_cell(hist, sparse_cells[j], g, h)
 
 
