@@ -142,6 +142,37 @@ def test_bin_of_counts_the_edges_below_the_value_for_every_window():
         assert bin_of(np.nan, table, first, n) == n + 1
 
 
+
+@pytest.mark.parametrize("out_dtype", [np.uint8, np.uint16])
+def test_dense_binning_equals_the_search_of_each_value(out_dtype):
+    """bin_dense (four rows at a time, then the rows left over, in blocks) bins every value as
+    bin_of does: features of 0 to 300 edges, values at, beside and between them, NaN and
+    infinities, row counts that leave 1-3 rows after the groups of four."""
+    from smartboost._kernels.binning import bin_dense, bin_of
+
+    rng = np.random.default_rng(5)
+    widths = [0, 1, 2, 3, 7, 253] + ([300] if out_dtype == np.uint16 else [])  # every bin fits the dtype
+    tables = [np.sort(rng.choice(rng.standard_normal(1000), n, replace=False)) for n in widths]
+    edges = np.concatenate(tables)
+    n_edges = np.array(widths, np.int64)
+    first = np.concatenate([[0], np.cumsum(n_edges)[:-1]])
+    for n_rows, n_blocks in [(1, 1), (3, 1), (13, 2), (103, 5)]:
+        X = rng.standard_normal((n_rows, len(widths))) * 2
+        for f, table in enumerate(tables):
+            if table.size:
+                at = rng.random(n_rows) < 0.3
+                X[at, f] = rng.choice(table, at.sum())
+        X[rng.random(X.shape) < 0.1] = np.nan
+        X[rng.random(X.shape) < 0.05] = np.inf
+        X[rng.random(X.shape) < 0.05] = -np.inf
+        out = np.empty(X.shape, out_dtype)
+        missing = np.zeros((n_blocks, X.shape[1]), np.int64)
+        bin_dense(X, edges, first, n_edges, out, missing)
+        expected = [[bin_of(X[i, f], edges, first[f], n_edges[f]) for f in range(X.shape[1])] for i in range(n_rows)]
+        np.testing.assert_array_equal(out, expected)
+        np.testing.assert_array_equal(missing.sum(axis=0), np.isnan(X).sum(axis=0))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_large_c_ordered_samples_learn_the_edges_of_any_layout(dtype):
     """A C-ordered sample from ``_PARALLEL_TRANSPOSE_VALUES`` values is transposed by the
