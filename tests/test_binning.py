@@ -176,7 +176,10 @@ def test_dense_binning_equals_the_search_of_each_value(out_dtype):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_large_c_ordered_samples_learn_the_edges_of_any_layout(dtype):
     """A C-ordered sample from ``_PARALLEL_TRANSPOSE_VALUES`` values is transposed by the
-    compiled kernel, others by numpy: the same edges either way."""
+    compiled kernel, others by numpy, and its features sorted on every thread: the same edges
+    either way, and on one thread."""
+    import numba
+
     from smartboost.binning import _PARALLEL_TRANSPOSE_VALUES
 
     rng = np.random.default_rng(5)
@@ -187,6 +190,13 @@ def test_large_c_ordered_samples_learn_the_edges_of_any_layout(dtype):
     c_ordered = BinMapper(sample_cnt=X.shape[0]).fit(X)
     assert c_ordered.same_edges(BinMapper(sample_cnt=X.shape[0]).fit(np.asfortranarray(X)))
     assert c_ordered.n_bins[3] == 1 and c_ordered.n_bins.max() > 200
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        one_thread = BinMapper(sample_cnt=X.shape[0]).fit(X)
+    finally:
+        numba.set_num_threads(threads)
+    assert c_ordered.same_edges(one_thread)
 
 
 def test_subsample_is_seeded():
