@@ -21,6 +21,7 @@ def compile_kernels() -> float:
         Seconds spent.
     """
     from . import Dataset, train
+    from .binning import _PARALLEL_TRANSPOSE_VALUES, BinMapper
 
     start = time.perf_counter()
     n = 4 * max(HIST_PARALLEL_MIN_ROWS, PARTITION_PARALLEL_MIN_ROWS)
@@ -39,4 +40,8 @@ def compile_kernels() -> float:
     sampled = np.tile(X, (3, 1))
     train({"objective": "binary", "num_leaves": 64, "verbosity": -1, "sampling": "bernoulli", "sample_rate": 0.2},
           Dataset(sampled, np.tile(y, 3)), 2)
+    # a sample of _PARALLEL_TRANSPOSE_VALUES values or more is transposed by a compiled kernel
+    # (smaller ones by numpy), so the data above do not compile it
+    for dtype in (np.float32, np.float64):
+        BinMapper().fit(np.zeros((_PARALLEL_TRANSPOSE_VALUES // 8, 8), dtype))
     return time.perf_counter() - start
