@@ -288,15 +288,11 @@ class BinMapper:
             indptr, values, n_zeros = _sorted_csc(sample.tocsc())
         else:
             values = np.empty((n_features, sample.shape[0]))  # a copy: sorted in place
-            if sample.size >= _PARALLEL_TRANSPOSE_VALUES:
-                if sample.flags.c_contiguous:
-                    kernels.transpose(sample, values)
-                else:
-                    values[...] = sample.T
-                _sort_rows(values)
+            if sample.flags.c_contiguous and sample.size >= _PARALLEL_TRANSPOSE_VALUES:
+                kernels.transpose(sample, values)
             else:
                 values[...] = sample.T
-                values.sort(axis=1)
+            _sort_rows(values)
             values = values.ravel()
             indptr = np.arange(n_features + 1, dtype=np.int64) * sample.shape[0]
             n_zeros = np.zeros(n_features, np.int64)
@@ -667,9 +663,10 @@ class BinnedData:
 
 
 def _sort_rows(values: np.ndarray) -> None:
-    """Sort each row of ``values`` in place, the rows shared among the run's threads: numpy's
-    sort releases the GIL, and its vectorised sort is faster than a compiled one."""
-    n_threads = min(get_num_threads(), values.shape[0])
+    """Sort each row of ``values`` in place; from ``_PARALLEL_TRANSPOSE_VALUES`` values, the rows
+    shared among the run's threads (numpy's sort releases the GIL, and its vectorised sort is
+    faster than a compiled one)."""
+    n_threads = min(get_num_threads(), values.shape[0]) if values.size >= _PARALLEL_TRANSPOSE_VALUES else 1
     if n_threads <= 1:
         values.sort(axis=1)
         return

@@ -35,7 +35,7 @@ def abs_fixed_sum(values, unit):
     parts = np.zeros(chunks, np.int64)
     for c in prange(chunks):
         total = 0
-        for i in range(c * size, min(n, (c + 1) * size)):
+        for i in range(np.uint64(c * size), np.uint64(min(n, (c + 1) * size))):  # unsigned, as the holdout sums'
             total += np.int64(np.rint(abs(values[i]) / unit))
         parts[c] = total
     out = 0

@@ -175,4 +175,3 @@ class AutoSampler(Sampler):
         wanted = np.sqrt(FIXED_COST * r0 / (1.0 - FIXED_COST))
         rate = min(max(wanted, self.rate / MAX_STEP), MAX_STEP * self.rate)
         self._set(min(1.0, max(self.min_rate, rate)))
-
