@@ -18,7 +18,7 @@ Usage::
     python benchmarks/bench_core.py                       # everything
     python benchmarks/bench_core.py --datasets synthetic --repeats 3
     python benchmarks/bench_core.py --scaling             # time per tree at 250k / 500k / 1M rows
-    python benchmarks/bench_core.py --thread-scaling 1 2 4 8 16   # time per tree against threads
+    python benchmarks/bench_core.py --thread-scaling 1 2 4 8 16   # time per tree, binning, prediction against threads
 
 Prints markdown tables; ``--json PATH`` also writes the raw measurements.
 """
@@ -26,6 +26,7 @@ Prints markdown tables; ``--json PATH`` also writes the raw measurements.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -75,7 +76,10 @@ def _fit_smartboost(X, y, Xt, leaves, trees):
     t2 = time.perf_counter()
     prob = booster.predict(Xt)
     t3 = time.perf_counter()
-    return {"jit": jit, "binning": t1 - t0, "training": t2 - t1, "prediction": t3 - t2}, prob
+    content = json.loads(booster.model_to_string())
+    del content["params"]["num_threads"]  # the one field that may differ between thread counts
+    model = hashlib.sha256(json.dumps(content).encode()).hexdigest()
+    return {"jit": jit, "binning": t1 - t0, "training": t2 - t1, "prediction": t3 - t2, "model": model}, prob
 
 
 def _fit_lightgbm(X, y, Xt, leaves, trees):
@@ -209,13 +213,15 @@ def scaling(repeats: int, trees: int, folder: str) -> dict:
 
 
 def thread_scaling(thread_counts: list[int], repeats: int, trees: int, folder: str) -> dict:
-    """Time per tree against the thread count (1M synthetic rows, 255 leaves), smartboost and LightGBM,
-    and whether smartboost's test predictions are the same at every thread count."""
+    """Time per tree, binning and prediction against the thread count (1M synthetic rows, 255
+    leaves), smartboost and LightGBM, and whether smartboost's model (all but its ``num_threads``) is the
+    same, byte for byte, at every thread count."""
     results = {}
     path = prepare("synthetic", folder)
     print(f"\n### threads: synthetic 1,000,000 rows, {trees} trees x 255 leaves, median of {repeats}\n")
-    print("| threads | smartboost ms/tree | lightgbm ms/tree | ratio | smartboost speed-up | lightgbm speed-up |")
-    print("|---|---|---|---|---|---|")
+    print("| threads | smartboost ms/tree | lightgbm ms/tree | ratio | smartboost speed-up | lightgbm speed-up "
+          "| binning s (smartboost / lightgbm) | predicting 250,000 rows s (smartboost / lightgbm) |")
+    print("|---|---|---|---|---|---|---|---|")
     first = None
     for threads in thread_counts:
         runs = {lib: [] for lib in ("smartboost", "lightgbm")}
@@ -224,11 +230,16 @@ def thread_scaling(thread_counts: list[int], repeats: int, trees: int, folder: s
                 runs[lib].append(_run_child(lib, path, 255, trees, threads=threads))
         ms = {lib: _median(r, "training") / trees * 1e3 for lib, r in runs.items()}
         first = first or ms
-        results[threads] = {**ms, "auc": [r["auc"] for r in runs["smartboost"]]}
+        results[threads] = {**ms, **{f"{lib} {key}": _median(r, key) for lib, r in runs.items()
+                                     for key in ("binning", "prediction")},
+                            "models": [r["model"] for r in runs["smartboost"]]}
+        sb, lgb = runs["smartboost"], runs["lightgbm"]
         print(f"| {threads} | {ms['smartboost']:.1f} | {ms['lightgbm']:.1f} | {ms['smartboost'] / ms['lightgbm']:.2f} | "
-              f"{first['smartboost'] / ms['smartboost']:.2f} | {first['lightgbm'] / ms['lightgbm']:.2f} |")
-    aucs = {auc for r in results.values() for auc in r["auc"]}
-    print(f"\nsmartboost test AUC identical at every thread count: {len(aucs) == 1}")
+              f"{first['smartboost'] / ms['smartboost']:.2f} | {first['lightgbm'] / ms['lightgbm']:.2f} | "
+              f"{_median(sb, 'binning'):.2f} / {_median(lgb, 'binning'):.2f} | "
+              f"{_median(sb, 'prediction'):.3f} / {_median(lgb, 'prediction'):.3f} |")
+    models = {model for r in results.values() for model in r["models"]}
+    print(f"\nsmartboost model identical (byte for byte) at every thread count: {len(models) == 1}")
     return results
 
 
