@@ -340,8 +340,9 @@ def _flights(seed: int = 0):
     frame = pd.read_csv(os.path.join(root, "nycflights13", "flights.csv.gz")).dropna(subset=["arr_delay"])
     columns = ["month", "day", "sched_dep_time", "sched_arr_time", "carrier", "flight", "tailnum", "origin", "dest",
                "distance", "hour", "minute"]
-    X = np.column_stack([frame[c].astype("category").cat.codes.to_numpy() if frame[c].dtype == object
-                         else frame[c].to_numpy() for c in columns]).astype(np.float32)
+    # text columns read as object or as pandas' string dtype, by pandas' version
+    X = np.column_stack([frame[c].to_numpy() if pd.api.types.is_numeric_dtype(frame[c])
+                         else frame[c].astype("category").cat.codes.to_numpy() for c in columns]).astype(np.float32)
     y = (frame["arr_delay"].to_numpy() > 15).astype(np.float64)
     test = np.random.default_rng(seed).random(len(y)) < 0.2
     return X[~test], y[~test], X[test], y[test]
@@ -446,6 +447,19 @@ def _panel_params(task: str, leaves: int) -> tuple[dict, dict]:
     return dict(common), {**common, "verbose": -1}
 
 
+def _sampler_options(spec: str) -> dict:
+    """``NAME`` or ``NAME:key=value,...`` (e.g. ``mvs:mvs_eta=0.5``) as training parameters."""
+    name, _, options = spec.partition(":")
+    params: dict = {"sampling": name}
+    for option in filter(None, options.split(",")):
+        key, _, value = option.partition("=")
+        try:
+            params[key] = float(value)
+        except ValueError:
+            params[key] = value
+    return params
+
+
 def cmd_panel(args) -> None:
     from smartboost._config import threads
 
@@ -458,8 +472,8 @@ def cmd_panel(args) -> None:
     valid_starts = valid.query_starts
     sb_runs = [("none", {**sb_params, "sampling": "none"})]
     sb_runs += [("auto", {**sb_params, "sampling": "auto"})] if "auto" in args.samplers else []
-    sb_runs += [(f"{name} {rate}", {**sb_params, "sampling": name, "sample_rate": rate})
-                for rate in args.rates for name in args.samplers if name != "auto"]
+    sb_runs += [(f"{spec} {rate}", {**sb_params, **_sampler_options(spec), "sample_rate": rate})
+                for rate in args.rates for spec in args.samplers if spec != "auto"]
     lgb_runs = [("none", lgb_params)]
     for rate in args.rates:
         lgb_runs += [(label, {**lgb_params, **extra}) for label, extra in _lightgbm_sampling(rate).items()]
@@ -573,7 +587,8 @@ def main() -> None:
     panel.add_argument("--rates", type=float, nargs="*", default=[0.1, 0.2],
                        help="rates of the fixed samplers, smartboost's and LightGBM's (bagging, GOSS)")
     panel.add_argument("--samplers", nargs="*", default=["auto", "bernoulli", "mvs"],
-                       help="smartboost samplers besides none ('auto' runs once, the others at every rate)")
+                       help="smartboost samplers besides none ('auto' runs once, the others at every rate), "
+                            "each NAME or NAME:key=value,... (e.g. mvs:mvs_eta=0.5)")
     panel.add_argument("--patience", type=int, default=30, help="early stopping: iterations without improvement")
     panel.add_argument("--queries", type=int, default=10_000, help="ranking-10k: training queries")
     panel.add_argument("--libraries", nargs="*", default=["lightgbm"], choices=["lightgbm"])

@@ -13,7 +13,7 @@ from smartboost._config import threads
 from smartboost._kernels.importance import holdout_extent, holdout_sums
 from smartboost._params import training_params
 from smartboost.errors import ParameterError
-from smartboost.sampling import auto
+from smartboost.sampling import auto, make_sampler
 from smartboost.sampling.auto import AutoSampler
 from smartboost.sampling.base import fixed_point_sums, fixed_sum_unit
 
@@ -22,6 +22,7 @@ from smartboost.sampling.base import fixed_point_sums, fixed_sum_unit
 def small_auto(monkeypatch):
     """'auto' adapting on test-sized data: the size limits lowered."""
     monkeypatch.setattr(auto, "AUTO_MIN_ROWS", 1000)
+    monkeypatch.setattr(auto, "AUTO_MIN_FEATURES", 1)
     monkeypatch.setattr(auto, "MIN_SAMPLE_ROWS", 200)
 
 
@@ -114,28 +115,27 @@ def _sampler(n_rows=1_000_000):
 
 
 def test_the_next_rate_maximises_the_decrease_per_second():
-    """rho = 1/2 at rate 0.1: r0 = 0.1, and the best rate of rho(r) / (a + (1 - a) r) with
+    """rho = 0.8 at rate 0.1: r0 = 0.025, and the best rate of rho(r) / (a + (1 - a) r) with
     rho(r) = r / (r + r0) is found here by a grid search."""
     sampler = _sampler()
     assert sampler.rate == auto.START_RATE and sampler.drawn_by == "mvs"
-    sampler.observe(np.array([[10.0, 5.0]]))
+    sampler.observe(np.array([[10.0, 8.0]]))
     grid = np.linspace(0.001, 1.0, 100_000)
     a = auto.FIXED_COST
-    best = grid[np.argmax(grid / (grid + 0.1) / (a + (1 - a) * grid))]
-    assert sampler.rate == pytest.approx(best, abs=1e-4)
+    best = grid[np.argmax(grid / (grid + 0.025) / (a + (1 - a) * grid))]
+    assert auto.MIN_RATE < best < auto.MAX_RATE and sampler.rate == pytest.approx(best, abs=1e-4)
 
 
-def test_the_rate_grows_as_less_holds_out_of_the_sample_and_then_uses_every_row():
+def test_the_rate_grows_as_less_holds_out_of_the_sample_up_to_its_ceiling():
     sampler = _sampler()
     rates = []
     for rho in (0.9, 0.5, 0.2, 0.05, 0.0, 0.0, 0.0, 0.0):
         sampler.observe(np.array([[1.0, rho]]))
         rates.append(sampler.rate)
-    assert all(b >= a for a, b in zip(rates, rates[1:]))
-    # at most MAX_STEP times the rate before, until the step that reaches FULL_RATE takes every row
-    assert all(b <= auto.MAX_STEP * a for a, b in zip(rates, rates[1:]) if b < 1.0)
-    assert all(a * auto.MAX_STEP >= auto.FULL_RATE for a, b in zip(rates, rates[1:]) if b == 1.0 > a)
-    assert rates[-1] == 1.0 and sampler.drawn_by == "none" and not sampler.adapts
+    assert all(b >= a for a, b in zip(rates, rates[1:])) and rates[-1] > rates[0]
+    assert all(b <= auto.MAX_STEP * a for a, b in zip(rates, rates[1:]))  # at most MAX_STEP times the rate before
+    # the rate stays at its ceiling, drawn by MVS, however little holds out of the sample
+    assert rates[-1] == auto.MAX_RATE and sampler.drawn_by == "mvs" and sampler.adapts
 
 
 def test_the_rate_keeps_its_floors():
@@ -147,8 +147,11 @@ def test_the_rate_keeps_its_floors():
 
 # -- training ------------------------------------------------------------------------------------
 
-def test_below_the_size_limit_auto_trains_the_model_of_no_sampling(binary_data):
+@pytest.mark.parametrize("lowered", ["AUTO_MIN_ROWS", "AUTO_MIN_FEATURES"])
+def test_below_the_size_limits_auto_trains_the_model_of_no_sampling(binary_data, monkeypatch, lowered):
+    """Below either limit (the other lowered to the data's size) every iteration uses every row."""
     X, y = binary_data
+    monkeypatch.setattr(auto, lowered, 1)
     train = sb.Dataset(X, y)
     params = {"objective": "binary", "verbosity": -1}
     booster = sb.train({**params, "sampling": "auto"}, train, 5)
@@ -172,16 +175,13 @@ def test_auto_records_its_sampler_and_rate_at_every_iteration(small_auto):
     assert set(stats["sampler"]) <= {"mvs", "none"}
     assert stats["sampler"][0] == "mvs" and stats["target_rate"][0] == auto.START_RATE
     target, realised = np.array(stats["target_rate"]), np.array(stats["sample_rate"])
-    sampled = np.array(stats["sampler"]) == "mvs"
-    assert np.all(realised[~sampled] == 1.0) and np.all(target[~sampled] == 1.0)
+    assert stats["sampler"] == ["mvs"] * 40  # above the size limit every iteration samples
     # MVS draws its target in expectation: each realised rate within 5 standard deviations
-    assert np.all(np.abs(realised[sampled] - target[sampled]) < 5 * np.sqrt(target[sampled] / 6000))
-    # every row once the rate has reached FULL_RATE, and until then no target at or above it
-    if not sampled.all():
-        first = int(np.argmin(sampled))
-        assert not sampled[first:].any()
-    assert np.all(target[sampled] < auto.FULL_RATE)
-    assert len(set(target[sampled].round(6))) > 3  # the rate moves
+    assert np.all(np.abs(realised - target) < 5 * np.sqrt(target / 6000))
+    assert np.all(target <= auto.MAX_RATE)
+    assert len(set(target.round(6))) > 3  # the rate moves
+    # only after the iterations whose trees are checked, every CHECK_EVERY-th
+    assert np.all(np.flatnonzero(np.diff(target)) % auto.CHECK_EVERY == 0)
     assert booster.evals_result["valid_0"]["auc"][-1] > 0.8
 
 
@@ -212,6 +212,55 @@ def test_auto_with_multiclass_and_whole_queries(small_auto):
                       sb.Dataset(Xr, yr, group=sizes), 10)
     rates = np.array(ranker.iteration_stats["sample_rate"])
     assert "mvs" in ranker.iteration_stats["sampler"] and np.all((rates > 0) & (rates <= 1))
+
+
+def _context_after(n_leaves, n_rows=1_000_000):
+    """A sampling context whose last tree had ``n_leaves`` leaves."""
+    from smartboost.objectives import make_objective
+    from smartboost.sampling.base import SamplingContext
+    ones = np.ones(n_rows)
+    return SamplingContext(5, ones, ones, ones, ones, ones, make_objective("binary"),
+                           np.zeros(n_rows, np.int32), np.zeros(n_leaves))
+
+
+def test_auto_corrects_the_gradients_where_the_sample_gives_each_leaf_few_rows():
+    """The rate times the rows over the last tree's leaves, against CORRECT_ROWS_PER_LEAF: at the
+    start rate (100,000 of 1,000,000 rows) trees of 255 leaves (392 rows each) are corrected,
+    trees of 31 (3,226) are not; nor is the first tree, nor a multiclass objective."""
+    sampler = _sampler()
+    assert sampler.rate == 0.1 and sampler.gradient_history == 2 and sampler.needs_previous_leaves
+    assert sampler._corrects(_context_after(255)) and not sampler._corrects(_context_after(31))
+    limit = int(0.1 * 1_000_000 / auto.CORRECT_ROWS_PER_LEAF)
+    assert sampler._corrects(_context_after(limit + 1)) and not sampler._corrects(_context_after(limit))
+    ctx = _context_after(255)
+    ctx.previous_leaf_values = None
+    assert not sampler._corrects(ctx) and sampler.correction_totals(ctx) is None
+    multiclass = AutoSampler(training_params({"sampling": "auto", "objective": "multiclass", "num_class": 3}),
+                             1_000_000)
+    assert multiclass.gradient_history == 0 and not multiclass._corrects(_context_after(255))
+    assert _sampler(n_rows=50_000).gradient_history == 0  # below the size limit: every row, no history
+    few_features = make_sampler(training_params({"sampling": "auto"}), 1_000_000, n_features=auto.AUTO_MIN_FEATURES - 1)
+    assert not few_features.adapts and few_features.rate == 1.0 and few_features.gradient_history == 0
+    assert make_sampler(training_params({"sampling": "auto"}), 1_000_000, n_features=auto.AUTO_MIN_FEATURES).adapts
+
+
+def test_auto_corrects_as_mvs_eta_does(small_auto, monkeypatch):
+    """Where auto corrects, its sampled gradients are MVS's with mvs_eta = auto.ETA: with the rate
+    held at 0.3 both runs grow the same trees; without the correction auto's trees differ from
+    the third on (the correction needs two iterations of history)."""
+    X, y = make_binary(n=6000, seed=14)
+    train = sb.Dataset(X, y)
+    params = {"objective": "binary", "num_leaves": 15, "verbosity": -1}
+    monkeypatch.setattr(AutoSampler, "observe", lambda self, holdout: None)
+    monkeypatch.setattr(auto, "START_RATE", 0.3)
+    monkeypatch.setattr(auto, "MAX_RATE", 0.3)
+    mvs = _trees(sb.train({**params, "sampling": "mvs", "sample_rate": 0.3, "mvs_eta": auto.ETA}, train, 6))
+    monkeypatch.setattr(auto, "CORRECT_ROWS_PER_LEAF", 10_000)  # 1,800 sampled rows over 15 leaves: corrected
+    corrected = _trees(sb.train({**params, "sampling": "auto"}, train, 6))
+    monkeypatch.setattr(auto, "CORRECT_ROWS_PER_LEAF", 100)
+    plain = _trees(sb.train({**params, "sampling": "auto"}, train, 6))
+    assert corrected == mvs
+    assert plain[:2] == corrected[:2] and plain[2:] != corrected[2:]
 
 
 @pytest.mark.parametrize("params, match", [

@@ -205,6 +205,7 @@ def test_automatic_sampling_equals_single_machine(client, monkeypatch):
     solved over the shards can differ from one machine's in its last bits, and the sample
     weights with it."""
     monkeypatch.setattr(auto, "AUTO_MIN_ROWS", 1000)  # the workers run in this process
+    monkeypatch.setattr(auto, "AUTO_MIN_FEATURES", 1)
     monkeypatch.setattr(auto, "MIN_SAMPLE_ROWS", 200)
     X, y = _data()
     params = {"objective": "binary", "num_leaves": 15, "min_data_in_leaf": 5, "verbosity": -1, "seed": 4,
@@ -217,7 +218,7 @@ def test_automatic_sampling_equals_single_machine(client, monkeypatch):
     for stat in ("sample_size", "sampler"):
         assert model.iteration_stats[stat] == local.iteration_stats[stat]
     np.testing.assert_allclose(model.iteration_stats["target_rate"], local.iteration_stats["target_rate"], rtol=1e-9)
-    assert len(set(local.iteration_stats["target_rate"])) > 2
+    assert len(set(local.iteration_stats["target_rate"])) > 1
 
 
 @pytest.mark.parametrize("pre_filter", [True, False])

@@ -122,6 +122,8 @@ def test_multiclass_misuse_is_reported(data):
         sb.train({**PARAMS, "metric": "auc"}, train, 1, valid_sets=[train])
     with pytest.raises(ParameterError, match="does not support multiclass"):
         sb.train({**PARAMS, "sampling": "smart2", "sample_rate": 0.5}, train, 1)
+    with pytest.raises(ParameterError, match="mvs_eta > 0 .* multiclass"):
+        sb.train({**PARAMS, "sampling": "mvs", "sample_rate": 0.5, "mvs_eta": 0.5}, train, 1)
     with pytest.raises(ParameterError, match="metric 'multi_error' is a multiclass metric"):
         sb.train({"objective": "binary", "metric": "multi_error", "verbosity": -1},
                  sb.Dataset(X, (y > 0).astype(float)), 1)

@@ -371,6 +371,33 @@ def test_smart2_with_eta_zero_is_the_uncorrected_sampler(binary_data, monkeypatc
     assert _trees(corrected)[0][2:] != _trees(uncorrected)[0][2:]
 
 
+def test_mvs_eta_corrects_mvs_as_smart2_is_corrected(binary_data, monkeypatch):
+    """mvs_eta: smart2's correction (scaled form) of MVS's sampled gradients; 0, the default, is
+    plain MVS; the corrected gradients follow the formula."""
+    X, y = binary_data
+    train = sb.Dataset(X, y)
+    params = {"objective": "binary", "verbosity": -1, "sampling": "mvs", "sample_rate": 0.3}
+    plain = sb.train(params, train, 8)
+    assert _trees(sb.train({**params, "mvs_eta": 0.0}, train, 8)) == _trees(plain)
+    corrected = sb.train({**params, "mvs_eta": 0.5}, train, 8)
+    assert _trees(corrected)[0][:2] == _trees(plain)[0][:2] and _trees(corrected)[0][2:] != _trees(plain)[0][2:]
+    from smartboost.sampling.importance import MVSSampler
+    rng = np.random.default_rng(6)
+    n, n_leaves = 400, 5
+    grad, old_grad = rng.standard_normal(n), rng.standard_normal(n)
+    leaf = rng.integers(0, n_leaves, n).astype(np.int32)
+    rows = np.sort(rng.choice(n, 120, replace=False)).astype(np.uint32)
+    sampler = MVSSampler(_params(sampling="mvs", sample_rate=0.3, mvs_eta=0.4), n)
+    assert sampler.gradient_history == 2 and sampler.needs_previous_leaves
+    ctx = SamplingContext(5, grad, np.ones(n), np.ones(n), np.zeros(n), np.zeros(n), make_objective("binary"),
+                          leaf, np.zeros(n_leaves), None, True, (rng.standard_normal(n), old_grad))
+    means = np.bincount(leaf, old_grad, n_leaves) / np.bincount(leaf, minlength=n_leaves)
+    np.testing.assert_allclose(sampler.correct_gradients(ctx, rows),
+                               grad[rows] + 0.4 * (means[leaf[rows]] - old_grad[rows]), rtol=0, atol=1e-14)
+    monkeypatch.setattr(MVSSampler, "correct_gradients", lambda self, ctx, rows, totals=None: None)
+    assert _trees(sb.train({**params, "mvs_eta": 0.5}, train, 8)) == _trees(plain)
+
+
 def test_correct_sampled_matches_the_formula_in_sample_order():
     rng = np.random.default_rng(3)
     n = 5000
@@ -574,6 +601,8 @@ def test_goss_rates():
 @pytest.mark.parametrize("params, match", [
     ({"sampling": "none", "sample_rate": 0.5}, "choose a sampler"),
     ({"sampling": "mvs", "sample_rate": 0.5, "smart_eta": 0.1}, "smart_eta.*smart2"),
+    ({"sampling": "smart2", "sample_rate": 0.5, "mvs_eta": 0.1}, "mvs_eta.*mvs"),
+    ({"sampling": "mvs", "sample_rate": 0.5, "mvs_eta": -0.1}, "mvs_eta"),
     ({"sampling": "smart1", "sample_rate": 0.5, "smart_correction": "paper"}, "smart_correction.*smart2"),
     ({"sampling": "mvs", "smart_rho": 1.0}, "smart_rho.*smart1 or smart2 or loss"),
     ({"sampling": "uniform", "smart_rho": 2.0}, "smart_rho.*smart1 or smart2"),

@@ -503,7 +503,8 @@ PARAMS: tuple[Param, ...] = (
     # sampling
     Param("sampling", None, _optional(_choice(*_SAMPLING_NAMES, aliases=_SAMPLING_ALIASES)),
           "Row sampler: 'none', 'uniform' (exactly s N rows), 'bernoulli', 'trimming', 'goss', 'smart1', "
-          "'smart2', 'mvs', 'loss', or 'auto' (MVS at a rate chosen every iteration, every row below 100,000 rows; "
+          "'smart2', 'mvs', 'loss', or 'auto' (MVS at a rate chosen every iteration, every row below 100,000 rows "
+          "or 20 features; "
           "docs/concepts/sampling.md). Default: 'uniform' when sample_rate < 1, else 'none'.",
           ("sampling_method", "data_sample_strategy", "sample_strategy"), "sampling",
           " \\| ".join(_SAMPLING_NAMES)),
@@ -540,6 +541,11 @@ PARAMS: tuple[Param, ...] = (
           "terms; 'paper': g - l'(y~_i) + eta (leaf mean of l'(y~)), SMART's Section 3.2 for every eta "
           "(docs/concepts/sampling.md).",
           (), "sampling", "scaled \\| paper", saved_at_default=False),
+    Param("mvs_eta", 0.0, _float(0.0),
+          "mvs: strength of smart2's improved diagonal approximation applied to the sampled rows' gradients "
+          "('scaled' form of smart_correction); 0 is plain MVS. It pays where the sampled trees' leaves hold few "
+          "rows, as with 255 leaves (docs/concepts/sampling.md).",
+          (), "sampling", ">= 0"),
     Param("mvs_lambda", "adaptive", _mvs_lambda,
           "mvs: lambda in sqrt(g^2 + lambda h^2), or 'adaptive' (squared mean absolute leaf value of the "
           "previous tree).",
@@ -759,6 +765,7 @@ _SAMPLER_OWN_PARAMS = {
     "smart_eta": ("smart2",),
     "smart_correction": ("smart2",),
     "mvs_lambda": ("mvs",),
+    "mvs_eta": ("mvs",),
     "goss_top_rate": ("goss",),
     "goss_other_rate": ("goss",),
     "trimming_alpha": ("trimming",),
@@ -890,6 +897,9 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
                              f"'{objective.name}'")
     if objective.num_outputs > 1 and not SAMPLERS[params.sampling].supports_multiclass:
         raise ParameterError(f"sampling='{params.sampling}' does not support multiclass objectives")
+    if objective.num_outputs > 1 and params.sampling == "mvs" and params.mvs_eta > 0.0:
+        raise ParameterError("mvs_eta > 0 corrects one gradient per row and does not support multiclass "
+                             "objectives; use mvs_eta=0")
 
 
 def check_distributed_params(params: TrainingParams, objective: Any) -> None:

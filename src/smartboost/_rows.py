@@ -77,7 +77,8 @@ class TrainingRows:
         self.params = params
         self.n_outputs = scores.shape[0]
         self.row_ids = row_ids
-        self.sampler: Sampler = make_sampler(params, n, row_ids, total_rows, query_ids, total_queries)
+        self.sampler: Sampler = make_sampler(params, n, row_ids, total_rows, query_ids, total_queries,
+                                             data.mapper.n_features)
         # the gradients of this iteration, then of the ones before that the sampler reads
         # (smart2): buffers that rotate, never copied
         self._grad_ring = [np.empty((self.n_outputs, n)) for _ in range(1 + self.sampler.gradient_history)]

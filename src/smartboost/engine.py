@@ -247,6 +247,7 @@ class Trainer:
         start = time.perf_counter()
         sampler = self.rows.sampler
         drawn_by, target_rate = sampler.drawn_by, sampler.target_rate
+        checks = sampler.checks(self.iteration)
         n = self.rows.draw_sample(self.iteration, self.previous_leaf_values)
         weight_scale = self._weight_scale(n)
         leaf_values = []
@@ -255,11 +256,11 @@ class Trainer:
             grown = self.rows.grow_tree(k, self.grower, self.selector, self.iteration, weight_scale)
             self._take_step(grown, k)
             self.rows.add_tree(k, grown)
-            if sampler.adapts:
+            if checks:
                 holdout.append(self.rows.holdout_gains(k, grown))
             leaf_values.append(grown.leaf_values)
             self.booster.add_tree(grown.tree)
-        if sampler.adapts:
+        if checks:
             sampler.observe(np.array(holdout))
         # the samplers read the last trees' Newton values as a saved model gives them back (its
         # values over the learning rate), so that a run resumed from a checkpoint draws the

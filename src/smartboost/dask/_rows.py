@@ -49,14 +49,15 @@ class DaskRows:
     """
 
     def __init__(self, workers: Workers, n_rows: int, params: TrainingParams, objective: Objective,
-                 part_index: list[list[int]], part_rows: list[list[int]]) -> None:
+                 part_index: list[list[int]], part_rows: list[list[int]], n_features: int) -> None:
         self.workers = workers
         self.objective = objective
         self.n_rows = n_rows
         self.params = params
         self.part_index = part_index
         self.part_rows = part_rows
-        self.sampler = make_sampler(params, 0, None, n_rows)  # the driver's copy: random keys and parameters only
+        # the driver's copy: random keys and parameters only
+        self.sampler = make_sampler(params, 0, None, n_rows, n_features=n_features)
         self._sampled = False
         self.n_sampled = 0  # the last draw's sample size, over every shard
         self._warm = False

@@ -130,7 +130,8 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
                                      query_offsets[indices].tolist(), int(part_queries.sum()))
                                     for indices in part_index])
         valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
-        rows = DaskRows(workers, n_rows, resolved, objective, part_index, [d["part_rows"] for d in described])
+        rows = DaskRows(workers, n_rows, resolved, objective, part_index, [d["part_rows"] for d in described],
+                        n_features)
         trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names)
         try:
             with threads(_driver_threads(workers.link_ends, resolved.num_threads)):

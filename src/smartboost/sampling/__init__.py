@@ -28,12 +28,14 @@ __all__ = ["SAMPLERS", "Sampler", "SamplingContext", "make_sampler"]
 
 def make_sampler(params: TrainingParams, n_rows: int, row_ids: np.ndarray | None = None,
                  total_rows: int | None = None, query_ids: np.ndarray | None = None,
-                 total_queries: int | None = None) -> Sampler:
+                 total_queries: int | None = None, n_features: int | None = None) -> Sampler:
     """The sampler selected by training parameters (``TrainingParams``), for ``n_rows`` rows
     with ids ``row_ids`` among every machine's ``total_rows`` rows (None: ids 0 .. n_rows - 1,
-    and ``n_rows`` in all), and when it draws whole queries, queries with ids ``query_ids``
-    among every machine's ``total_queries`` (None: their index, and their number)."""
+    and ``n_rows`` in all) of ``n_features`` features (None: not known), and when it draws whole
+    queries, queries with ids ``query_ids`` among every machine's ``total_queries`` (None: their
+    index, and their number)."""
     sampler = SAMPLERS[params.sampling](params, n_rows)
+    sampler.n_features = n_features
     sampler.row_ids = row_ids
     sampler.total_rows = n_rows if total_rows is None else total_rows
     if params.sampling_unit != "query":

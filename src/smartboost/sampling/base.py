@@ -180,6 +180,9 @@ class Sampler:
     total_rows : int
         Every machine's rows together (``n_rows`` on one machine): the exact-count draws
         (uniform, GOSS) draw their counts of them.
+    n_features : int or None
+        Features of the data (None: not known); ``sampling='auto'`` samples only data of enough
+        features.
     adapts : bool
         Whether the sampler learns from every iteration's trees (:meth:`observe`;
         ``sampling='auto'``).
@@ -193,6 +196,7 @@ class Sampler:
     inverse_probability: ClassVar[bool] = True
     gradient_history: int = 0
     adapts: bool = False
+    n_features: int | None = None
 
     def __init__(self, params: TrainingParams, n_rows: int) -> None:
         self.params = params
@@ -230,6 +234,11 @@ class Sampler:
     def target_rate(self) -> float:
         """Target rate of the next draw."""
         return self.sample_rate
+
+    def checks(self, iteration: int) -> bool:
+        """Whether the trees of ``iteration`` are checked on the rows out of their sample for
+        :meth:`observe` (samplers that :attr:`adapts`)."""
+        return self.adapts
 
     def observe(self, holdout: np.ndarray) -> None:
         """Learn from an iteration's trees (samplers that :attr:`adapts`; see

@@ -93,43 +93,34 @@ class Smart1Sampler(ProportionalSampler):
         return self.importance_buffer
 
 
-class Smart2Sampler(Smart1Sampler):
-    """SMART second-gradient-proportional sampling with the improved diagonal approximation.
+class _DiagonalCorrection:
+    """SMART's improved diagonal approximation of the sampled rows' gradients, for the samplers
+    that apply it (smart2, and mvs with ``mvs_eta``; docs/concepts/sampling.md).
 
-    ``a_i = w_i h_i``. For sampled rows, from the third iteration on, the gradient is corrected
-    with ``y~``, the scores of two iterations back, and ``leaf(i)``, row i's leaf in the
-    previous tree (docs/concepts/sampling.md):
+    From the third iteration on, the gradient of a sampled row ``i`` is corrected with ``y~``,
+    the scores of two iterations back, and ``leaf(i)``, row i's leaf in the previous tree:
 
-    - ``smart_correction="scaled"``: ``g_i + eta * (mean_{k in leaf(i)} l'(y~_k) - l'(y~_i))``;
-      ``eta = 0`` leaves the gradients unchanged, ``eta = 1`` is the paper's formula;
-    - ``smart_correction="paper"``: ``g_i - l'(y~_i) + eta * mean_{k in leaf(i)} l'(y~_k)``,
-      the formula of SMART's Section 3.2 for every ``eta``.
+    - the scaled form: ``g_i + eta * (mean_{k in leaf(i)} l'(y~_k) - l'(y~_i))``; ``eta = 0``
+      leaves the gradients unchanged, ``eta = 1`` is the paper's formula;
+    - the paper's form: ``g_i - l'(y~_i) + eta * mean_{k in leaf(i)} l'(y~_k)``, the formula of
+      SMART's Section 3.2 for every ``eta``.
+
+    The correction is a control variate: over the rows of each previous-tree leaf its
+    inverse-probability-weighted sum has expectation zero, while it cancels the part of the
+    sampled gradients that the gradients of two iterations back predict.
     """
 
-    name = "smart2"
-    needs_previous_leaves = True
-    supports_multiclass = False  # its correction follows one score per row through the trees
-
-    def __init__(self, params, n_rows):
-        super().__init__(params, n_rows)
-        self.eta = params.smart_eta
-        self.paper_form = params.smart_correction == "paper"
+    def _init_correction(self, n_rows: int, eta: float, paper_form: bool) -> None:
+        self.eta = eta
+        self.paper_form = paper_form
         # the paper's form subtracts l'(y~_i) whatever eta is
-        self.corrects = self.paper_form or self.eta > 0.0
+        self.corrects = paper_form or eta > 0.0
+        self.needs_previous_leaves = self.corrects
         # l'(y~) is the gradient this run computed two iterations ago, at those scores: kept by
         # the trainer (ctx.past_grad), not recomputed (for lambdarank, one lambda-kernel call
         # less per iteration)
         self.gradient_history = 2 if self.corrects else 0
         self._corrected = np.empty(n_rows if self.corrects else 0)
-
-    def importance(self, ctx):
-        """``w h``: on unweighted rows the hessians themselves, which are non-negative for every
-        objective that takes Newton steps (a custom objective's are checked), so no pass over
-        the rows."""
-        if ctx.kernel_weight is None and not ctx.objective.first_order_only:
-            return ctx.hess
-        weighted_abs(ctx.hess, ctx.kernel_weight, self.importance_buffer)
-        return self.importance_buffer
 
     def correction_totals(self, ctx):
         """Per-leaf sums and counts of ``l'(y~)`` over these rows, shape (2, n_leaves), or None
@@ -154,18 +145,45 @@ class Smart2Sampler(Smart1Sampler):
         return corrected
 
 
-class MVSSampler(ProportionalSampler):
+class Smart2Sampler(_DiagonalCorrection, Smart1Sampler):
+    """SMART second-gradient-proportional sampling with the improved diagonal approximation.
+
+    ``a_i = w_i h_i``; the sampled rows' gradients are corrected (:class:`_DiagonalCorrection`)
+    with ``eta = smart_eta``, in the scaled form (``smart_correction="scaled"``) or the paper's
+    (``"paper"``).
+    """
+
+    name = "smart2"
+    supports_multiclass = False  # its correction follows one score per row through the trees
+
+    def __init__(self, params, n_rows):
+        super().__init__(params, n_rows)
+        self._init_correction(n_rows, params.smart_eta, params.smart_correction == "paper")
+
+    def importance(self, ctx):
+        """``w h``: on unweighted rows the hessians themselves, which are non-negative for every
+        objective that takes Newton steps (a custom objective's are checked), so no pass over
+        the rows."""
+        if ctx.kernel_weight is None and not ctx.objective.first_order_only:
+            return ctx.hess
+        weighted_abs(ctx.hess, ctx.kernel_weight, self.importance_buffer)
+        return self.importance_buffer
+
+
+class MVSSampler(_DiagonalCorrection, ProportionalSampler):
     """Minimal Variance Sampling: ``a_i = w_i sqrt(g_i^2 + lambda h_i^2)``.
 
     ``mvs_lambda="adaptive"`` (MVS Adaptive) sets ``lambda`` at each iteration to the square of
     the mean absolute leaf value (Newton step, without shrinkage) of the previous tree, and to
-    ``(mean |g|)^2`` at the first iteration.
+    ``(mean |g|)^2`` at the first iteration. With ``mvs_eta > 0`` the sampled rows' gradients
+    get smart2's correction (:class:`_DiagonalCorrection`, scaled form) at that ``eta``.
     """
 
     name = "mvs"
 
-    def __init__(self, params, n_rows):
+    def __init__(self, params, n_rows, eta: float | None = None):
         super().__init__(params, n_rows)
+        self._init_correction(n_rows, params.mvs_eta if eta is None else eta, False)
         self.adaptive = params.mvs_lambda == "adaptive"
         self.lam = np.nan if self.adaptive else float(params.mvs_lambda)
 

@@ -107,6 +107,10 @@ class QuerySampler(Sampler):
         """As the wrapped sampler."""
         return self.inner.target_rate
 
+    def checks(self, iteration):
+        """The wrapped sampler's."""
+        return self.inner.checks(iteration)
+
     def observe(self, holdout):
         """The wrapped sampler's."""
         self.inner.observe(holdout)
