@@ -6,7 +6,7 @@ The importance ``a_i`` (always including the row's own weight) is
 - ``smart2``: ``w h`` (SMART, second-gradient-proportional, Algorithm 3), with the improved
   diagonal approximation of the gradients (``smart_eta``);
 - ``mvs``: ``w sqrt(g^2 + lambda h^2)`` (Minimal Variance Sampling; ``mvs_lambda`` a number or
-  ``"adaptive"``);
+  ``"adaptive"``), with smart2's correction of the gradients when ``mvs_eta > 0``;
 - ``loss``: ``w l(y, F)``, the row's current loss (ranking: its share of the query's pairwise
   loss).
 
