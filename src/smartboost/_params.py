@@ -545,7 +545,7 @@ PARAMS: tuple[Param, ...] = (
           "mvs: strength of smart2's improved diagonal approximation applied to the sampled rows' gradients "
           "('scaled' form of smart_correction); 0 is plain MVS. It pays where the sampled trees' leaves hold few "
           "rows, as with 255 leaves (docs/concepts/sampling.md).",
-          (), "sampling", ">= 0"),
+          (), "sampling", ">= 0", saved_at_default=False),
     Param("mvs_lambda", "adaptive", _mvs_lambda,
           "mvs: lambda in sqrt(g^2 + lambda h^2), or 'adaptive' (squared mean absolute leaf value of the "
           "previous tree).",
