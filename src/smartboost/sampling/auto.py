@@ -2,8 +2,8 @@
 
 Below :data:`AUTO_MIN_ROWS` training rows or :data:`AUTO_MIN_FEATURES` features, every
 iteration grows its trees on every row: a sample saves little time per iteration there
-(docs/howto/choosing-a-sampler.md). Above, the rows are
-drawn by MVS (``mvs_lambda='adaptive'``) at a rate that follows what each sampled tree learns
+(docs/howto/choosing-a-sampler.md). Above, the rows are drawn by MVS
+(``mvs_lambda='adaptive'``) at a rate that follows what the sampled trees learn
 (docs/concepts/sampling.md, "Automatic sampling"):
 
 - The sampled trees of every :data:`CHECK_EVERY`-th iteration are checked on the rows they
@@ -21,10 +21,11 @@ drawn by MVS (``mvs_lambda='adaptive'``) at a rate that follows what each sample
 - Far from convergence the gradients hold a strong signal, ``rho`` is near 1 and the rate small;
   as training converges the signal left in the gradients weakens, ``rho`` falls and the sample
   grows, as SMART's adaptive sampling rate lets the sample follow the gradients. The rate moves
-  by at most a factor :data:`MAX_STEP` per iteration and stays between :data:`MIN_RATE` (and
-  :data:`MIN_SAMPLE_ROWS` rows) and :data:`MAX_RATE`: runs that went on sampling at up to a
-  fifth of the rows ended at a better validation metric than runs that switched to every row
-  once the rule asked for most of them (docs/concepts/sampling.md).
+  by at most a factor :data:`MAX_STEP` per check and stays between :data:`MIN_RATE` (and
+  :data:`MIN_SAMPLE_ROWS` rows) and :data:`MAX_RATE`: runs that went on sampling at a fifth of
+  the rows or fewer ended at a better validation metric than runs that switched to every row
+  once the rule asked for most of them, and the ceiling of 0.15 reached it soonest over the
+  measured sets (docs/concepts/sampling.md).
 - Where the sample gives the trees' leaves few rows (fewer than :data:`CORRECT_ROWS_PER_LEAF`
   sampled rows per leaf of the last tree, as with 255 leaves), the sampled rows' gradients get
   smart2's correction at :data:`ETA` (single-output objectives): it keeps 255-leaf trees grown
@@ -76,7 +77,7 @@ ETA = 0.5
 """Strength of the correction (``smart_eta``'s default)."""
 
 MAX_STEP = 2.0
-"""The most the rate moves, up or down, from one iteration to the next (a factor)."""
+"""The most the rate moves, up or down, from one check to the next (a factor)."""
 
 FIXED_COST = 0.2
 """The share of a full iteration's time that a sampled one pays whatever its rate (the walk of the
@@ -88,11 +89,11 @@ check is two passes over every row, about a tenth of a sampled iteration's time 
 and rate 0.1, and the rate needs no more."""
 
 SMOOTHING = 0.5
-"""Weight of the newest tree in the running sums of the holdout estimates (the older ones decay)."""
+"""Weight of the newest check in the running sums of the holdout estimates (the older ones decay)."""
 
 
 class AutoSampler(Sampler):
-    """MVS at a rate chosen from the holdout check of every tree (module docstring), or every row.
+    """MVS at a rate chosen from the holdout checks of its trees (module docstring), or every row.
 
     Attributes
     ----------
