@@ -46,6 +46,7 @@ from phases import PhaseTimer
 
 import smartboost as sb
 from smartboost._params import training_params
+from smartboost.cli import _sampler_spec  # NAME:key=value,... as `smartboost experiment --samplers` reads it
 from smartboost.engine import Trainer
 from smartboost.experiments.report import Result
 from smartboost.experiments.sampling import (COST_SAMPLERS, SamplerSpec, base_params, iteration_cost, load, mvs_figure,
@@ -447,19 +448,6 @@ def _panel_params(task: str, leaves: int) -> tuple[dict, dict]:
     return dict(common), {**common, "verbose": -1}
 
 
-def _sampler_options(spec: str) -> dict:
-    """``NAME`` or ``NAME:key=value,...`` (e.g. ``mvs:mvs_eta=0.5``) as training parameters."""
-    name, _, options = spec.partition(":")
-    params: dict = {"sampling": name}
-    for option in filter(None, options.split(",")):
-        key, _, value = option.partition("=")
-        try:
-            params[key] = float(value)
-        except ValueError:
-            params[key] = value
-    return params
-
-
 def cmd_panel(args) -> None:
     from smartboost._config import threads
 
@@ -472,7 +460,7 @@ def cmd_panel(args) -> None:
     valid_starts = valid.query_starts
     sb_runs = [("none", {**sb_params, "sampling": "none"})]
     sb_runs += [("auto", {**sb_params, "sampling": "auto"})] if "auto" in args.samplers else []
-    sb_runs += [(f"{spec} {rate}", {**sb_params, **_sampler_options(spec), "sample_rate": rate})
+    sb_runs += [(f"{spec} {rate}", {**sb_params, **_sampler_spec(spec).params, "sample_rate": rate})
                 for rate in args.rates for spec in args.samplers if spec != "auto"]
     lgb_runs = [("none", lgb_params)]
     for rate in args.rates:

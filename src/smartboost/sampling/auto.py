@@ -111,7 +111,6 @@ class AutoSampler(Sampler):
     def __init__(self, params, n_rows):
         self._samplers = {"none": NoSampling(params, n_rows), "mvs": MVSSampler(params, n_rows, eta=ETA)}
         self._single_output = params.num_class == 1  # the correction follows one score per row
-        self.n_features = None
         super().__init__(params, n_rows)
 
     @property
