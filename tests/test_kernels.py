@@ -781,3 +781,28 @@ def test_walk_steps_follow_where_the_rows_are():
     assert _tree_of(left, shallow_rows)._walk_steps() == depth - 1
     assert _tree_of(left, np.where(deepest, 1000, 0))._walk_steps() == depth
     assert _tree_of([-1], [5])._walk_steps() == 0
+
+
+def test_bound_kernel_calls_the_version_of_its_first_call():
+    """BoundKernel: the first call through the dispatcher, later ones straight to the version it
+    chose, also when the dispatcher holds versions for other types (where an unchecked call of
+    the wrong one would read the arguments as the wrong types)."""
+    from collections import namedtuple
+
+    from smartboost._dispatch import BoundKernel
+
+    Pair = namedtuple("Pair", ["a", "b"])
+
+    @njit
+    def weighted(pair, w):
+        return (pair.a * w).sum() + pair.b
+
+    ints = Pair(np.arange(4, dtype=np.int64), 1)
+    floats = Pair(np.linspace(0.0, 1.0, 4), 0.5)
+    assert weighted(ints, 2) == 13  # a version for int arguments first
+    bound = BoundKernel(weighted)
+    assert bound(floats, 0.5) == weighted(floats, 0.5)
+    assert bound._call is not weighted  # bound to the float version's entry point
+    assert bound(Pair(np.ones(4), 0.25), 2.0) == 8.25
+    only = BoundKernel(njit(lambda x: x + 1))
+    assert only(np.int64(1)) == 2 and only(np.int64(41)) == 42

@@ -25,6 +25,7 @@ import numpy as np
 from ._common import (CELL_DTYPE, COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PER_THREAD,
                       HIST_SMALL_DATA_BYTES, HIST_SMALL_DATA_COLUMNS_PER_THREAD, INDEX_DTYPE, ROW_FIXED_DTYPE,
                       WIDE_ROW_BYTES)
+from ._dispatch import BoundKernel
 from ._kernels.gradients import fixed_point_units, to_fixed_point
 from ._kernels.grow import DONE, NEED_AGREEMENT, NEED_ROOT, NEED_SPACE, grow_tree, pack_tree, start_tree
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
@@ -459,8 +460,10 @@ class TreeGrower:
         state = self._state_for(n_root)
         start_tree(state, g_root, h_root, n_root)
         rows = source.local_rows()
-        while (status := grow_tree(state, rows, self.cells, choices, self.limits, self.split_params, units,
-                                   self.scan_scratch)) != DONE:
+        # a loop on rows held elsewhere comes back here at every split: skip the dispatch there
+        grow = grow_tree if rows is not None else BoundKernel(grow_tree)
+        while (status := grow(state, rows, self.cells, choices, self.limits, self.split_params, units,
+                              self.scan_scratch)) != DONE:
             if status == NEED_SPACE:
                 state = self._state = _enlarged(state)
             elif status == NEED_ROOT:

@@ -150,13 +150,14 @@ class Peers:
             self._scratch = np.empty(array.nbytes, np.uint8)
         return self._scratch[:array.nbytes].view(array.dtype)
 
-    def all_gather(self, array: np.ndarray, what: str) -> list[np.ndarray]:
-        """Every shard's ``array`` (1-d, all of one size and dtype), in rank order."""
+    def all_gather(self, array: np.ndarray, what: str) -> np.ndarray:
+        """Every shard's ``array`` (1-d, all of one size and dtype), a row each in rank order."""
         for j in self.others:
             self._send(j, array)
-        out = [array] * self.size
+        out = np.empty((self.size, array.size), array.dtype)
+        out[self.rank] = array
         for j in self.others:
-            out[j] = self._receive(j, np.empty_like(array), what)
+            self._receive(j, out[j], what)
         return out
 
     def gather_concat(self, array: np.ndarray, what: str) -> np.ndarray:

@@ -21,6 +21,7 @@ import distributed
 import numpy as np
 
 from .._common import FIXED_DTYPE
+from .._dispatch import BoundKernel
 from .._data import concat_features, to_features, to_query_starts, to_vector
 from .._kernels.fsum import exact_partials
 from .._kernels.importance import abs_fixed_sum
@@ -347,6 +348,7 @@ class _PeerRows:
         self._free[0] = n_own  # every own slot is free
         self._free[1:n_own + 1] = np.arange(n_own)
         self._runs, self._cells, self._shared = self._whole, self._whole[:, 2], False
+        self._split_own_rows = BoundKernel(split_own_rows)  # called at every split of the tree
         rows = self.node_rows
         rows.use_features(features)
         units = np.max(self.peers.all_gather(np.array(rows.units()), "fixed-point units"), axis=0)
@@ -390,7 +392,7 @@ class _PeerRows:
     def agree(self, splits: np.ndarray) -> np.ndarray:
         """See ``grower.RowSource``: every worker's best splits of the nodes (an all-gather),
         and for each node the best of them (``_kernels.shard.best_of_workers``)."""
-        every = np.stack(self.peers.all_gather(splits.ravel(), "best splits")).reshape(self.peers.size, *splits.shape)
+        every = self.peers.all_gather(splits.ravel(), "best splits").reshape(self.peers.size, *splits.shape)
         best = np.empty_like(splits)
         best_of_workers(every, best)
         return best
@@ -415,7 +417,7 @@ class _PeerRows:
         rows = self.node_rows
         counts = np.empty((k, 2), np.int64)
         lefts = np.empty(k, np.int64)
-        n_lefts = split_own_rows(splits, pending, rows.local_rows(), self._n_bins, self._offsets, self._categorical,
+        n_lefts = self._split_own_rows(splits, pending, rows.local_rows(), self._n_bins, self._offsets, self._categorical,
                                  self._own, self._slot_of, self._sums, self._free, *rows.segment_arrays, counts,
                                  lefts)
         flat, worker = self._sum(lefts[:n_lefts], counts, "split histograms")
