@@ -238,6 +238,7 @@ def test_auto_corrects_the_gradients_where_the_sample_gives_each_leaf_few_rows()
     multiclass = AutoSampler(training_params({"sampling": "auto", "objective": "multiclass", "num_class": 3}),
                              1_000_000)
     assert multiclass.gradient_history == 0 and not multiclass._corrects(_context_after(255))
+    assert multiclass._samplers["mvs"]._corrected.size == 0  # no buffer for a correction never made
     assert _sampler(n_rows=50_000).gradient_history == 0  # below the size limit: every row, no history
     few_features = make_sampler(training_params({"sampling": "auto"}), 1_000_000, n_features=auto.AUTO_MIN_FEATURES - 1)
     assert not few_features.adapts and few_features.rate == 1.0 and few_features.gradient_history == 0

@@ -895,11 +895,8 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
     if rule in ("line", "leaf_line") and (objective.num_outputs > 1 or objective.name == "custom"):
         raise ParameterError(f"step_rule='{rule}' needs a single-output built-in objective, not "
                              f"'{objective.name}'")
-    if objective.num_outputs > 1 and not SAMPLERS[params.sampling].supports_multiclass:
-        raise ParameterError(f"sampling='{params.sampling}' does not support multiclass objectives")
-    if objective.num_outputs > 1 and params.sampling == "mvs" and params.mvs_eta > 0.0:
-        raise ParameterError("mvs_eta > 0 corrects one gradient per row and does not support multiclass "
-                             "objectives; use mvs_eta=0")
+    if objective.num_outputs > 1 and (refusal := SAMPLERS[params.sampling].multiclass_refusal(params)):
+        raise ParameterError(refusal)
 
 
 def check_distributed_params(params: TrainingParams, objective: Any) -> None:

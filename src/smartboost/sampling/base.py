@@ -209,6 +209,12 @@ class Sampler:
         self.total_rows = n_rows
         self._chunk_layout: tuple | None = None
 
+    @classmethod
+    def multiclass_refusal(cls, params: TrainingParams) -> str | None:
+        """Why the sampler cannot train a multiclass objective with ``params``, or None when it
+        can (:attr:`supports_multiclass`, and its options)."""
+        return None if cls.supports_multiclass else f"sampling='{cls.name}' does not support multiclass objectives"
+
     def chunk_layout(self) -> tuple:
         """This machine's pieces of the exact-count draws' chunks
         (:func:`~smartboost.sampling.chunks.chunk_layout`), found once."""

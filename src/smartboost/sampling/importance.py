@@ -120,7 +120,8 @@ class _DiagonalCorrection:
         # the trainer (ctx.past_grad), not recomputed (for lambdarank, one lambda-kernel call
         # less per iteration)
         self.gradient_history = 2 if self.corrects else 0
-        self._corrected = np.empty(n_rows if self.corrects else 0)
+        self._n_rows = n_rows
+        self._corrected = np.empty(0)  # made at the first correction (auto may never correct)
 
     def correction_totals(self, ctx):
         """Per-leaf sums and counts of ``l'(y~)`` over these rows, shape (2, n_leaves), or None
@@ -137,6 +138,8 @@ class _DiagonalCorrection:
         if totals is None:
             return None
         means = np.divide(totals[0], totals[1], out=np.zeros(totals.shape[1]), where=totals[1] > 0)
+        if self._corrected.shape[0] < rows.shape[0]:
+            self._corrected = np.empty(self._n_rows)
         corrected = self._corrected[:rows.shape[0]]
         if self.paper_form:  # g + 1 * (eta mean - l'(y~_i)): the kernel's form with eta folded into the means
             correct_sampled(rows, ctx.grad, ctx.past_grad[1], ctx.previous_leaf, self.eta * means, 1.0, corrected)
@@ -180,6 +183,14 @@ class MVSSampler(_DiagonalCorrection, ProportionalSampler):
     """
 
     name = "mvs"
+
+    @classmethod
+    def multiclass_refusal(cls, params):
+        """See :class:`~smartboost.sampling.base.Sampler`: the correction (``mvs_eta > 0``)
+        follows one score per row through the trees."""
+        if params.mvs_eta > 0.0:
+            return "mvs_eta > 0 corrects one gradient per row and does not support multiclass objectives; use mvs_eta=0"
+        return super().multiclass_refusal(params)
 
     def __init__(self, params, n_rows, eta: float | None = None):
         super().__init__(params, n_rows)
