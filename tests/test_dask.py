@@ -367,12 +367,14 @@ def test_shards_grow_trees_without_the_driver_one_exchange_per_level(client, mon
         assert {r for r, context, _ in exchanges if context.startswith(f"iteration {it},")} == {0, 1}
 
 
-def _one_chunk_per_worker(c, *arrays):
-    """Dask arrays of one row chunk per worker, each held by its worker. Every scatter gets a key
-    of its own (``hash=False``): tests scatter the same data again, and a content-hashed key may be
-    released by an earlier test's futures while this one still needs it ("lost dependencies")."""
+def _one_chunk_per_worker(c, *arrays, bounds=None):
+    """Dask arrays of one row chunk per worker, each held by its worker (chunk ``i`` is rows
+    ``bounds[i]:bounds[i + 1]``; default: equal chunks). Every scatter gets a key of its own
+    (``hash=False``): tests scatter the same data again, and a content-hashed key may be released
+    by an earlier test's futures while this one still needs it ("lost dependencies")."""
     workers = sorted(c.scheduler_info()["workers"])
-    bounds = np.linspace(0, arrays[0].shape[0], len(workers) + 1).astype(int)
+    if bounds is None:
+        bounds = np.linspace(0, arrays[0].shape[0], len(workers) + 1).astype(int)
     out = []
     for a in arrays:
         futures = [c.scatter(a[bounds[i]:bounds[i + 1]], workers=[w], hash=False) for i, w in enumerate(workers)]
@@ -574,6 +576,18 @@ def test_whole_query_sampling_equals_single_machine(client, sampling):
     _assert_same_model(model, local)
     assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"]
     assert len(set(local.iteration_stats["sample_size"])) > 1  # whole queries of differing sizes
+
+
+def test_a_worker_whose_sample_is_empty_leaves_the_trees_one_machines(client):
+    """A worker with 3 of 3,000 rows draws none of them at some iterations (bernoulli 0.3): its
+    rows add nothing, and the fixed-point units are still those of every row together (a worker's
+    own unit for no rows, 1, made the trees coarser than one machine's from the second on)."""
+    X, y = _data()
+    params = {"objective": "regression", "num_leaves": 7, "verbosity": -1, "seed": 4, "sampling": "bernoulli",
+              "sample_rate": 0.3}
+    model = sbd.train(client, params, *_one_chunk_per_worker(client, X, y, bounds=[0, 3, X.shape[0]]),
+                      num_boost_round=8)
+    _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 8))
 
 
 def test_eval_set_early_stopping_and_predict(client):

@@ -8,7 +8,7 @@ import pytest
 from numba import jit, njit
 
 from smartboost._kernels.exp import exp as vector_exp
-from smartboost._kernels.gradients import fixed_point_units, to_fixed_point
+from smartboost._kernels.gradients import extent_units, fixed_point_extents, to_fixed_point
 from smartboost._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel,
                                           gather_columns, gather_rows, rows_far_apart)
 from smartboost._kernels.partition import partition, partition_parallel
@@ -156,7 +156,7 @@ def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_f
     source = NodeRows(binned, n_threads)
     source.set_rows(rows, rng.standard_normal(4000), rng.random(4000), np.ones(4000))
     source.use_features(chosen)
-    g, h, _ = source.to_fixed_point(*source.units())
+    g, h, _ = source.to_fixed_point(*extent_units(*source.extents()))
     assert source.is_compact == compact
     hist = np.full((n_cells, 2), -7, np.int64)
     source.histogram(0, g, h, hist)
@@ -202,7 +202,7 @@ def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, wide_
         source = NodeRows(binned, 2)
         source.set_rows(rows.copy(), grad, hess, np.ones(4000))
         source.use_features(None)
-        g, h, _ = source.to_fixed_point(*source.units())
+        g, h, _ = source.to_fixed_point(*extent_units(*source.extents()))
         hists = []
         for node, (feature, threshold) in enumerate([(1, 7), (4, 3), (5, 9)]):  # nodes 0, 1, 2 -> children
             source.partition(node, 2 * node + 1, 2 * node + 2, feature, threshold, node == 1)
@@ -295,14 +295,19 @@ def test_gather_columns_copies_the_rows_given(dtype):
     assert not out[np.setdiff1d(np.arange(3000), rows)].any()
 
 
+def _units(*rows_and_values):
+    """The fixed-point units of a tree grown on these rows (``NodeRows.begin_tree``'s)."""
+    return extent_units(*fixed_point_extents(*rows_and_values))
+
+
 @pytest.mark.parametrize("by_position", [False, True])
 def test_fixed_point_without_weights_equals_unit_weights(by_position):
     """``weight=None`` (unweighted data) gives what weights of 1 give, and real weights count."""
     rng = np.random.default_rng(4)
     grad, hess, weight = rng.standard_normal(3000) * 7, rng.random(3000), rng.random(3000) * 3
     rows = np.sort(rng.choice(3000, 1000, replace=False)).astype(np.uint32)
-    units = fixed_point_units(rows, grad, hess, None, False)
-    assert units == fixed_point_units(rows, grad, hess, np.ones(3000), False)
+    units = _units(rows, grad, hess, None, False)
+    assert units == _units(rows, grad, hess, np.ones(3000), False)
     out = [np.zeros((3000, 2), np.int32) for _ in range(3)]
     sums = [to_fixed_point(rows, grad, hess, w, False, *units, gh, by_position)
             for w, gh in zip((None, np.ones(3000), weight), out)]
@@ -322,8 +327,8 @@ def test_fixed_point_of_gradients_in_row_order_equals_by_row_id(by_position):
     rows = np.sort(rng.choice(3000, 1000, replace=False)).astype(np.uint32)
     in_order = grad[rows]
     for w in (None, weight):
-        units = fixed_point_units(rows, grad, hess, w, False)
-        assert fixed_point_units(rows, in_order, hess, w, True) == units
+        units = _units(rows, grad, hess, w, False)
+        assert _units(rows, in_order, hess, w, True) == units
         by_id, ordered = np.zeros((3000, 2), np.int32), np.zeros((3000, 2), np.int32)
         assert (to_fixed_point(rows, grad, hess, w, False, *units, by_id, by_position)
                 == to_fixed_point(rows, in_order, hess, w, True, *units, ordered, by_position))

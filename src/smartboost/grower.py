@@ -26,7 +26,7 @@ from ._common import (CELL_DTYPE, COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUM
                       HIST_SMALL_DATA_BYTES, HIST_SMALL_DATA_COLUMNS_PER_THREAD, INDEX_DTYPE, ROW_FIXED_DTYPE,
                       WIDE_ROW_BYTES)
 from ._dispatch import BoundKernel
-from ._kernels.gradients import fixed_point_units, to_fixed_point
+from ._kernels.gradients import extent_units, fixed_point_extents, to_fixed_point
 from ._kernels.grow import DONE, NEED_AGREEMENT, NEED_ROOT, NEED_SPACE, grow_tree, pack_tree, start_tree
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
 from ._kernels.partition import partition_node
@@ -281,13 +281,11 @@ class NodeRows:
         self._columns = PartitionColumns(self.data.column_major, bins, compact_column, self.ids, gathered,
                                          np.zeros(n_features, np.bool_))
 
-    def units(self) -> tuple[float, float]:
-        """The fixed-point units these rows need on their own (see ``_kernels.gradients``).
-
-        Units are powers of two increasing with the largest value, so the units of several
-        machines' rows together are the largest of their own units.
-        """
-        return fixed_point_units(self.ids, self.grad, self.hess, self.weight, self.grad_by_position)
+    def extents(self) -> tuple[float, float]:
+        """The largest weighted gradient and hessian of these rows in magnitude
+        (``_kernels.gradients.fixed_point_extents``): the fixed-point units of rows spread over
+        machines are ``extent_units`` of the largest over the machines."""
+        return fixed_point_extents(self.ids, self.grad, self.hess, self.weight, self.grad_by_position)
 
     def to_fixed_point(self, g_unit: float, h_unit: float) -> tuple[int, int, int]:
         """Convert the rows' weighted gradients to fixed point; return the root's ``(g, h, n)``."""
@@ -349,7 +347,7 @@ class NodeRows:
     def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
         """See :class:`RowSource`."""
         self.use_features(features)
-        g_unit, h_unit = self.units()
+        g_unit, h_unit = extent_units(*self.extents())
         return (g_unit, h_unit, *self.to_fixed_point(g_unit, h_unit))
 
     def feature_share(self, built: np.ndarray) -> None:

@@ -41,15 +41,25 @@ def _weight(weight, row):
     return 1.0 if weight is None else weight[row]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def fixed_point_units(rows, grad, hess, weight, grad_by_position):
-    """Units ``(g_unit, h_unit)`` for the tree grown on ``rows``; ``weight`` indexed by row id, or
-    None when every weight is 1 (one array less to read).
+@njit(cache=True, nogil=True)
+def extent_units(g_extent, h_extent):
+    """Units ``(g_unit, h_unit)`` for weighted gradients and hessians of magnitude at most
+    ``g_extent``, ``h_extent`` (:func:`fixed_point_extents`)."""
+    return _unit(g_extent), _unit(h_extent)
 
+
+@njit(cache=True, nogil=True, parallel=True)
+def fixed_point_extents(rows, grad, hess, weight, grad_by_position):
+    """The largest ``|w g|`` and ``|w h|`` of ``rows`` (0 without rows), each inf when a weighted
+    value is not finite (``0 * value`` is NaN exactly for inf and NaN): the units of the tree
+    grown on them are :func:`extent_units` of these. Machines that hold parts of the rows take
+    the largest of their extents, which gives one machine's units (a machine's own unit would
+    not do: rows all zero, or none, need a unit of 1 alone and none among others).
+
+    ``weight`` is indexed by row id, or None when every weight is 1 (one array less to read).
     ``grad`` is indexed by row id, or with ``grad_by_position`` by position in ``rows`` (the
     sampled rows' corrected gradients of smart2, written in sample order: see
-    ``_kernels.importance.correct_sampled``); ``hess`` always by row id. A unit is inf when a
-    weighted value is not finite (``0 * value`` is NaN exactly for inf and NaN)."""
+    ``_kernels.importance.correct_sampled``); ``hess`` always by row id."""
     n = rows.shape[0]
     n_chunks = 64
     size = (n + n_chunks - 1) // n_chunks
@@ -76,13 +86,13 @@ def fixed_point_units(rows, grad, hess, weight, grad_by_position):
     for k in range(n_chunks):
         g_top = max(g_top, g_max[k])
         h_top = max(h_top, h_max[k])
-    return _unit(g_top), _unit(h_top)
+    return g_top, h_top
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def to_fixed_point(rows, grad, hess, weight, grad_by_position, g_unit, h_unit, gh, by_position):
     """Write ``(round(w g / g_unit), round(w h / h_unit))`` of ``rows``; return their int64 sums
-    (``weight`` and ``grad_by_position`` as in :func:`fixed_point_units`).
+    (``weight`` and ``grad_by_position`` as in :func:`fixed_point_extents`).
 
     ``gh`` (int32, shape (n_rows_total, 2)) is written for ``rows`` only, at each row's id, or
     with ``by_position`` at its position in ``rows`` (the compact rows of ``grower.NodeRows``).

@@ -24,6 +24,7 @@ from .._common import FIXED_DTYPE
 from .._dispatch import BoundKernel
 from .._data import concat_features, to_features, to_query_starts, to_vector
 from .._kernels.fsum import exact_partials
+from .._kernels.gradients import extent_units
 from .._kernels.importance import abs_fixed_sum
 from .._kernels.records import GrowthState
 from .._kernels.shard import best_of_workers, put_share, put_shares, split_own_rows, take_shares
@@ -351,8 +352,8 @@ class _PeerRows:
         self._split_own_rows = BoundKernel(split_own_rows)  # called at every split of the tree
         rows = self.node_rows
         rows.use_features(features)
-        units = np.max(self.peers.all_gather(np.array(rows.units()), "fixed-point units"), axis=0)
-        g_unit, h_unit = float(units[0]), float(units[1])
+        extents = np.max(self.peers.all_gather(np.array(rows.extents()), "fixed-point extents"), axis=0)
+        g_unit, h_unit = extent_units(float(extents[0]), float(extents[1]))
         g, h, n = rows.to_fixed_point(g_unit, h_unit)
         self._room(nodes=1, slots=0)
         self._sums[0] = g, h
