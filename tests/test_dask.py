@@ -562,10 +562,11 @@ def test_ranking_equals_single_machine_and_queries_must_stay_in_partitions(clien
                   qid=da.from_array(qid, chunks=(bad,)), num_boost_round=1)
 
 
-@pytest.mark.parametrize("sampling", ["uniform", "bernoulli"])
+@pytest.mark.parametrize("sampling", ["uniform", "bernoulli", "mvs", "smart1", "smart2"])
 def test_whole_query_sampling_equals_single_machine(client, sampling):
     """sampling_unit='query': each shard draws its queries by their global ids (uniform's exact
-    count carried over the shards), the queries of one machine."""
+    count carried over the shards; the importance samplers' scale solved over every shard's
+    queries), the queries of one machine."""
     qid, X, y, cut = _ranking_data()
     chunks = tuple(np.diff(np.r_[0, cut[[10, 20, 40]], qid.size]))
     params = {"objective": "lambdarank", "num_leaves": 7, "verbosity": -1, "metric": "ndcg@5", "seed": 1,
@@ -643,8 +644,8 @@ def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, mon
 def test_unsupported_options_and_misaligned_data_are_refused(client):
     X, y = _data(n=400)
     dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
-    with pytest.raises(ParameterError, match="sampling_unit='query' with sampling='mvs'"):
-        sbd.train(client, {"objective": "lambdarank", "sampling": "mvs", "sample_rate": 0.5,
+    with pytest.raises(ParameterError, match="sampling_unit='query' with sampling='auto'"):
+        sbd.train(client, {"objective": "lambdarank", "sampling": "auto",
                            "sampling_unit": "query"}, dX, dy, qid=da.from_array(np.arange(400) // 10, chunks=200))
     with pytest.raises(DataError, match="row chunks"):
         sbd.train(client, {"objective": "binary"}, dX, da.from_array(y, chunks=100))

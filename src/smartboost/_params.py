@@ -907,10 +907,10 @@ def check_distributed_params(params: TrainingParams, objective: Any) -> None:
     params : TrainingParams
     objective : Objective
     """
-    if params.sampling_unit == "query" and params.sampling not in ("uniform", "bernoulli"):
-        raise ParameterError(f"sampling_unit='query' with sampling='{params.sampling}' is not supported by "
-                             "smartboost.dask yet: its scale is solved over every query; draw whole queries with "
-                             "sampling='uniform' or 'bernoulli', or sample rows (sampling_unit='row')")
+    if params.sampling_unit == "query" and params.sampling == "auto":
+        raise ParameterError("sampling_unit='query' with sampling='auto' is not supported by smartboost.dask yet: "
+                             "draw whole queries with a fixed sampler (e.g. sampling='mvs'), or let auto sample rows "
+                             "(sampling_unit='row')")
 
 
 def parameters_markdown() -> str:

@@ -6,7 +6,8 @@ shard (:class:`~smartboost.dask._transport.Workers`), and the driver adds up the
 (:class:`~smartboost.dask._shard._PeerRows`). The samplers that decide over every row
 (importance sampling's scale, trimming's threshold and ties, GOSS's threshold and its draw
 over the chunks that span shards) decide here from per-shard bucket sums and counts
-(:mod:`smartboost.sampling.distributed`); the others draw on each shard by row ids alone. The
+(:mod:`smartboost.sampling.distributed`), or, for whole queries, from every query's importance
+gathered here; the others draw on each shard by row ids alone. The
 line searches of the step rules run on the shards together, on sums exact over every row; the
 refit of the leaves (quantile losses) runs here on the leaves' rows gathered from the shards.
 """
@@ -26,6 +27,7 @@ from ..sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_r
                                     top_and_rest_by_machine, total_by_radix)
 from ..sampling.goss import GOSSSampler
 from ..sampling.importance import ProportionalSampler
+from ..sampling.queries import QuerySampler, solve_scale_weighted
 from ..sampling.trimming import TrimmingSampler
 from ..selection import FeatureSelector
 from ._transport import Workers
@@ -88,7 +90,10 @@ class DaskRows:
             sampler = sampler.current
         self.workers.call("gradients")
         decisions = [None] * len(self.workers)
-        if isinstance(sampler, (ProportionalSampler, TrimmingSampler, GOSSSampler)) and self._resample_due(iteration):
+        # whole queries drawn by an importance sampler: its scale is solved over every query
+        by_query = isinstance(sampler, QuerySampler) and isinstance(sampler.inner, ProportionalSampler)
+        decides = by_query or isinstance(sampler, (ProportionalSampler, TrimmingSampler, GOSSSampler))
+        if decides and self._resample_due(iteration):
             first = previous_leaf_values is None or not previous_leaf_values.size  # MVS-adaptive's lambda: mean |g|
             mean_abs_grad = self._mean_abs_grad() if first else None
             self.workers.call("importance", iteration, previous_leaf_values, mean_abs_grad)
@@ -97,9 +102,15 @@ class DaskRows:
             elif isinstance(sampler, GOSSSampler):
                 decisions = self._goss_decisions(iteration)
             else:
-                rho = self.params.smart_rho if sampler.takes_rho else None
-                scale = rho if rho is not None else solve_scale_by_radix(
-                    self._bucket_sums, self._members, sampler.sample_rate * self.n_rows, sampler.key(iteration, 1))
+                proportional = sampler.inner if by_query else sampler
+                rho = self.params.smart_rho if proportional.takes_rho else None
+                if rho is not None:
+                    scale = rho
+                elif by_query:
+                    scale = self._query_scale(proportional)
+                else:
+                    scale = solve_scale_by_radix(self._bucket_sums, self._members,
+                                                 sampler.sample_rate * self.n_rows, sampler.key(iteration, 1))
                 decisions = [scale] * len(self.workers)
         self._sampled = True
         n = sum(self.workers.call_each("sample", [(iteration, previous_leaf_values, d) for d in decisions]))
@@ -110,6 +121,14 @@ class DaskRows:
             totals = sum(parts) if parts else None
         self.workers.call("correct", totals)
         return n
+
+    def _query_scale(self, sampler: ProportionalSampler) -> float:
+        """An importance sampler's scale over every shard's queries (``sampling_unit='query'``):
+        each query's importance and rows gathered here in the order of one machine (by query id),
+        and solved as one machine solves them. The gather is 24 bytes a query per iteration."""
+        ids, importance, sizes = (np.concatenate(column) for column in zip(*self.workers.call("query_importances")))
+        order = np.argsort(ids, kind="stable")
+        return solve_scale_weighted(importance[order], sizes[order], sampler.sample_rate * self.n_rows)
 
     def _mean_abs_grad(self) -> float:
         """Mean |g| over every shard's rows, as one machine finds it

@@ -194,6 +194,12 @@ class Shard:
         self.ctx = self.rows.sampling_context(iteration, previous_leaf_values, mean_abs_grad)
         self.rows.importance(self.ctx)
 
+    def op_query_importances(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each query's id among every shard's, importance (:meth:`op_importance`) and rows, for
+        a scale solved over every query (``sampling_unit='query'``)."""
+        draw = self.rows.sampler.query_draw(self.ctx)
+        return draw.query_ids, self.rows._importance, draw.sizes
+
     def op_buckets(self, prefix: int, prefix_shift: int, shift: int, n_buckets: int) -> tuple[np.ndarray, np.ndarray]:
         """Radix bucket counts and sums of the importances (``sampling.distributed``)."""
         counts = np.zeros(n_buckets, np.int64)

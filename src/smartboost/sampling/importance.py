@@ -73,12 +73,20 @@ class ProportionalSampler(Sampler):
                               self.sample_weight, self.keep, self.row_ids)
         return n, self.sample_weight
 
-    def draw_queries(self, ctx, draw: QueryDraw) -> None:
-        """Bernoulli draw of the queries with ``p_q = min(1, c a_q)``, ``a_q`` the sum over the query."""
-        importance = np.add.reduceat(self.importance(ctx), draw.starts[:-1])
-        self.scale = self._scale(importance, ctx.iteration, draw.sizes)
+    def query_importance(self, ctx: SamplingContext, draw: QueryDraw) -> np.ndarray:
+        """``a_q`` of every query of ``draw``: the sum of its rows' importances."""
+        return np.add.reduceat(self.importance(ctx), draw.starts[:-1])
+
+    def draw_queries(self, ctx, draw: QueryDraw, importance: np.ndarray | None = None,
+                     scale: float | None = None) -> None:
+        """Bernoulli draw of the queries with ``p_q = min(1, c a_q)``, ``a_q`` the sum over the
+        query; ``importance`` (:meth:`query_importance`) and ``scale`` when ``c`` was solved
+        over every machine's queries."""
+        if importance is None:
+            importance = self.query_importance(ctx, draw)
+        self.scale = self._scale(importance, ctx.iteration, draw.sizes) if scale is None else scale
         draw_proportional(self.key(ctx.iteration), importance, self.scale, np.ones(draw.n_queries), draw.ids,
-                          draw.others, draw.inverse_p, draw.keep, None)
+                          draw.others, draw.inverse_p, draw.keep, draw.query_ids)
 
 
 class Smart1Sampler(ProportionalSampler):

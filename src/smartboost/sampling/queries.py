@@ -117,7 +117,8 @@ class QuerySampler(Sampler):
 
     supports_multiclass = False  # ranking objectives have one score per row
 
-    def _queries(self, ctx: SamplingContext) -> QueryDraw:
+    def query_draw(self, ctx: SamplingContext) -> QueryDraw:
+        """The draw's queries (the objective's training queries) and per-query arrays."""
         if self._draw is None:
             starts = getattr(ctx.objective, "query_starts", None)
             if starts is None:
@@ -132,8 +133,27 @@ class QuerySampler(Sampler):
 
     def sample(self, ctx, rows, rest):
         """The wrapped rule over queries, spread to their rows."""
-        draw = self._queries(ctx)
+        draw = self.query_draw(ctx)
         self.inner.draw_queries(ctx, draw)
+        return self._spread(ctx, draw, rows, rest)
+
+    def importance(self, ctx: SamplingContext) -> np.ndarray:
+        """Each query's importance (an importance sampler's, summed over the query's rows), for
+        a scale solved over every machine's queries (``smartboost.dask``)."""
+        return self.inner.query_importance(ctx, self.query_draw(ctx))
+
+    def draw(self, ctx: SamplingContext, importance: np.ndarray, scale: float, rows: np.ndarray,
+             rest: np.ndarray) -> tuple[int, np.ndarray]:
+        """The wrapped importance sampler's rule over queries with the ``scale`` solved over every
+        machine's queries from :meth:`importance`, spread to their rows."""
+        draw = self.query_draw(ctx)
+        self.inner.draw_queries(ctx, draw, importance, scale)
+        return self._spread(ctx, draw, rows, rest)
+
+    def _spread(self, ctx: SamplingContext, draw: QueryDraw, rows: np.ndarray,
+                rest: np.ndarray) -> tuple[int, np.ndarray]:
+        """The rows of the queries drawn (into ``rows``, the others into ``rest``) and their
+        weights."""
         # mode="clip": written straight into ``out`` (mode="raise" buffers); the indices are valid
         np.take(draw.keep, self._query_of_row, out=self.keep, mode="clip")
         n = compact(self.keep, rows, rest)
