@@ -591,6 +591,20 @@ def test_a_worker_whose_sample_is_empty_leaves_the_trees_one_machines(client):
     _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 8))
 
 
+def test_a_worker_holding_one_class_trains_and_a_single_class_over_all_is_refused(client):
+    """A binary objective needs both classes over every worker's rows, not on each worker (a
+    partition of sorted data holds one)."""
+    X, y = _data()
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1}
+    model = sbd.train(client, params, *_one_chunk_per_worker(client, X, y, bounds=[0, 100, X.shape[0]]),
+                      num_boost_round=3)
+    _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 3))
+    with pytest.raises(DataError, match="single class"):
+        sbd.train(client, params, *_one_chunk_per_worker(client, X[:1000], np.zeros(1000)), num_boost_round=1)
+
+
 def test_eval_set_early_stopping_and_predict(client):
     X, y = _data()
     Xv, yv = _data(seed=9)

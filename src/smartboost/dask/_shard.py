@@ -146,9 +146,10 @@ class Shard:
 
     def op_labels(self, params: TrainingParams) -> tuple[np.ndarray, np.ndarray]:
         """Check the labels (and bind the queries) for the objective; the distinct labels and
-        their summed weights, from which the driver finds the start score."""
+        their summed weights, from which the driver finds the start score and checks what needs
+        every row (a binary objective's two classes: a worker may hold one)."""
         self.objective = make_objective(params.objective, params.as_dict())
-        self.label = self.objective.check_label(self.y, "label")
+        self.label = self.objective.check_label(self.y, "label", training=False)
         self.objective.bind_queries(self.label, to_query_starts(None, self.qid, self.label.shape[0]))
         values, inverse = np.unique(self.label, return_inverse=True)
         weight = np.ones_like(self.label) if self.weight is None else self.weight
@@ -306,8 +307,8 @@ class _PeerRows:
 
     Every worker runs the same growth loop (``TreeGrower.grow``) on its rows. Where the loop
     needs rows, each worker does its part on its own rows and the parts are summed among the
-    workers (exact on integer cells): the fixed-point units (a max) and root sums, the root's
-    histogram, and for the splits of a step (one, or a depth-wise level) the children's row
+    workers (exact on integer cells): the fixed-point units (from the largest values) and root
+    sums, the root's histogram, and for the splits of a step (one, or a depth-wise level) the children's row
     counts and the histogram of each left child that the loop wants. A worker builds its
     histogram of the child with fewer of its rows and derives the other one by subtraction from
     its own histogram of the parent.

@@ -120,6 +120,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         usable = search_features(mapper.n_bins, missing, cell_counts, n_rows,
                                  resolved.min_data_in_leaf if resolved.feature_pre_filter else None)
         label_values, label_weights = _merge_labels(workers.call("labels", resolved))
+        objective.check_label(label_values, "label")  # over every worker's labels (a worker may hold one class)
         booster = start_model(resolved, objective, label_values, label_weights, init, init_score is not None, mapper,
                               names)
         # the labels' part of the start check (initial scores stay on the workers)
