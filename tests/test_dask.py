@@ -562,7 +562,7 @@ def test_ranking_equals_single_machine_and_queries_must_stay_in_partitions(clien
                   qid=da.from_array(qid, chunks=(bad,)), num_boost_round=1)
 
 
-@pytest.mark.parametrize("sampling", ["uniform", "bernoulli", "mvs", "smart1", "smart2"])
+@pytest.mark.parametrize("sampling", ["uniform", "bernoulli", "mvs", "smart1", "smart2", "loss"])
 def test_whole_query_sampling_equals_single_machine(client, sampling):
     """sampling_unit='query': each shard draws its queries by their global ids (uniform's exact
     count carried over the shards; the importance samplers' scale solved over every shard's
