@@ -27,7 +27,7 @@ from ..sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_r
                                     top_and_rest_by_machine, total_by_radix)
 from ..sampling.goss import GOSSSampler
 from ..sampling.importance import ProportionalSampler
-from ..sampling.queries import QuerySampler, solve_scale_weighted
+from ..sampling.queries import QuerySampler
 from ..sampling.trimming import TrimmingSampler
 from ..selection import FeatureSelector
 from ._transport import Workers
@@ -107,7 +107,7 @@ class DaskRows:
                 if rho is not None:
                     scale = rho
                 elif by_query:
-                    scale = self._query_scale(proportional)
+                    scale = self._query_scale(proportional, iteration)
                 else:
                     scale = solve_scale_by_radix(self._bucket_sums, self._members,
                                                  sampler.sample_rate * self.n_rows, sampler.key(iteration, 1))
@@ -122,13 +122,14 @@ class DaskRows:
         self.workers.call("correct", totals)
         return n
 
-    def _query_scale(self, sampler: ProportionalSampler) -> float:
+    def _query_scale(self, sampler: ProportionalSampler, iteration: int) -> float:
         """An importance sampler's scale over every shard's queries (``sampling_unit='query'``):
         each query's importance and rows gathered here in the order of one machine (by query id),
-        and solved as one machine solves them. The gather is 24 bytes a query per iteration."""
+        and solved by the sampler as one machine solves them (its target is every shard's rows).
+        The gather is 24 bytes a query per iteration."""
         ids, importance, sizes = (np.concatenate(column) for column in zip(*self.workers.call("query_importances")))
         order = np.argsort(ids, kind="stable")
-        return solve_scale_weighted(importance[order], sizes[order], sampler.sample_rate * self.n_rows)
+        return sampler._scale(importance[order], iteration, sizes[order])
 
     def _mean_abs_grad(self) -> float:
         """Mean |g| over every shard's rows, as one machine finds it

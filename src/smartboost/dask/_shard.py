@@ -308,8 +308,8 @@ class _PeerRows:
     Every worker runs the same growth loop (``TreeGrower.grow``) on its rows. Where the loop
     needs rows, each worker does its part on its own rows and the parts are summed among the
     workers (exact on integer cells): the fixed-point units (from the largest values) and root
-    sums, the root's histogram, and for the splits of a step (one, or a depth-wise level) the children's row
-    counts and the histogram of each left child that the loop wants. A worker builds its
+    sums, the root's histogram, and for the splits of a step (one, or a depth-wise level) the
+    children's row counts and the histogram of each left child that the loop wants. A worker builds its
     histogram of the child with fewer of its rows and derives the other one by subtraction from
     its own histogram of the parent.
 
@@ -425,9 +425,9 @@ class _PeerRows:
         rows = self.node_rows
         counts = np.empty((k, 2), np.int64)
         lefts = np.empty(k, np.int64)
-        n_lefts = self._split_own_rows(splits, pending, rows.local_rows(), self._n_bins, self._offsets, self._categorical,
-                                 self._own, self._slot_of, self._sums, self._free, *rows.segment_arrays, counts,
-                                 lefts)
+        n_lefts = self._split_own_rows(splits, pending, rows.local_rows(), self._n_bins, self._offsets,
+                                       self._categorical, self._own, self._slot_of, self._sums, self._free,
+                                       *rows.segment_arrays, counts, lefts)
         flat, worker = self._sum(lefts[:n_lefts], counts, "split histograms")
         put_shares(flat, self._runs, worker, state.pool, pending, splits)
 
