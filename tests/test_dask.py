@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -28,11 +29,11 @@ from smartboost._kernels.draws import draw_exact_parallel, draw_top_and_rest  # 
 from smartboost._kernels.fsum import exact_partials  # noqa: E402
 from smartboost._kernels.scale import radix_buckets  # noqa: E402
 from smartboost._params import training_params  # noqa: E402
-from smartboost.dask._peers import Peers  # noqa: E402
+from smartboost.dask._peers import narrow, Peers, widen  # noqa: E402
 from smartboost.dask._shard import _PeerRows, Shard  # noqa: E402
 from smartboost.dask._train import _driver_threads  # noqa: E402
 from smartboost.dask._transport import _link_ends, Workers  # noqa: E402
-from smartboost.errors import DataError, DistributedError, ParameterError  # noqa: E402
+from smartboost.errors import DataError, DistributedError  # noqa: E402
 from smartboost.sampling import auto  # noqa: E402
 from smartboost.sampling.chunks import chunk_layout, exact_pieces, top_and_rest_pieces  # noqa: E402
 from smartboost.sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix,  # noqa: E402
@@ -562,21 +563,29 @@ def test_ranking_equals_single_machine_and_queries_must_stay_in_partitions(clien
                   qid=da.from_array(qid, chunks=(bad,)), num_boost_round=1)
 
 
-@pytest.mark.parametrize("sampling", ["uniform", "bernoulli", "mvs", "smart1", "smart2", "loss"])
-def test_whole_query_sampling_equals_single_machine(client, sampling):
+@pytest.mark.parametrize("sampling", ["uniform", "bernoulli", "mvs", "smart1", "smart2", "loss", "auto"])
+def test_whole_query_sampling_equals_single_machine(client, monkeypatch, sampling):
     """sampling_unit='query': each shard draws its queries by their global ids (uniform's exact
     count carried over the shards; the importance samplers' scale solved over every shard's
-    queries), the queries of one machine."""
+    queries, auto's at the rate the driver chose), the queries of one machine."""
+    monkeypatch.setattr(auto, "AUTO_MIN_ROWS", 500)  # the workers run in this process
+    monkeypatch.setattr(auto, "AUTO_MIN_FEATURES", 1)
+    monkeypatch.setattr(auto, "MIN_SAMPLE_ROWS", 100)
     qid, X, y, cut = _ranking_data()
     chunks = tuple(np.diff(np.r_[0, cut[[10, 20, 40]], qid.size]))
     params = {"objective": "lambdarank", "num_leaves": 7, "verbosity": -1, "metric": "ndcg@5", "seed": 1,
-              "sampling": sampling, "sample_rate": 0.5, "sampling_unit": "query"}
+              "sampling": sampling, "sampling_unit": "query", **({} if sampling == "auto" else {"sample_rate": 0.5})}
     dX, dy, dq = (da.from_array(a, chunks=(chunks,) + a.shape[1:]) for a in (X, y, qid))
-    model = sbd.train(client, params, dX, dy, qid=dq, num_boost_round=4)
-    local = sb.train(params, sb.Dataset(X, y, qid=qid), 4)
+    rounds = 10 if sampling == "auto" else 4  # auto: the rate moves at the checks of iterations 0, 4 and 8
+    model = sbd.train(client, params, dX, dy, qid=dq, num_boost_round=rounds)
+    local = sb.train(params, sb.Dataset(X, y, qid=qid), rounds)
     _assert_same_model(model, local)
     assert model.iteration_stats["sample_size"] == local.iteration_stats["sample_size"]
     assert len(set(local.iteration_stats["sample_size"])) > 1  # whole queries of differing sizes
+    if sampling == "auto":
+        assert len(set(local.iteration_stats["target_rate"])) > 1
+        np.testing.assert_allclose(model.iteration_stats["target_rate"], local.iteration_stats["target_rate"],
+                                   rtol=1e-9)
 
 
 def test_a_worker_whose_sample_is_empty_leaves_the_trees_one_machines(client):
@@ -630,10 +639,12 @@ def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, mon
     others scan (16 bytes a cell), one message per peer, and the shares of two shards make up
     the whole histogram."""
     X, y = _data()
-    sent_by, shares = [], []
-    send, reduce_scatter = Peers._send, Peers.reduce_scatter
+    sent_by, shares, narrowed = [], [], []
+    send, reduce_scatter, send_narrow = Peers._send, Peers.reduce_scatter, Peers._send_narrow
     monkeypatch.setattr(Peers, "_send", lambda self, j, array: (
         sent_by.append((self.context, array.nbytes)) or send(self, j, array)))
+    monkeypatch.setattr(Peers, "_send_narrow", lambda self, j, values: (
+        self.rank == 0 and narrowed.append((self.context, narrow(values).nbytes)), send_narrow(self, j, values)))
     monkeypatch.setattr(Peers, "reduce_scatter", lambda self, parts, what: (
         shares.append((self.rank, self.context, what, [p.size for p in parts])) or reduce_scatter(self, parts, what)))
     model = sbd.train(client, {"objective": "binary", "num_leaves": 7, "verbosity": -1},
@@ -647,20 +658,33 @@ def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, mon
         assert mine[0][0] == "root histogram" and sum(mine[0][1]) == 2 * hist_cells  # two shares of one histogram
         assert 0 < min(mine[0][1])  # each shard scans a share
         peer_bytes = sum(n for context, n in sent_by if context.startswith(here))
-        histogram_bytes = sum(8 * sizes[1] for _, sizes in mine)  # what shard 0 sends of the histograms
-        assert histogram_bytes < 16 * hist_cells * len(mine)  # less than whole histograms
+        histogram_values = sum(sizes[1] for _, sizes in mine)  # the int64 values shard 0 sends of the histograms
+        assert histogram_values < 2 * hist_cells * len(mine)  # less than whole histograms
+        narrowed_bytes = sum(n for context, n in narrowed if context.startswith(here))  # histograms, and sums
+        assert histogram_values < narrowed_bytes < 6 * histogram_values  # narrowed: 5 bytes a cell or fewer
         assert peer_bytes <= sent <= peer_bytes + 65_536  # plus the driver's few steps and the units
+
+
+@given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=50), st.integers(0, 63))
+def test_narrowed_messages_give_back_every_int64(values, shift):
+    """A narrowed message holds the values in the fewest bytes of 1, 2, 3, 4, 5, 6 and 8 that
+    hold every one (a shift spreads them over every width), and widening it gives them back bit
+    for bit."""
+    values = np.array(values, np.int64) >> shift
+    message = narrow(values)
+    width = int(message[0])
+    assert width in (1, 2, 3, 4, 5, 6, 8) and message.size == 8 + width * values.size
+    narrower = {2: 1, 3: 2, 4: 3, 5: 4, 6: 5, 8: 6}.get(width)  # the next width down (7 bytes: none)
+    assert width == 1 or not all(-2 ** (8 * narrower - 1) <= int(v) < 2 ** (8 * narrower - 1) for v in values)
+    np.testing.assert_array_equal(widen(message[8:], width), values)
 
 
 # -- bad input and faults -------------------------------------------------------------------------
 
 
-def test_unsupported_options_and_misaligned_data_are_refused(client):
+def test_misaligned_data_and_local_arrays_are_refused(client):
     X, y = _data(n=400)
-    dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
-    with pytest.raises(ParameterError, match="sampling_unit='query' with sampling='auto'"):
-        sbd.train(client, {"objective": "lambdarank", "sampling": "auto",
-                           "sampling_unit": "query"}, dX, dy, qid=da.from_array(np.arange(400) // 10, chunks=200))
+    dX = da.from_array(X, chunks=200)
     with pytest.raises(DataError, match="row chunks"):
         sbd.train(client, {"objective": "binary"}, dX, da.from_array(y, chunks=100))
     with pytest.raises(DataError, match="dask array"):

@@ -8,7 +8,7 @@ parameter. :func:`training_params` is the single boundary of training, on one ma
 Dask: it also checks the parameters together, fills in the derived ones, and returns them as a
 typed :class:`TrainingParams`, which the components read by attribute; every check across
 parameters lives in this module (:func:`check_objective_params` for those that need the
-objective, :func:`check_distributed_params` for what Dask training cannot do). So no kernel
+objective). So no kernel
 ever sees a bad value. ``docs/reference/parameters.md`` is generated from the table by
 :func:`parameters_markdown` (a test keeps it in sync).
 """
@@ -28,7 +28,7 @@ from typing import Any
 from .errors import ParameterError
 
 __all__ = ["Param", "PARAMS", "TrainingParams", "model_params", "param_default", "resolve_params", "training_params",
-           "check_objective_params", "check_distributed_params", "file_params", "parameters_markdown"]
+           "check_objective_params", "file_params", "parameters_markdown"]
 
 
 _AS_DEFAULT = object()
@@ -897,20 +897,6 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
                              f"'{objective.name}'")
     if objective.num_outputs > 1 and (refusal := SAMPLERS[params.sampling].multiclass_refusal(params)):
         raise ParameterError(refusal)
-
-
-def check_distributed_params(params: TrainingParams, objective: Any) -> None:
-    """Refuse what training on Dask does not do (yet).
-
-    Parameters
-    ----------
-    params : TrainingParams
-    objective : Objective
-    """
-    if params.sampling_unit == "query" and params.sampling == "auto":
-        raise ParameterError("sampling_unit='query' with sampling='auto' is not supported by smartboost.dask yet: "
-                             "draw whole queries with a fixed sampler (e.g. sampling='mvs'), or let auto sample rows "
-                             "(sampling_unit='row')")
 
 
 def parameters_markdown() -> str:

@@ -84,15 +84,16 @@ class DaskRows:
         received per iteration, summed over shards).
         """
         self._record_traffic()
-        sampler = self.sampler
+        # the rule of this draw, over rows or (by_query) over whole queries
+        by_query = isinstance(self.sampler, QuerySampler)
+        sampler = self.sampler.inner if by_query else self.sampler
         if isinstance(sampler, AutoSampler):  # the shards draw at the rate this driver's sampler chose, by its MVS
             self.workers.call("follow_rate", sampler.rate)
             sampler = sampler.current
         self.workers.call("gradients")
         decisions = [None] * len(self.workers)
-        # whole queries drawn by an importance sampler: its scale is solved over every query
-        by_query = isinstance(sampler, QuerySampler) and isinstance(sampler.inner, ProportionalSampler)
-        decides = by_query or isinstance(sampler, (ProportionalSampler, TrimmingSampler, GOSSSampler))
+        # an importance sampler's scale is solved over every shard's rows, or queries
+        decides = isinstance(sampler, (ProportionalSampler, TrimmingSampler, GOSSSampler))
         if decides and self._resample_due(iteration):
             first = previous_leaf_values is None or not previous_leaf_values.size  # MVS-adaptive's lambda: mean |g|
             mean_abs_grad = self._mean_abs_grad() if first else None
@@ -102,12 +103,11 @@ class DaskRows:
             elif isinstance(sampler, GOSSSampler):
                 decisions = self._goss_decisions(iteration)
             else:
-                proportional = sampler.inner if by_query else sampler
-                rho = self.params.smart_rho if proportional.takes_rho else None
+                rho = self.params.smart_rho if sampler.takes_rho else None
                 if rho is not None:
                     scale = rho
                 elif by_query:
-                    scale = self._query_scale(proportional, iteration)
+                    scale = self._query_scale(sampler, iteration)
                 else:
                     scale = solve_scale_by_radix(self._bucket_sums, self._members,
                                                  sampler.sample_rate * self.n_rows, sampler.key(iteration, 1))

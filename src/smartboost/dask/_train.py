@@ -15,7 +15,7 @@ import distributed
 import numpy as np
 
 from .._config import set_verbosity, threads
-from .._params import TrainingParams, check_distributed_params, training_params
+from .._params import TrainingParams, training_params
 from ..binning import BinMapper, histogram_cells, search_features
 from ..booster import Booster
 from ..callback import Checkpoint, TrainingCallback
@@ -77,7 +77,6 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
     resolved = training_params(params, num_boost_round)
     set_verbosity(resolved.verbosity)
     objective = training_objective(resolved)
-    check_distributed_params(resolved, objective)
     if not timeout > 0:
         raise ParameterError(f"timeout must be positive, got {timeout}")
     init = load_init_model(init_model, objective)

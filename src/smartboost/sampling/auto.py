@@ -190,13 +190,19 @@ class AutoSampler(Sampler):
         driver's, which :meth:`observe` sees every tree)."""
         self._set(rate)
 
-    def draw_queries(self, ctx: SamplingContext, draw: QueryDraw) -> None:
-        """The current sampler's rule over whole queries (every query at rate 1)."""
+    def query_importance(self, ctx: SamplingContext, draw: QueryDraw) -> np.ndarray:
+        """MVS's importance of every query (a scale solved over every machine's queries)."""
+        return self._samplers["mvs"].query_importance(ctx, draw)
+
+    def draw_queries(self, ctx: SamplingContext, draw: QueryDraw, importance: np.ndarray | None = None,
+                     scale: float | None = None) -> None:
+        """The current sampler's rule over whole queries (every query at rate 1); ``importance``
+        and ``scale`` when MVS's scale was solved over every machine's queries."""
         if self.rate >= 1.0:
             draw.keep[:] = 1
             draw.inverse_p[:] = 1.0
             return
-        self.current.draw_queries(ctx, draw)
+        self._samplers["mvs"].draw_queries(ctx, draw, importance, scale)
 
     def checks(self, iteration: int) -> bool:
         """Whether the trees of ``iteration`` are checked (every :data:`CHECK_EVERY`-th iteration

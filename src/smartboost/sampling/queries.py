@@ -115,6 +115,10 @@ class QuerySampler(Sampler):
         """The wrapped sampler's."""
         self.inner.observe(holdout)
 
+    def follow(self, rate):
+        """The wrapped sampler's (``sampling='auto'``, distributed)."""
+        self.inner.follow(rate)
+
     supports_multiclass = False  # ranking objectives have one score per row
 
     def query_draw(self, ctx: SamplingContext) -> QueryDraw:
