@@ -29,7 +29,8 @@ from smartboost._kernels.draws import draw_exact_parallel, draw_top_and_rest  # 
 from smartboost._kernels.fsum import exact_partials  # noqa: E402
 from smartboost._kernels.scale import radix_buckets  # noqa: E402
 from smartboost._params import training_params  # noqa: E402
-from smartboost.dask._peers import narrow, Peers, widen  # noqa: E402
+from smartboost._kernels.messages import HEADER, narrow_into, widen_add  # noqa: E402
+from smartboost.dask._peers import Peers  # noqa: E402
 from smartboost.dask._shard import _PeerRows, Shard  # noqa: E402
 from smartboost.dask._train import _driver_threads  # noqa: E402
 from smartboost.dask._transport import _link_ends, Workers  # noqa: E402
@@ -644,7 +645,7 @@ def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, mon
     monkeypatch.setattr(Peers, "_send", lambda self, j, array: (
         sent_by.append((self.context, array.nbytes)) or send(self, j, array)))
     monkeypatch.setattr(Peers, "_send_narrow", lambda self, j, values: (
-        self.rank == 0 and narrowed.append((self.context, narrow(values).nbytes)), send_narrow(self, j, values)))
+        self.rank == 0 and narrowed.append((self.context, _narrowed(values).size)), send_narrow(self, j, values)))
     monkeypatch.setattr(Peers, "reduce_scatter", lambda self, parts, what: (
         shares.append((self.rank, self.context, what, [p.size for p in parts])) or reduce_scatter(self, parts, what)))
     model = sbd.train(client, {"objective": "binary", "num_leaves": 7, "verbosity": -1},
@@ -671,12 +672,19 @@ def test_narrowed_messages_give_back_every_int64(values, shift):
     hold every one (a shift spreads them over every width), and widening it gives them back bit
     for bit."""
     values = np.array(values, np.int64) >> shift
-    message = narrow(values)
+    message = _narrowed(values)
     width = int(message[0])
-    assert width in (1, 2, 3, 4, 5, 6, 8) and message.size == 8 + width * values.size
+    assert width in (1, 2, 3, 4, 5, 6, 8) and message.size == HEADER + width * values.size
     narrower = {2: 1, 3: 2, 4: 3, 5: 4, 6: 5, 8: 6}.get(width)  # the next width down (7 bytes: none)
     assert width == 1 or not all(-2 ** (8 * narrower - 1) <= int(v) < 2 ** (8 * narrower - 1) for v in values)
-    np.testing.assert_array_equal(widen(message[8:], width), values)
+    out = np.arange(values.size, dtype=np.int64)
+    widen_add(message[HEADER:], width, out)
+    np.testing.assert_array_equal(out - np.arange(values.size), values)
+
+
+def _narrowed(values: np.ndarray) -> np.ndarray:
+    message = np.empty(HEADER + 8 * values.size, np.uint8)
+    return message[:narrow_into(values, message)]
 
 
 # -- bad input and faults -------------------------------------------------------------------------

@@ -11,10 +11,10 @@ that growing a tree together needs over them (``docs/concepts/distributed.md``).
   shard's part ``j`` and adds them to its own, so that it holds the sum of part ``j`` only.
   Each shard sends and receives ``(W - 1) / W`` of the array, in one round. The growth loop
   uses it for histograms, of which each shard scans its own share of the features.
-- Both send their int64 parts *narrowed*: the width ``k`` of the message, then ``k`` bytes a
-  value, the fewest that hold every value of the message in two's complement (:func:`narrow`).
-  Histogram cells are sums of 30-bit row values and typically need 5 or 6 of their 8 bytes; the
-  receiver widens them back exactly (:func:`widen`).
+- Both send their int64 parts *narrowed* (``_kernels.messages``): the width ``k`` of the
+  message, then ``k`` bytes a value, the fewest that hold every value of the message in two's
+  complement. Histogram cells are sums of 30-bit row values and typically need 5 of their 8
+  bytes; the receiver widens them back exactly.
 - :meth:`Peers.all_gather` gives every shard every shard's copy of a small array, and
   :meth:`Peers.gather_concat` every shard's arrays of differing sizes, concatenated (the
   partial sums of the line searches, ``smartboost.steps.exact_sum``).
@@ -41,6 +41,7 @@ from multiprocessing.connection import Client, Connection, Listener
 
 import numpy as np
 
+from .._kernels.messages import HEADER, narrow_into, widen_add
 from ..errors import DistributedError
 from ._transport import no_delay
 
@@ -73,7 +74,8 @@ class Peers:
         self.context = ""  # where in training the exchanges happen, for messages
         self._inline = min((sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) // 4
                             for sock in self.links.values()), default=0)
-        self._scratch = np.empty(0, np.uint8)
+        self._scratch = np.empty(0, np.uint8)  # received messages
+        self._narrowed = np.empty(0, np.uint8)  # the message being sent
         self._outboxes: dict[int, queue.SimpleQueue] = {j: queue.SimpleQueue() for j in links}
         for j, sock in self.links.items():
             threading.Thread(target=_send_loop, args=(sock, self._outboxes[j]), name=f"smartboost-peer-{j}",
@@ -149,21 +151,25 @@ class Peers:
         return out
 
     def _send_narrow(self, j: int, values: np.ndarray) -> None:
-        """Send the int64 ``values`` to peer ``j`` narrowed (:func:`narrow`); nothing when empty."""
+        """Send the int64 ``values`` to peer ``j`` narrowed (``_kernels.messages``); nothing
+        when empty."""
         if values.size:
-            self._send(j, narrow(values))
+            if self._narrowed.size < HEADER + 8 * values.size:
+                self._narrowed = np.empty(HEADER + 8 * values.size, np.uint8)
+            self._send(j, self._narrowed[:narrow_into(values, self._narrowed)])
 
-    def _receive_narrow(self, j: int, n: int, what: str) -> np.ndarray:
-        """The next ``n`` int64 values from peer ``j``, sent narrowed: the header and one byte a
-        value are read first, then the rest of the message."""
+    def _receive_narrow(self, j: int, out: np.ndarray, what: str) -> None:
+        """Add the next ``out.size`` int64 values from peer ``j``, sent narrowed, to ``out``: the
+        header and one byte a value are read first, then the rest of the message."""
+        n = out.size
         if n == 0:
-            return np.zeros(0, np.int64)
-        if self._scratch.size < _HEADER + 8 * n:
-            self._scratch = np.empty(_HEADER + 8 * n, np.uint8)
-        self._receive(j, self._scratch[:_HEADER + n], what)
+            return
+        if self._scratch.size < HEADER + 8 * n:
+            self._scratch = np.empty(HEADER + 8 * n, np.uint8)
+        self._receive(j, self._scratch[:HEADER + n], what)
         width = int(self._scratch[0])
-        self._receive(j, self._scratch[_HEADER + n:_HEADER + width * n], what)
-        return widen(self._scratch[_HEADER:_HEADER + width * n], width)
+        self._receive(j, self._scratch[HEADER + n:HEADER + width * n], what)
+        widen_add(self._scratch[HEADER:HEADER + width * n], width, out)
 
     def all_gather(self, array: np.ndarray, what: str) -> np.ndarray:
         """Every shard's ``array`` (1-d, all of one size and dtype), a row each in rank order."""
@@ -193,7 +199,7 @@ class Peers:
             self._send_narrow(j, parts[j])
         mine = parts[self.rank]
         for j in self.others:
-            mine += self._receive_narrow(j, mine.size, what)
+            self._receive_narrow(j, mine, what)
         return mine
 
     def all_reduce(self, flat: np.ndarray, what: str) -> None:
@@ -204,18 +210,19 @@ class Peers:
         if self.size == 2:  # one round instead of two, for the same bytes: swap the whole arrays
             (j,) = self.others
             self._send_narrow(j, flat)
-            flat += self._receive_narrow(j, flat.size, what)
+            self._receive_narrow(j, flat, what)
             return
         bounds = flat.size * np.arange(self.size + 1) // self.size
         for j in self.others:
             self._send_narrow(j, flat[bounds[j]:bounds[j + 1]])
         mine = flat[bounds[self.rank]:bounds[self.rank + 1]]
         for j in self.others:
-            mine += self._receive_narrow(j, mine.size, what)
+            self._receive_narrow(j, mine, what)
         for j in self.others:
             self._send_narrow(j, mine)
         for j in self.others:
-            flat[bounds[j]:bounds[j + 1]] = self._receive_narrow(j, bounds[j + 1] - bounds[j], what)
+            flat[bounds[j]:bounds[j + 1]] = 0
+            self._receive_narrow(j, flat[bounds[j]:bounds[j + 1]], what)
 
     def close(self) -> None:
         """Stop the send threads and close the links."""
@@ -223,44 +230,6 @@ class Peers:
             outbox.put(None)
         for sock in self.links.values():
             sock.close()
-
-
-# a narrowed message's width -> the bytes of its two planes: the low bytes of every value
-# (unsigned), then the high bytes (signed); one signed plane where the width is a machine word's
-_PLANES = {1: (0, 1), 2: (0, 2), 3: (2, 1), 4: (0, 4), 5: (4, 1), 6: (4, 2), 7: (0, 8), 8: (0, 8)}
-_HEADER = 8  # the width, in a word of its own so that the planes stay aligned
-
-
-def narrow(values: np.ndarray) -> np.ndarray:
-    """The int64 ``values`` (1-d, not empty) as a message of bytes: a header word holding the
-    width ``k``, then the values in ``k`` bytes each, ``k`` the fewest of 1, 2, 3, 4, 5, 6 and 8
-    that hold every value in two's complement. The bytes are stored as two planes (the low
-    bytes of every value, unsigned, then the high bytes, signed: ``v = high * 2**(8 low) +
-    low``), so that both ends are numpy casts. :func:`widen` reads it back."""
-    top = max(int(values.max()), ~int(values.min()))  # ~v = -v - 1: the magnitude a negative v needs
-    low, high = _PLANES[top.bit_length() // 8 + 1]  # the sign bit included
-    n = values.size
-    message = np.empty(_HEADER + (low + high) * n, np.uint8)
-    message[:_HEADER] = 0
-    message[0] = low + high
-    if low:
-        message[_HEADER:_HEADER + low * n].view(f"<u{low}")[:] = values  # modulo 2**(8 low)
-        message[_HEADER + low * n:].view(f"<i{high}")[:] = values >> (8 * low)
-    else:
-        message[_HEADER:].view(f"<i{high}")[:] = values
-    return message
-
-
-def widen(body: np.ndarray, width: int) -> np.ndarray:
-    """The int64 values of a message's ``body`` (after its header) of ``width`` bytes a value
-    (:func:`narrow`)."""
-    low, high = _PLANES[width]
-    n = body.size // width
-    if not low:
-        return body.view(f"<i{high}").astype(np.int64)
-    values = body[:low * n].view(f"<u{low}").astype(np.int64)
-    values += body[low * n:].view(f"<i{high}").astype(np.int64) << (8 * low)
-    return values
 
 
 def _bare_socket(conn: Connection, timeout: float) -> socket.socket:
