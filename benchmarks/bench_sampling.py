@@ -459,9 +459,10 @@ def cmd_panel(args) -> None:
     valid = sb.Dataset(Xv, yv, qid=qidv, reference=train)
     valid_starts = valid.query_starts
     sb_runs = [("none", {**sb_params, "sampling": "none"})]
-    sb_runs += [("auto", {**sb_params, "sampling": "auto"})] if "auto" in args.samplers else []
-    sb_runs += [(f"{spec} {rate}", {**sb_params, **_sampler_spec(spec).params, "sample_rate": rate})
-                for rate in args.rates for spec in args.samplers if spec != "auto"]
+    specs = [_sampler_spec(spec) for spec in args.samplers]
+    sb_runs += [(spec.label, {**sb_params, **spec.params}) for spec in specs if spec.params["sampling"] == "auto"]
+    sb_runs += [(f"{spec.label} {rate}", {**sb_params, **spec.params, "sample_rate": rate})
+                for rate in args.rates for spec in specs if spec.params["sampling"] != "auto"]
     lgb_runs = [("none", lgb_params)]
     for rate in args.rates:
         lgb_runs += [(label, {**lgb_params, **extra}) for label, extra in _lightgbm_sampling(rate).items()]
@@ -576,7 +577,7 @@ def main() -> None:
                        help="rates of the fixed samplers, smartboost's and LightGBM's (bagging, GOSS)")
     panel.add_argument("--samplers", nargs="*", default=["auto", "bernoulli", "mvs"],
                        help="smartboost samplers besides none ('auto' runs once, the others at every rate), "
-                            "each NAME or NAME:key=value,... (e.g. mvs:mvs_eta=0.5)")
+                            "each NAME or NAME:key=value,... (e.g. mvs:mvs_eta=0.5, auto:seed=1)")
     panel.add_argument("--patience", type=int, default=30, help="early stopping: iterations without improvement")
     panel.add_argument("--queries", type=int, default=10_000, help="ranking-10k: training queries")
     panel.add_argument("--libraries", nargs="*", default=["lightgbm"], choices=["lightgbm"])
