@@ -8,9 +8,8 @@ parameter. :func:`training_params` is the single boundary of training, on one ma
 Dask: it also checks the parameters together, fills in the derived ones, and returns them as a
 typed :class:`TrainingParams`, which the components read by attribute; every check across
 parameters lives in this module (:func:`check_objective_params` for those that need the
-objective). So no kernel
-ever sees a bad value. ``docs/reference/parameters.md`` is generated from the table by
-:func:`parameters_markdown` (a test keeps it in sync).
+objective). So no kernel ever sees a bad value. ``docs/reference/parameters.md`` is generated
+from the table by :func:`parameters_markdown` (a test keeps it in sync).
 """
 
 from __future__ import annotations

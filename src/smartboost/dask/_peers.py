@@ -23,8 +23,9 @@ The links are TCP connections, authenticated with the run's key by ``multiproces
 when they open, one per pair of shards (the lower rank connects to the higher), with socket
 buffers as large as the system allows. Then they carry bare array bytes: every shard runs the
 same growth loop, so the receiver knows each message's number of values and reads it straight
-into its array (a narrowed message: its header and one byte a value first, then the rest). Two shards send each other their slices at the same time, and then receive: a message
-that fits a quarter of the send buffer (two in flight, with room to spare) is written at once,
+into its array (a narrowed message: its header and one byte a value first, then the rest). Two
+shards send each other their slices at the same time, and then receive: a message that fits a
+quarter of the send buffer (two in flight, with room to spare) is written at once,
 since the write cannot block; a larger one goes through a thread of its link, so that two
 shards writing each other a large message do not wait on each other's receive. Every receive
 (and write) waits at most ``timeout`` seconds; a stalled or lost peer raises
