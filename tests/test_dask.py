@@ -14,7 +14,8 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -27,9 +28,9 @@ import smartboost as sb  # noqa: E402
 import smartboost.dask as sbd  # noqa: E402
 from smartboost._kernels.draws import draw_exact_parallel, draw_top_and_rest  # noqa: E402
 from smartboost._kernels.fsum import exact_partials  # noqa: E402
+from smartboost._kernels.messages import HEADER, narrow_into, widen_add  # noqa: E402
 from smartboost._kernels.scale import radix_buckets  # noqa: E402
 from smartboost._params import training_params  # noqa: E402
-from smartboost._kernels.messages import HEADER, narrow_into, widen_add  # noqa: E402
 from smartboost.dask._peers import Peers  # noqa: E402
 from smartboost.dask._shard import _PeerRows, Shard  # noqa: E402
 from smartboost.dask._train import _driver_threads  # noqa: E402
@@ -637,8 +638,8 @@ def test_eval_set_early_stopping_and_predict(client):
 def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, monkeypatch):
     """``iteration_stats["bytes"]`` counts the driver's steps and what the shards send each
     other: per exchange of a histogram, each of W shards sends the (W - 1) / W of it that the
-    others scan (16 bytes a cell), one message per peer, and the shares of two shards make up
-    the whole histogram."""
+    others scan (two int64 values a cell, narrowed to fewer bytes), one message per peer, and
+    the shares of two shards make up the whole histogram."""
     X, y = _data()
     sent_by, shares, narrowed = [], [], []
     send, reduce_scatter, send_narrow = Peers._send, Peers.reduce_scatter, Peers._send_narrow
