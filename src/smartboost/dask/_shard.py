@@ -309,9 +309,9 @@ class _PeerRows:
     needs rows, each worker does its part on its own rows and the parts are summed among the
     workers (exact on integer cells): the fixed-point units (from the largest values) and root
     sums, the root's histogram, and for the splits of a step (one, or a depth-wise level) the
-    children's row counts and the histogram of each left child that the loop wants. A worker builds its
-    histogram of the child with fewer of its rows and derives the other one by subtraction from
-    its own histogram of the parent.
+    children's row counts and the histogram of each left child that the loop wants. A worker
+    builds its histogram of the child with fewer of its rows and derives the other one by
+    subtraction from its own histogram of the parent.
 
     The histograms are summed by feature share (:meth:`feature_share`): the tree's features are
     cut into one run of consecutive features per worker, of about equal cells, and each worker
