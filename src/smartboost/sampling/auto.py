@@ -25,8 +25,8 @@ iteration grows its trees on every row: a sample saves little time per iteration
   :data:`MIN_SAMPLE_ROWS` rows) and :data:`MAX_RATE`: runs that went on sampling at a fifth of
   the rows or fewer ended at a better validation metric than runs that switched to every row
   once the rule asked for most of them, and over three seeds a ceiling of 0.1 reached the
-  no-sampling metric sooner than one of 0.15 at 255 leaves and on ranking, its iterations
-  costing less (docs/concepts/sampling.md).
+  no-sampling metric sooner on average than one of 0.15 at 255 leaves and on ranking, its
+  iterations costing less (docs/concepts/sampling.md).
 - Where the sample gives the trees' leaves few rows (fewer than :data:`CORRECT_ROWS_PER_LEAF`
   sampled rows per leaf of the last tree, as with 255 leaves), the sampled rows' gradients get
   smart2's correction at :data:`ETA` (single-output objectives): it keeps 255-leaf trees grown
