@@ -32,8 +32,7 @@ Design (``docs/concepts/distributed.md`` gives the reasoning and the costs):
   :meth:`~smartboost.dask._transport.Workers.call`).
 
 Ranking keeps every query inside one partition (checked, with a clear error naming the query).
-Not supported here yet: whole-query sampling by the importance samplers (their scale is solved
-over every query), and a training set listed among the evaluation sets
+Not supported here yet: a training set listed among the evaluation sets
 (``docs/concepts/distributed.md``).
 
 Modules, by concern: ``_shard`` (the worker side: a worker's rows and the steps run on them),
