@@ -6,6 +6,7 @@ import numba
 import numpy as np
 import pytest
 from conftest import make_binary
+from test_leaf_values import newton_values_over_every_row
 from test_ranking import make_ranking
 
 import smartboost as sb
@@ -247,22 +248,49 @@ def test_auto_corrects_the_gradients_where_the_sample_gives_each_leaf_few_rows()
     assert make_sampler(training_params({"sampling": "auto"}), 1_000_000, n_features=auto.AUTO_MIN_FEATURES).adapts
 
 
-def test_auto_corrects_as_mvs_eta_does(small_auto, monkeypatch):
-    """Where auto corrects, its sampled gradients are MVS's with mvs_eta = auto.ETA: with the rate
-    held at 0.3 both runs grow the same trees; without the correction auto's trees differ from
-    the third on (the correction needs two iterations of history)."""
+def test_auto_takes_the_leaf_values_from_every_row_where_it_would_correct():
+    """With leaf_value_rows='auto' (the trainer sets chooses_leaf_values) the leaves that the
+    sample gives few rows take their values from every row, and nothing is corrected: no
+    gradient history is kept; the other samplers never choose."""
+    sampler = _sampler()
+    sampler.chooses_leaf_values = True
+    assert sampler.gradient_history == 0
+    assert sampler.values_from_every_row(np.zeros(255)) and not sampler.values_from_every_row(np.zeros(31))
+    assert not sampler.values_from_every_row(None)
+    assert not sampler._corrects(_context_after(255)) and sampler.correction_totals(_context_after(255)) is None
+    multiclass = AutoSampler(training_params({"sampling": "auto", "objective": "multiclass", "num_class": 3}),
+                             1_000_000)
+    multiclass.chooses_leaf_values = True  # three trees of 255 leaves per iteration: 131 rows a leaf
+    assert multiclass.values_from_every_row(np.zeros(3 * 255)) and not multiclass.values_from_every_row(np.zeros(3 * 31))
+    mvs = make_sampler(training_params({"sampling": "mvs", "sample_rate": 0.1}), 1_000_000)
+    assert not mvs.values_from_every_row(np.zeros(255))
+
+
+def test_auto_corrects_as_mvs_eta_does_and_takes_values_as_leaf_value_rows_all_does(small_auto, monkeypatch):
+    """With the rate held at 0.3, where the sample gives the leaves few rows: auto's trees take
+    their leaf values from every row from the second on (the first has no last tree to count the
+    leaves of), and with leaf_value_rows='sample' they are MVS's with mvs_eta = auto.ETA (the
+    correction needs two iterations of history); where it gives them many rows, plain MVS's."""
     X, y = make_binary(n=6000, seed=14)
     train = sb.Dataset(X, y)
     params = {"objective": "binary", "num_leaves": 15, "verbosity": -1}
     monkeypatch.setattr(AutoSampler, "observe", lambda self, holdout: None)
     monkeypatch.setattr(auto, "START_RATE", 0.3)
     monkeypatch.setattr(auto, "MAX_RATE", 0.3)
-    mvs = _trees(sb.train({**params, "sampling": "mvs", "sample_rate": 0.3, "mvs_eta": auto.ETA}, train, 6))
-    monkeypatch.setattr(auto, "CORRECT_ROWS_PER_LEAF", 10_000)  # 1,800 sampled rows over 15 leaves: corrected
-    corrected = _trees(sb.train({**params, "sampling": "auto"}, train, 6))
+    mvs = {"sampling": "mvs", "sample_rate": 0.3}
+    corrected_mvs = _trees(sb.train({**params, **mvs, "mvs_eta": auto.ETA}, train, 6))
+    plain_mvs = _trees(sb.train({**params, **mvs}, train, 6))
+    monkeypatch.setattr(auto, "CORRECT_ROWS_PER_LEAF", 10_000)  # 1,800 sampled rows over 15 leaves: few
+    corrected = _trees(sb.train({**params, "sampling": "auto", "leaf_value_rows": "sample"}, train, 6))
+    booster = sb.train({**params, "sampling": "auto"}, train, 6)
+    every_row = _trees(booster)
     monkeypatch.setattr(auto, "CORRECT_ROWS_PER_LEAF", 100)
     plain = _trees(sb.train({**params, "sampling": "auto"}, train, 6))
-    assert corrected == mvs
+    assert corrected == corrected_mvs and plain == plain_mvs
+    assert every_row[0] == plain_mvs[0] and every_row[1] != plain_mvs[1]
+    for iteration in (1, 5):
+        expected, got = newton_values_over_every_row(booster, X, y, iteration, lambda_l2=0.0)
+        np.testing.assert_allclose(got / 0.1, expected, rtol=1e-6, atol=1e-9)
     assert plain[:2] == corrected[:2] and plain[2:] != corrected[2:]
 
 

@@ -177,7 +177,8 @@ def test_exact_count_draws_over_machines_equal_one_machine(n, cuts):
 
 
 @pytest.mark.parametrize("sampling", ["none", "bernoulli", "uniform", "goss", "mvs", "smart1", "smart2", "loss",
-                                      "trimming", "trimming_alpha", "smart2_paper", "loss_rho", "sign_trees"])
+                                      "trimming", "trimming_alpha", "smart2_paper", "loss_rho", "sign_trees",
+                                      "bernoulli_every_row", "mvs_every_row"])
 def test_trees_equal_single_machine(client, sampling):
     X, y = _data()
     weight = np.random.default_rng(1).uniform(0.5, 2.0, y.size)
@@ -191,6 +192,8 @@ def test_trees_equal_single_machine(client, sampling):
         params.update(sampling="loss", smart_rho=0.5)
     elif sampling == "sign_trees":  # AnyBoost's {-1, +1} trees, RGBM's constant step on them
         params.update(sampling="none", boosting="gradient", weak_learner="sign", step_rule="smooth")
+    elif sampling.endswith("_every_row"):  # the leaves' values summed over every shard's rows
+        params.update(sampling=sampling.split("_")[0], sample_rate=0.3, leaf_value_rows="all")
     elif sampling != "none":
         params["sample_rate"] = 0.3
     chunks = (800, 700, 900, 600)

@@ -521,6 +521,14 @@ PARAMS: tuple[Param, ...] = (
           "'population' keeps w/p, whose sums estimate sums over every row (the regularisation then weighs about "
           "sample_rate times less). Trimming keeps the rows' own weights either way (docs/concepts/sampling.md).",
           (), "sampling", "sample \\| population", saved_at_default=False),
+    Param("leaf_value_rows", "auto", _choice("auto", "sample", "all"),
+          "Rows a sampled tree's leaf values are computed from. 'sample': the Newton values of the sampled rows "
+          "(the papers' samplers, LightGBM's bagging and GOSS); 'all': the tree's splits come from the sample and "
+          "each leaf's Newton value from every training row in it (placed by the walk that updates their scores), "
+          "which removes the sample's noise from the values; 'auto': sampling='auto' takes them from every row "
+          "where its sample gives the leaves few rows, the other samplers from the sample "
+          "(docs/concepts/sampling.md).",
+          (), "sampling", "auto \\| sample \\| all", saved_at_default=False),
     Param("sampling_unit", "row", _sampling_unit,
           "'row': the sampler draws rows. 'query' (ranking objectives): it draws whole queries, each kept with "
           "all its rows and one weight; uniform/bernoulli draw queries at sample_rate, the importance samplers "
@@ -891,11 +899,36 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
             raise ParameterError(f"objective '{objective.name}' refits every leaf to a quantile of its rows, which "
                                  "breaks monotone_constraints; use a smooth objective (e.g. 'huber' instead of "
                                  "'regression_l1')")
+    if params.leaf_value_rows == "all" and (reason := _leaf_values_kept(params, objective)):
+        raise ParameterError(f"leaf_value_rows='all' recomputes every leaf's Newton value from every row, but "
+                             f"{reason}; use leaf_value_rows='sample'")
     if rule in ("line", "leaf_line") and (objective.num_outputs > 1 or objective.name == "custom"):
         raise ParameterError(f"step_rule='{rule}' needs a single-output built-in objective, not "
                              f"'{objective.name}'")
     if objective.num_outputs > 1 and (refusal := SAMPLERS[params.sampling].multiclass_refusal(params)):
         raise ParameterError(refusal)
+
+
+def _leaf_values_kept(params: TrainingParams, objective: Any) -> str | None:
+    """Why a sampled tree's leaf values cannot be recomputed from every row (None: they can)."""
+    if objective.renews_leaves:
+        return f"objective '{objective.name}' refits every leaf to a quantile of its rows"
+    if params.step_rule == "leaf_line":
+        return "step_rule='leaf_line' sets every leaf's value by its own line search"
+    if params.weak_learner == "sign":
+        return "weak_learner='sign' leaves output signs"
+    return None
+
+
+def leaf_value_rows_mode(params: TrainingParams, objective: Any) -> str:
+    """How a sampled tree's leaf values are computed: 'all' (the Newton values of every row in
+    each leaf), 'sample' (of its sampled rows), or 'sampler' (``sampling='auto'`` chooses at each
+    iteration, :meth:`~smartboost.sampling.base.Sampler.values_from_every_row`), from
+    ``leaf_value_rows`` and what the objective and step rule allow."""
+    mode = params.leaf_value_rows
+    if mode == "auto":
+        return "sampler" if params.sampling == "auto" and _leaf_values_kept(params, objective) is None else "sample"
+    return mode
 
 
 def parameters_markdown() -> str:

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from ._common import INDEX_DTYPE
-from ._kernels.gradients import gather_pair, scatter_pair
+from ._kernels.gradients import fixed_point_extents, gather_pair, leaf_fixed_sums, scatter_pair
 from ._kernels.importance import holdout_extent, holdout_sums
-from ._kernels.predict import add_leaf_values
-from ._params import TrainingParams
+from ._kernels.predict import add_leaf_values, add_values_by_leaf
+from ._params import TrainingParams, leaf_value_rows_mode
 from .binning import BinnedData
 from .grower import GrownTree, NodeRows, TreeGrower
 from .objectives import Objective
@@ -79,6 +79,11 @@ class TrainingRows:
         self.row_ids = row_ids
         self.sampler: Sampler = make_sampler(params, n, row_ids, total_rows, query_ids, total_queries,
                                              data.mapper.n_features)
+        # a sampled tree's leaf values from every row (leaf_value_rows): its rows are placed in
+        # their leaves first, the values computed, then added; every row's gradient is read
+        leaf_values = leaf_value_rows_mode(params, objective)
+        self.values_from_every_row = leaf_values != "sample"
+        self.sampler.chooses_leaf_values = leaf_values == "sampler"
         # the gradients of this iteration, then of the ones before that the sampler reads
         # (smart2): buffers that rotate, never copied
         self._grad_ring = [np.empty((self.n_outputs, n)) for _ in range(1 + self.sampler.gradient_history)]
@@ -98,7 +103,8 @@ class TrainingRows:
         self._row_wise = objective.row_wise and self.n_outputs == 1
         self.sample: tuple[np.ndarray, np.ndarray] | None = None   # (rows, rest), kept when sampling_freq > 1
         self.sample_weight = self.weight
-        self.previous_leaf = np.zeros(n, np.int32) if self.sampler.needs_previous_leaves else np.zeros(0, np.int32)
+        tracks_leaves = self.sampler.needs_previous_leaves or self.values_from_every_row
+        self.previous_leaf = np.zeros(n, np.int32) if tracks_leaves else np.zeros(0, np.int32)
         self.node_rows = NodeRows(data, n_threads)
         self._in_sample = np.zeros(0, np.uint8)  # scratch of holdout_gains
         self._sorted_rows: np.ndarray | None = None
@@ -150,7 +156,7 @@ class TrainingRows:
     def gradients_of_sample_only(self) -> bool:
         """Whether the next draw is made before the gradients, and only the sampled rows' are
         computed: a draw that does not read them, on a single-output row-wise objective."""
-        return self._row_wise and not self.sampler.reads_gradients
+        return self._row_wise and not self.sampler.reads_gradients and not self.values_from_every_row
 
     def holdout_gains(self, k: int, grown: GrownTree) -> np.ndarray:
         """The loss decrease of output ``k``'s new tree (after :meth:`add_tree`), estimated from
@@ -268,7 +274,36 @@ class TrainingRows:
         if self.n_sampled < self.n_rows:
             self._walk_out_of_sample(grown, self.scores[k], leaves_out)
 
-    def _walk_out_of_sample(self, grown: GrownTree, scores: np.ndarray, leaves_out: np.ndarray | None) -> None:
+    def place_tree(self, grown: GrownTree) -> None:
+        """Record every row's leaf of a tree grown on a sample in ``previous_leaf`` (its sampled
+        rows' from their leaf segments, the others' by the walk), the scores unchanged: the
+        first step of leaf values from every row (:meth:`leaf_extents`, :meth:`leaf_sums`,
+        :meth:`add_placed_tree`)."""
+        rows, ids = self.node_rows.row_list()
+        start, end = self.node_rows.segments(grown.leaf_nodes)
+        add_leaf_values(None, rows, ids, start, end, grown.leaf_values, self.previous_leaf)
+        self._walk_out_of_sample(grown, None, self.previous_leaf)
+
+    def _leaf_hess(self, k: int) -> np.ndarray:
+        return self.hess[k] if self.unit_hess is None else self.unit_hess
+
+    def leaf_extents(self, k: int) -> tuple[float, float]:
+        """The largest weighted gradient and hessian of output ``k`` over every row, whose
+        ``extent_units`` (the largest over every machine) are the units of :meth:`leaf_sums`."""
+        return fixed_point_extents(None, self.grad[k], self._leaf_hess(k), None if self.unweighted else self.weight,
+                                   False)
+
+    def leaf_sums(self, k: int, n_leaves: int, g_unit: float, h_unit: float) -> np.ndarray:
+        """Each leaf's weighted gradient and hessian sums of output ``k`` over every row placed
+        by :meth:`place_tree`, as integers in the units given, shape ``(n_leaves, 2)``."""
+        return leaf_fixed_sums(self.previous_leaf, self.grad[k], self._leaf_hess(k),
+                               None if self.unweighted else self.weight, g_unit, h_unit, n_leaves)
+
+    def add_placed_tree(self, k: int, grown: GrownTree) -> None:
+        """Add the tree placed by :meth:`place_tree` to every row's score of output ``k``."""
+        add_values_by_leaf(self.scores[k], self.previous_leaf, grown.leaf_values)
+
+    def _walk_out_of_sample(self, grown: GrownTree, scores: np.ndarray | None, leaves_out: np.ndarray | None) -> None:
         """Add the tree to ``scores`` of the rows it was not grown on (walking it on their bins),
         and record their leaves in ``leaves_out`` when given."""
         grown.tree.add_to_binned_rows(self.data.row_major, self.out_of_sample[:self.n_rows - self.n_sampled],

@@ -19,7 +19,8 @@ import numpy as np
 
 from ._config import set_verbosity, threads
 from ._interrupt import deferred_interrupts, interrupt_of, interruptible
-from ._params import TrainingParams, check_objective_params, explicit_params, training_params
+from ._kernels.gradients import extent_units
+from ._params import TrainingParams, check_objective_params, explicit_params, leaf_value_rows_mode, training_params
 from ._rows import TrainingRows
 from .binning import BinMapper
 from .booster import Booster
@@ -166,6 +167,7 @@ class Trainer:
         self.rows = rows
         self.train_set = train_set
         self.grower, self.selector = tree_growth(params, booster, usable)
+        self.leaf_value_rows = leaf_value_rows_mode(params, objective)
         self.eval_sets = self._eval_sets(valid_sets, valid_names)
         metric_names = params.metric
         if metric_names is None:
@@ -254,8 +256,16 @@ class Trainer:
         holdout = []  # sampling='auto' learns from every tree how much of its fit holds out of its sample
         for k in range(self.n_outputs):
             grown = self.rows.grow_tree(k, self.grower, self.selector, self.iteration, weight_scale)
+            placed = self.rows.n_sampled < self.rows.n_rows and (
+                self.leaf_value_rows == "all" or (self.leaf_value_rows == "sampler"
+                                                  and sampler.values_from_every_row(self.previous_leaf_values)))
+            if placed:
+                self._leaf_values_from_every_row(grown, k)
             self._take_step(grown, k)
-            self.rows.add_tree(k, grown)
+            if placed:
+                self.rows.add_placed_tree(k, grown)
+            else:
+                self.rows.add_tree(k, grown)
             if checks:
                 holdout.append(self.rows.holdout_gains(k, grown))
             leaf_values.append(grown.leaf_values)
@@ -278,6 +288,20 @@ class Trainer:
             if not eval_set.is_training:
                 for k in range(self.n_outputs):
                     self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores[k], first + k, first + k + 1)
+
+    def _leaf_values_from_every_row(self, grown, k: int) -> None:
+        """Give the leaves of output ``k``'s tree, grown on a sample, the Newton values of every
+        training row in them (``leaf_value_rows='all'``): the rows are placed in their leaves
+        (the walk the score update makes anyway), and each leaf's weighted gradient and hessian
+        sums are added up as integers in units of the largest over every row, so they are the
+        same on any thread count and over any split of the rows among machines."""
+        self.rows.place_tree(grown)
+        g_unit, h_unit = extent_units(*self.rows.leaf_extents(k))
+        if not (np.isfinite(g_unit) and np.isfinite(h_unit)):
+            raise DataError(f"the gradients or hessians of iteration {self.iteration} are not finite: the loss "
+                            "overflows (labels, weights or init_score too large in magnitude)")
+        sums = self.rows.leaf_sums(k, grown.leaf_nodes.shape[0], g_unit, h_unit)
+        self.grower.set_leaf_values(grown, sums[:, 0] * g_unit, sums[:, 1] * h_unit)
 
     def _weight_scale(self, n: int) -> float:
         """Factor of the sampled rows' weights in this iteration's trees (``sample_weight_scale``).

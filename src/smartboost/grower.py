@@ -64,6 +64,8 @@ class GrownTree:
 
     tree: Tree
     leaf_nodes: np.ndarray
+    bounds: np.ndarray | None = None
+    """Each node's output bounds ``(lower, upper)`` under monotone constraints (None without)."""
 
     @property
     def leaf_values(self) -> np.ndarray:
@@ -510,7 +512,20 @@ class TreeGrower:
         tree = Tree(feature=feature, threshold=threshold, bin_threshold=bin_threshold, missing_left=missing_left,
                     left=left, right=right, value=value, gain=gain, hessian=hessian, count=count,
                     left_sets=state.left_sets[:n_nodes].copy() if self.cells.categorical is not None else None)
-        return GrownTree(tree, leaves)
+        return GrownTree(tree, leaves, None if self.monotone is None else state.bounds[:n_nodes].copy())
+
+    def set_leaf_values(self, grown: GrownTree, g: np.ndarray, h: np.ndarray) -> None:
+        """Set the leaves of ``grown`` to the Newton values ``-T(g)/(h + lambda_l2)`` of the
+        weighted gradient and hessian sums ``g``, ``h`` (one per leaf, in ``leaf_nodes`` order;
+        0 where ``h + lambda_l2`` is not positive), within each leaf's monotone bounds, as the
+        tree's own values are (:func:`~smartboost._kernels.split.leaf_output`)."""
+        l1, l2 = self.split_params.lambda_l1, self.split_params.lambda_l2
+        t = np.sign(g) * np.maximum(np.abs(g) - l1, 0.0)
+        d = h + l2
+        value = np.divide(-t, d, out=np.zeros_like(d), where=d > 0.0)
+        if grown.bounds is not None:
+            np.clip(value, grown.bounds[grown.leaf_nodes, 0], grown.bounds[grown.leaf_nodes, 1], out=value)
+        grown.tree.value[grown.leaf_nodes] = value
 
 
 def _new_state(slots: int, pool: np.ndarray, n_groups: int) -> GrowthState:

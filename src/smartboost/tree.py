@@ -142,8 +142,9 @@ class Tree:
         sets[categorical] = self.left_sets[categorical]
         return sets
 
-    def add_to_binned_rows(self, bins: np.ndarray, rows: np.ndarray, missing_bin: np.ndarray, scores: np.ndarray,
-                           leaf_nodes: np.ndarray | None = None, leaves_out: np.ndarray | None = None) -> None:
+    def add_to_binned_rows(self, bins: np.ndarray, rows: np.ndarray, missing_bin: np.ndarray,
+                           scores: np.ndarray | None, leaf_nodes: np.ndarray | None = None,
+                           leaves_out: np.ndarray | None = None) -> None:
         """Add the tree's output to ``scores[rows]`` by walking it on the rows' bins
         (``_kernels.predict.add_tree_to_rows``).
 
@@ -155,8 +156,8 @@ class Tree:
             Rows to update.
         missing_bin : ndarray of int64, shape (n_features,)
             Each feature's missing-value bin (``BinMapper.n_bins``).
-        scores : ndarray of float64
-            Updated in place.
+        scores : ndarray of float64 or None
+            Updated in place; None: the rows' leaves are only recorded (``leaves_out``).
         leaf_nodes, leaves_out : ndarray, optional
             When given, ``leaves_out[row]`` receives the position in ``leaf_nodes`` of the
             row's leaf.

@@ -56,11 +56,12 @@ def fixed_point_extents(rows, grad, hess, weight, grad_by_position):
     the largest of their extents, which gives one machine's units (a machine's own unit would
     not do: rows all zero, or none, need a unit of 1 alone and none among others).
 
-    ``weight`` is indexed by row id, or None when every weight is 1 (one array less to read).
-    ``grad`` is indexed by row id, or with ``grad_by_position`` by position in ``rows`` (the
-    sampled rows' corrected gradients of smart2, written in sample order: see
-    ``_kernels.importance.correct_sampled``); ``hess`` always by row id."""
-    n = rows.shape[0]
+    ``rows`` None: every row, in order. ``weight`` is indexed by row id, or None when every
+    weight is 1 (one array less to read). ``grad`` is indexed by row id, or with
+    ``grad_by_position`` by position in ``rows`` (the sampled rows' corrected gradients of
+    smart2, written in sample order: see ``_kernels.importance.correct_sampled``); ``hess``
+    always by row id."""
+    n = hess.shape[0] if rows is None else rows.shape[0]
     n_chunks = 64
     size = (n + n_chunks - 1) // n_chunks
     g_max = np.zeros(n_chunks)
@@ -71,7 +72,7 @@ def fixed_point_extents(rows, grad, hess, weight, grad_by_position):
         g_nan = 0.0
         h_nan = 0.0
         for i in range(np.uint64(k * size), np.uint64(min(n, (k + 1) * size))):  # unsigned: no index wrap
-            r = rows[i]
+            r = i if rows is None else rows[i]
             w = _weight(weight, r)
             g = grad[i if grad_by_position else r] * w
             h = hess[r] * w
@@ -132,3 +133,36 @@ def scatter_pair(rows, a, b, out_a, out_b):
         r = rows[i]
         out_a[r] = a[i]
         out_b[r] = b[i]
+
+
+_LEAF_SUM_CHUNKS = 16
+"""Row chunks of :func:`leaf_fixed_sums`, each adding into its own sums (integer sums: the
+result does not depend on the chunks or the threads)."""
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def leaf_fixed_sums(leaf, grad, hess, weight, g_unit, h_unit, n_leaves):
+    """Each leaf's sums of ``round(w g / g_unit)`` and ``round(w h / h_unit)`` over every row
+    (``leaf[i]``: row ``i``'s leaf, ``0 .. n_leaves - 1``), as int64, shape ``(n_leaves, 2)``:
+    the rows' values rounded as :func:`to_fixed_point` rounds a tree's, so the sums are exact,
+    the same in any order and over any split of the rows among machines. A sampled tree's
+    leaf values from every row (``leaf_value_rows='all'``, docs/concepts/sampling.md)."""
+    n = leaf.shape[0]
+    chunks = _LEAF_SUM_CHUNKS
+    size = (n + chunks - 1) // chunks
+    parts = np.zeros((chunks, n_leaves, 2), np.int64)
+    g_scale = 1.0 / g_unit
+    h_scale = 1.0 / h_unit
+    for c in prange(chunks):
+        part = parts[c]
+        for i in range(np.uint64(c * size), np.uint64(min(n, (c + 1) * size))):
+            w = _weight(weight, i)
+            j = leaf[i]
+            part[j, 0] += np.int64(np.rint(grad[i] * w * g_scale))
+            part[j, 1] += np.int64(np.rint(hess[i] * w * h_scale))
+    out = np.zeros((n_leaves, 2), np.int64)
+    for c in range(chunks):
+        for j in range(n_leaves):
+            out[j, 0] += parts[c, j, 0]
+            out[j, 1] += parts[c, j, 1]
+    return out

@@ -151,8 +151,8 @@ _LEAF_ROWS_PREFETCH = 32
 def add_leaf_values(raw, rows, ids, leaf_start, leaf_end, leaf_value, leaves_out):
     """Add each leaf's value to the scores of the rows it holds (leaf segments of ``rows``),
     and write each row's leaf position ``k`` to ``leaves_out[row]`` when that is an array
-    (None: compiled without). ``rows`` holds row ids, or with ``ids`` given, positions in
-    ``ids`` (a compact tree's row list: no gathered copy of the ids).
+    (None: compiled without; ``raw`` None: the leaves only). ``rows`` holds row ids, or with
+    ``ids`` given, positions in ``ids`` (a compact tree's row list: no gathered copy of the ids).
 
     The training-score update with no tree traversal (docs/internals.md, "Partitions and score
     updates"): the partitions already placed every row in its leaf. Each row is in exactly one
@@ -164,15 +164,24 @@ def add_leaf_values(raw, rows, ids, leaf_start, leaf_end, leaf_value, leaves_out
         first = leaf_start[k]
         n = leaf_end[k] - first
         for i in range(n):
-            if i + _LEAF_ROWS_PREFETCH < n:
+            if raw is not None and i + _LEAF_ROWS_PREFETCH < n:
                 ahead = rows[np.uint64(first + i + _LEAF_ROWS_PREFETCH)]
                 prefetch(raw, ahead if ids is None else ids[np.uint64(ahead)])
             row = rows[np.uint64(first + i)]
             if ids is not None:
                 row = ids[np.uint64(row)]
-            raw[row] += v
+            if raw is not None:
+                raw[row] += v
             if leaves_out is not None:
                 leaves_out[row] = k
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def add_values_by_leaf(scores, leaf, leaf_value):
+    """``scores[i] += leaf_value[leaf[i]]`` for every row: a tree whose rows were placed
+    before its values were known (``leaf_value_rows='all'``)."""
+    for i in prange(scores.shape[0]):
+        scores[i] += leaf_value[leaf[i]]
 
 
 _CHILD = np.uint64(0xFFFFFF)
@@ -235,10 +244,11 @@ def _descend(bins, decisions, widths, left_sets, node, row):
 def _finish_row(bins, decisions, widths, left_sets, value, leaf_of_node, scores, leaves_out, node, row):
     """The rest of one row's walk, from ``node`` to its leaf (the node that is its own left
     child), then the leaf's value added to ``scores[row]`` and its position written to
-    ``leaves_out[row]`` when that is an array (None: compiled without)."""
+    ``leaves_out[row]``, each when that is an array (None: compiled without)."""
     while np.int64(decisions[node] & _CHILD) != node:
         node = _descend(bins, decisions, widths, left_sets, node, row)
-    scores[row] += value[node]
+    if scores is not None:
+        scores[row] += value[node]
     if leaves_out is not None:
         leaves_out[row] = leaf_of_node[node]
 
@@ -282,8 +292,8 @@ def add_tree_to_rows(bins, rows, decisions, widths, left_sets, value, leaf_of_no
         Node values (leaf values are added).
     leaf_of_node : ndarray of int32
         Leaf position of every leaf node.
-    scores : ndarray of float64, shape (n_rows_total,)
-        Updated in place.
+    scores : ndarray of float64, shape (n_rows_total,), or None
+        Updated in place; None: only ``leaves_out`` is written.
     leaves_out : ndarray of int32 or None
         When given, receives each row's leaf position (indexed by row id).
     steps : int

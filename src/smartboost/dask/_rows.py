@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._params import TrainingParams
+from .._params import TrainingParams, leaf_value_rows_mode
 from ..grower import GrownTree, TreeGrower
 from ..objectives import Objective
 from ..sampling import make_sampler
@@ -60,6 +60,7 @@ class DaskRows:
         self.part_rows = part_rows
         # the driver's copy: random keys and parameters only
         self.sampler = make_sampler(params, 0, None, n_rows, n_features=n_features)
+        self.sampler.chooses_leaf_values = leaf_value_rows_mode(params, objective) == "sampler"
         self._sampled = False
         self.n_sampled = 0  # the last draw's sample size, over every shard
         self._warm = False
@@ -225,4 +226,21 @@ class DaskRows:
     def add_tree(self, k: int, grown: GrownTree) -> None:
         """Add the new tree to every shard's scores."""
         self.workers.call("add_tree", k, grown)
+
+    def place_tree(self, grown: GrownTree) -> None:
+        """``TrainingRows.place_tree`` on every shard."""
+        self.workers.call("place_tree", grown)
+
+    def leaf_extents(self, k: int) -> tuple[float, float]:
+        """``TrainingRows.leaf_extents`` over every shard's rows: the largest of the shards'."""
+        extents = np.max(np.array(self.workers.call("leaf_extents", k)), axis=0)
+        return float(extents[0]), float(extents[1])
+
+    def leaf_sums(self, k: int, n_leaves: int, g_unit: float, h_unit: float) -> np.ndarray:
+        """``TrainingRows.leaf_sums`` over every shard's rows: the shards' integer sums added."""
+        return np.sum(self.workers.call("leaf_sums", k, n_leaves, g_unit, h_unit), axis=0)
+
+    def add_placed_tree(self, k: int, grown: GrownTree) -> None:
+        """``TrainingRows.add_placed_tree`` on every shard."""
+        self.workers.call("add_placed_tree", k, grown)
 

@@ -294,6 +294,22 @@ class Shard:
         """Add the new tree of output ``k`` to the rows' scores."""
         self.rows.add_tree(k, grown)
 
+    def op_place_tree(self, grown: GrownTree) -> None:
+        """Record every row's leaf of the new tree, the scores unchanged (``leaf_value_rows``)."""
+        self.rows.place_tree(grown)
+
+    def op_leaf_extents(self, k: int) -> tuple[float, float]:
+        """The largest weighted gradient and hessian of output ``k`` over these rows."""
+        return self.rows.leaf_extents(k)
+
+    def op_leaf_sums(self, k: int, n_leaves: int, g_unit: float, h_unit: float) -> np.ndarray:
+        """Each leaf's weighted gradient and hessian sums over these rows, as integers."""
+        return self.rows.leaf_sums(k, n_leaves, g_unit, h_unit)
+
+    def op_add_placed_tree(self, k: int, grown: GrownTree) -> None:
+        """Add the placed tree of output ``k`` (its values from every row) to the rows' scores."""
+        self.rows.add_placed_tree(k, grown)
+
     def op_close(self) -> None:
         """End of training: drop the rows and the links to the other shards."""
         if self.peers is not None:

@@ -28,10 +28,12 @@ iteration grows its trees on every row: a sample saves little time per iteration
   no-sampling metric sooner on average than one of 0.15 at 255 leaves and on ranking, its
   iterations costing less (docs/concepts/sampling.md).
 - Where the sample gives the trees' leaves few rows (fewer than :data:`CORRECT_ROWS_PER_LEAF`
-  sampled rows per leaf of the last tree, as with 255 leaves), the sampled rows' gradients get
-  smart2's correction at :data:`ETA` (single-output objectives): it keeps 255-leaf trees grown
-  on a sample from fitting the sample's noise, while on trees with many rows per leaf it only
-  slows the training down.
+  sampled rows per leaf of the last trees, as with 255 leaves), the trees take their leaf values
+  from every row (``leaf_value_rows='auto'``, :meth:`AutoSampler.values_from_every_row`), which
+  keeps 255-leaf trees grown on a sample from fitting the sample's noise; with
+  ``leaf_value_rows='sample'`` the sampled rows' gradients get smart2's correction at
+  :data:`ETA` there instead (single-output objectives). On trees with many rows per leaf both
+  only slow the training down.
 
 The first iteration draws :data:`START_RATE` of the rows. The decisions read integer sums over
 the rows (:func:`~smartboost.sampling.base.fixed_point_sums`), the same in any order, so a run
@@ -71,8 +73,9 @@ MAX_RATE = 0.1
 """The highest rate."""
 
 CORRECT_ROWS_PER_LEAF = 2000
-"""Expected sampled rows per leaf of the last tree (the rate times the rows over its leaves)
-below which the sampled gradients are corrected."""
+"""Expected sampled rows per leaf of the last trees (the rate times the rows over their leaves)
+below which the leaf values come from every row (or, with ``leaf_value_rows='sample'``, the
+sampled gradients are corrected)."""
 
 ETA = 0.5
 """Strength of the correction (``smart_eta``'s default)."""
@@ -112,6 +115,7 @@ class AutoSampler(Sampler):
     def __init__(self, params, n_rows):
         self._samplers = {"none": NoSampling(params, n_rows), "mvs": MVSSampler(params, n_rows, eta=ETA)}
         self._single_output = params.num_class == 1  # the correction follows one score per row
+        self._n_outputs = params.num_class
         super().__init__(params, n_rows)
 
     @property
@@ -127,10 +131,15 @@ class AutoSampler(Sampler):
             sampler.total_rows = value
         self.adapts = self.needs_previous_leaves = (
             value >= AUTO_MIN_ROWS and (self.n_features is None or self.n_features >= AUTO_MIN_FEATURES))
-        self.gradient_history = 2 if self.adapts and self._single_output else 0
         self.min_rate = min(MAX_RATE, max(MIN_RATE, MIN_SAMPLE_ROWS / max(value, 1)))
         self._holdout = np.zeros(2)  # running sums: (from the samples, from the other rows)
         self._set(max(START_RATE, self.min_rate) if self.adapts else 1.0)
+
+    @property
+    def gradient_history(self) -> int:
+        """See :class:`~smartboost.sampling.base.Sampler`: two iterations back for the
+        correction, which runs only where the leaf values come from the sample."""
+        return 2 if self.adapts and self._single_output and not self.chooses_leaf_values else 0
 
     @property
     def row_ids(self) -> np.ndarray | None:
@@ -170,13 +179,24 @@ class AutoSampler(Sampler):
         """The current sampler's draw with a ``decision`` taken over every machine's rows."""
         return self.current.draw(ctx, importance, decision, rows, rest)
 
+    def _few_rows_per_leaf(self, leaves: np.ndarray | None) -> bool:
+        """Whether the next sample gives the last trees' leaves (``leaves``: their values, every
+        output's) fewer than :data:`CORRECT_ROWS_PER_LEAF` rows each (the same decision on every
+        machine)."""
+        return (self.rate < 1.0 and leaves is not None and leaves.size > 0
+                and self.rate * self.total_rows * self._n_outputs < CORRECT_ROWS_PER_LEAF * leaves.size)
+
+    def values_from_every_row(self, previous_leaf_values):
+        """Leaf values from every row (``leaf_value_rows='auto'``) where the sample gives the
+        leaves few rows (:meth:`_few_rows_per_leaf`): there the sample's values hold its noise."""
+        return self.chooses_leaf_values and self._few_rows_per_leaf(previous_leaf_values)
+
     def _corrects(self, ctx: SamplingContext) -> bool:
-        """Whether this iteration's sampled gradients are corrected: a sample of a
-        single-output objective that gives the last tree's leaves fewer than
-        :data:`CORRECT_ROWS_PER_LEAF` rows each (the same decision on every machine)."""
-        leaves = ctx.previous_leaf_values
-        return (self.rate < 1.0 and self._single_output and leaves is not None and leaves.size > 0
-                and self.rate * self.total_rows < CORRECT_ROWS_PER_LEAF * leaves.size)
+        """Whether this iteration's sampled gradients are corrected: where the leaf values come
+        from the sample (``leaf_value_rows='sample'``) of a single-output objective and it gives
+        the leaves few rows (:meth:`_few_rows_per_leaf`)."""
+        return (not self.chooses_leaf_values and self._single_output
+                and self._few_rows_per_leaf(ctx.previous_leaf_values))
 
     def correction_totals(self, ctx):
         """MVS's per-leaf totals for its correction, on the iterations :meth:`_corrects` picks."""

@@ -186,6 +186,9 @@ class Sampler:
     adapts : bool
         Whether the sampler learns from every iteration's trees (:meth:`observe`;
         ``sampling='auto'``).
+    chooses_leaf_values : bool
+        Whether :meth:`values_from_every_row` decides the leaf values of each sampled tree
+        (``leaf_value_rows='auto'`` with a sampler that chooses; set by the trainer).
     """
 
     name: ClassVar[str]
@@ -197,6 +200,7 @@ class Sampler:
     gradient_history: int = 0
     adapts: bool = False
     n_features: int | None = None
+    chooses_leaf_values: bool = False
 
     def __init__(self, params: TrainingParams, n_rows: int) -> None:
         self.params = params
@@ -245,6 +249,12 @@ class Sampler:
         """Whether the trees of ``iteration`` are checked on the rows out of their sample for
         :meth:`observe` (samplers that :attr:`adapts`)."""
         return self.adapts
+
+    def values_from_every_row(self, previous_leaf_values: np.ndarray | None) -> bool:
+        """Whether this iteration's sampled trees take their leaf values from every row
+        (``leaf_value_rows='auto'``; ``previous_leaf_values``: the last trees' leaves): only
+        ``sampling='auto'`` chooses, the other samplers keep their sample's values."""
+        return False
 
     def observe(self, holdout: np.ndarray) -> None:
         """Learn from an iteration's trees (samplers that :attr:`adapts`; see
