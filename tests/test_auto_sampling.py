@@ -261,7 +261,8 @@ def test_auto_takes_the_leaf_values_from_every_row_where_it_would_correct():
     multiclass = AutoSampler(training_params({"sampling": "auto", "objective": "multiclass", "num_class": 3}),
                              1_000_000)
     multiclass.chooses_leaf_values = True  # three trees of 255 leaves per iteration: 131 rows a leaf
-    assert multiclass.values_from_every_row(np.zeros(3 * 255)) and not multiclass.values_from_every_row(np.zeros(3 * 31))
+    assert multiclass.values_from_every_row(np.zeros(3 * 255))
+    assert not multiclass.values_from_every_row(np.zeros(3 * 31))
     mvs = make_sampler(training_params({"sampling": "mvs", "sample_rate": 0.1}), 1_000_000)
     assert not mvs.values_from_every_row(np.zeros(255))
 
