@@ -37,9 +37,11 @@ def compile_kernels() -> float:
                         valid_sets=[Dataset(data[:100], y[:100], reference=train_set)])
         booster.predict(data[:10])
     # a sampled tree on compact rows (grower.NodeRows), large enough for the parallel partition
-    sampled = np.tile(X, (3, 1))
-    train({"objective": "binary", "num_leaves": 64, "verbosity": -1, "sampling": "bernoulli", "sample_rate": 0.2},
-          Dataset(sampled, np.tile(y, 3)), 2)
+    # (and its leaf values from every row, as sampling='auto' takes them on large trees)
+    sampled = Dataset(np.tile(X, (3, 1)), np.tile(y, 3))
+    for leaf_value_rows in ("sample", "all"):
+        train({"objective": "binary", "num_leaves": 64, "verbosity": -1, "sampling": "bernoulli", "sample_rate": 0.2,
+               "leaf_value_rows": leaf_value_rows}, sampled, 2)
     # a sample of _PARALLEL_TRANSPOSE_VALUES values or more is transposed by a compiled kernel
     # (smaller ones by numpy), so the data above do not compile it
     for dtype in (np.float32, np.float64):
