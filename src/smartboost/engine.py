@@ -27,7 +27,7 @@ from .booster import Booster
 from .callback import CallbackEnv, EarlyStopping, EvalResult, ProgressBar, RecordEvaluation, TrainingCallback
 from .dataset import Dataset
 from .errors import DataError, ParameterError
-from .grower import TreeGrower
+from .grower import GrownTree, TreeGrower
 from .metrics import get_metric
 from .objectives import Objective, make_objective
 from .selection import FeatureSelector
@@ -254,11 +254,9 @@ class Trainer:
         weight_scale = self._weight_scale(n)
         leaf_values = []
         holdout = []  # sampling='auto' learns from every tree how much of its fit holds out of its sample
+        placed = self._values_from_every_row(n)
         for k in range(self.n_outputs):
             grown = self.rows.grow_tree(k, self.grower, self.selector, self.iteration, weight_scale)
-            placed = self.rows.n_sampled < self.rows.n_rows and (
-                self.leaf_value_rows == "all" or (self.leaf_value_rows == "sampler"
-                                                  and sampler.values_from_every_row(self.previous_leaf_values)))
             if placed:
                 self._leaf_values_from_every_row(grown, k)
             self._take_step(grown, k)
@@ -289,7 +287,17 @@ class Trainer:
                 for k in range(self.n_outputs):
                     self.booster.predict_binned(eval_set.dataset.binned, eval_set.scores[k], first + k, first + k + 1)
 
-    def _leaf_values_from_every_row(self, grown, k: int) -> None:
+    def _values_from_every_row(self, n: int) -> bool:
+        """Whether this iteration's trees, grown on ``n`` sampled rows, take their leaf values
+        from every row (``leaf_value_rows``: always with 'all', as the sampler chooses with
+        ``sampling='auto'``)."""
+        if n >= self.rows.n_rows:
+            return False
+        if self.leaf_value_rows == "sampler":
+            return self.rows.sampler.values_from_every_row(self.previous_leaf_values)
+        return self.leaf_value_rows == "all"
+
+    def _leaf_values_from_every_row(self, grown: GrownTree, k: int) -> None:
         """Give the leaves of output ``k``'s tree, grown on a sample, the Newton values of every
         training row in them (``leaf_value_rows='all'``): the rows are placed in their leaves
         (the walk the score update makes anyway), and each leaf's weighted gradient and hessian
