@@ -20,6 +20,7 @@ import numpy as np
 from ._config import set_verbosity, threads
 from ._interrupt import deferred_interrupts, interrupt_of, interruptible
 from ._kernels.gradients import extent_units
+from ._kernels.records import Units
 from ._params import TrainingParams, check_objective_params, explicit_params, leaf_value_rows_mode, training_params
 from ._rows import TrainingRows
 from .binning import BinMapper
@@ -27,7 +28,7 @@ from .booster import Booster
 from .callback import CallbackEnv, EarlyStopping, EvalResult, ProgressBar, RecordEvaluation, TrainingCallback
 from .dataset import Dataset
 from .errors import DataError, ParameterError
-from .grower import GrownTree, TreeGrower
+from .grower import GrownTree, TreeGrower, check_units
 from .metrics import get_metric
 from .objectives import Objective, make_objective
 from .selection import FeatureSelector
@@ -305,11 +306,9 @@ class Trainer:
         same on any thread count and over any split of the rows among machines."""
         self.rows.place_tree(grown)
         g_unit, h_unit = extent_units(*self.rows.leaf_extents(k))
-        if not (np.isfinite(g_unit) and np.isfinite(h_unit)):
-            raise DataError(f"the gradients or hessians of iteration {self.iteration} are not finite: the loss "
-                            "overflows (labels, weights or init_score too large in magnitude)")
+        check_units(g_unit, h_unit, self.iteration)
         sums = self.rows.leaf_sums(k, grown.leaf_nodes.shape[0], g_unit, h_unit)
-        self.grower.set_leaf_values(grown, sums[:, 0] * g_unit, sums[:, 1] * h_unit)
+        self.grower.set_leaf_values(grown, sums, Units(g_unit, h_unit))
 
     def _weight_scale(self, n: int) -> float:
         """Factor of the sampled rows' weights in this iteration's trees (``sample_weight_scale``).

@@ -34,7 +34,7 @@ from ._kernels.random import fill_row_ids
 from ._kernels.records import (COUNTS, NODE, SPLIT_ROW, Candidates, Cells, GrowthLimits, GrowthState,
                                Interactions, LocalRows, PartitionColumns, SplitChoices, SplitParams, ThresholdRule,
                                Units)
-from ._kernels.split import split_scratch
+from ._kernels.split import leaf_values, split_scratch
 from ._params import TrainingParams
 from .binning import BinMapper, BinnedData, histogram_cells
 from .constraints import interaction_groups, monotone_directions
@@ -446,10 +446,7 @@ class TreeGrower:
         choices = self._split_choices(selector, iteration)
         tree_features = None if choices.built is self.usable else choices.built
         g_unit, h_unit, g_root, h_root, n_root = source.begin_tree(tree_features)
-        if not (np.isfinite(g_unit) and np.isfinite(h_unit)):
-            raise DataError(f"the gradients or hessians of iteration {iteration} are not finite: the loss overflows "
-                            "(labels, weights or init_score too large in magnitude, or parameters such as sigmoid "
-                            "too large)")
+        check_units(g_unit, h_unit, iteration)
         units = Units(g_unit * weight_scale, h_unit * weight_scale)
         # the intermediate method scans again the leaves whose bounds narrow, a scan the loop
         # has no stop to agree on: those trees are grown on every feature's histogram
@@ -514,18 +511,26 @@ class TreeGrower:
                     left_sets=state.left_sets[:n_nodes].copy() if self.cells.categorical is not None else None)
         return GrownTree(tree, leaves, None if self.monotone is None else state.bounds[:n_nodes].copy())
 
-    def set_leaf_values(self, grown: GrownTree, g: np.ndarray, h: np.ndarray) -> None:
-        """Set the leaves of ``grown`` to the Newton values ``-T(g)/(h + lambda_l2)`` of the
-        weighted gradient and hessian sums ``g``, ``h`` (one per leaf, in ``leaf_nodes`` order;
-        0 where ``h + lambda_l2`` is not positive), within each leaf's monotone bounds, as the
-        tree's own values are (:func:`~smartboost._kernels.split.leaf_output`)."""
-        l1, l2 = self.split_params.lambda_l1, self.split_params.lambda_l2
-        t = np.sign(g) * np.maximum(np.abs(g) - l1, 0.0)
-        d = h + l2
-        value = np.divide(-t, d, out=np.zeros_like(d), where=d > 0.0)
+    def set_leaf_values(self, grown: GrownTree, sums: np.ndarray, units: Units) -> None:
+        """Set the leaves of ``grown`` to the Newton values of the weighted gradient and hessian
+        sums ``sums`` (int64 in ``units``, shape ``(n_leaves, 2)`` in ``leaf_nodes`` order),
+        within each leaf's monotone bounds: the values :meth:`_pack` gives a tree's nodes
+        (:func:`~smartboost._kernels.split.leaf_values`)."""
+        value = np.empty(sums.shape[0])
+        leaf_values(np.ascontiguousarray(sums[:, 0]), np.ascontiguousarray(sums[:, 1]), units,
+                    self.split_params.lambda_l1, self.split_params.lambda_l2, value)
         if grown.bounds is not None:
             np.clip(value, grown.bounds[grown.leaf_nodes, 0], grown.bounds[grown.leaf_nodes, 1], out=value)
         grown.tree.value[grown.leaf_nodes] = value
+
+
+def check_units(g_unit: float, h_unit: float, iteration: int) -> None:
+    """Raise ``DataError`` when the fixed-point units of iteration ``iteration`` are not finite
+    (:func:`~smartboost._kernels.gradients.extent_units` of a gradient or hessian that is not)."""
+    if not (np.isfinite(g_unit) and np.isfinite(h_unit)):
+        raise DataError(f"the gradients or hessians of iteration {iteration} are not finite: the loss overflows "
+                        "(labels, weights or init_score too large in magnitude, or parameters such as sigmoid "
+                        "too large)")
 
 
 def _new_state(slots: int, pool: np.ndarray, n_groups: int) -> GrowthState:

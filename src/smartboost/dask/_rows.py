@@ -243,4 +243,3 @@ class DaskRows:
     def add_placed_tree(self, k: int, grown: GrownTree) -> None:
         """``TrainingRows.add_placed_tree`` on every shard."""
         self.workers.call("add_placed_tree", k, grown)
-
