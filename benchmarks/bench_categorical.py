@@ -100,7 +100,7 @@ def rmse(y, p):
 
 def run_smartboost(X, y, Xt, objective, leaves, trees, threads, categorical, extra=None):
     params = {"objective": objective, "num_leaves": leaves, "learning_rate": 0.1, "num_threads": threads,
-              "verbosity": -1, **(extra or {})}
+              "sampling": "none", "verbosity": -1, **(extra or {})}
     train = sb.Dataset(X, y, categorical_feature=categorical, params=params)
     start = time.perf_counter()
     booster = sb.train(params, train, trees)

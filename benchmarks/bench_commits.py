@@ -95,7 +95,7 @@ def main() -> None:
     sys.path.insert(0, os.path.join(REPO, "src"))
     from smartboost import datasets
 
-    params = {"objective": args.objective, "num_leaves": args.leaves, "learning_rate": 0.1,
+    params = {"objective": args.objective, "num_leaves": args.leaves, "learning_rate": 0.1, "sampling": "none",
               "num_threads": args.threads, "verbosity": -1, "seed": 0}
     with tempfile.TemporaryDirectory() as folder:
         X, y = datasets.make_higgs_like(args.rows + 50_000, seed=0)

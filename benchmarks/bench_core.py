@@ -67,7 +67,7 @@ def _fit_smartboost(X, y, Xt, leaves, trees):
 
     params = {"objective": "binary", "num_leaves": leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
               "min_sum_hessian_in_leaf": 1e-3, "lambda_l2": 0.0, "max_bin": 255, "num_threads": THREADS,
-              "verbosity": -1}
+              "sampling": "none", "verbosity": -1}
     jit = sb.compile_kernels()
     t0 = time.perf_counter()
     dataset = sb.Dataset(X, y, params=params)

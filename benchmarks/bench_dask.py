@@ -37,7 +37,7 @@ import time
 def _fit_smartboost(client, X, y, trees, leaves, threads, depth):
     import smartboost.dask as sbd
     params = {"objective": "binary", "num_leaves": leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
-              "max_bin": 255, "verbosity": -1, "num_threads": threads}
+              "max_bin": 255, "sampling": "none", "verbosity": -1, "num_threads": threads}
     if depth:
         params.update(grow_policy="depthwise", max_depth=depth, num_leaves=0)
     start = time.perf_counter()

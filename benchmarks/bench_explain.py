@@ -67,7 +67,7 @@ def contributions(args: argparse.Namespace) -> None:
     rows, _ = make_higgs_like(args.contrib_rows, seed=1)
     params = {"objective": "binary", "num_leaves": args.leaves, "learning_rate": 0.1, "num_threads": args.threads}
     start = time.perf_counter()
-    ours = sb.train({**params, "verbosity": -1}, sb.Dataset(X, y), args.trees)
+    ours = sb.train({**params, "sampling": "none", "verbosity": -1}, sb.Dataset(X, y), args.trees)
     ours_train = time.perf_counter() - start
     start = time.perf_counter()
     theirs = lgb.train({**params, "verbose": -1}, lgb.Dataset(X, y), args.trees)
@@ -123,7 +123,8 @@ def objectives(args: argparse.Namespace) -> None:
         tasks += list(_quantile_tasks())
     except DatasetNotFoundError as exc:
         print(f"(quantile skipped: {exc})")
-    common = {"num_leaves": args.objective_leaves, "learning_rate": 0.1, "num_threads": args.threads}
+    common = {"num_leaves": args.objective_leaves, "learning_rate": 0.1, "num_threads": args.threads,
+              "sampling": "none"}
     print(f"\n### objectives: {args.objective_trees} trees of up to {args.objective_leaves} leaves, "
           f"{args.policies:,} insurance-like policies, threads={args.threads or 'all'}\n")
     print("| task | train rows | smartboost loss | LightGBM loss | loss ratio | smartboost s | LightGBM s | "

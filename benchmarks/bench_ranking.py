@@ -187,7 +187,7 @@ def paired_bootstrap_ci(differences: np.ndarray, draws: int = 10_000, seed: int 
 def run_smartboost(X, y, qid, Xt, trees, leaves):
     train = sb.Dataset(X, y, qid=qid)
     params = {"objective": "lambdarank", "num_leaves": leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
-              "lambdarank_truncation_level": 30, "num_threads": THREADS, "verbosity": -1}
+              "lambdarank_truncation_level": 30, "num_threads": THREADS, "sampling": "none", "verbosity": -1}
     start = time.perf_counter()
     booster = sb.train(params, train, trees)
     seconds = time.perf_counter() - start
@@ -370,7 +370,7 @@ def smart_table(args, X, y, qid, Xt, yt, qidt) -> tuple[str, list]:
             "lambdarank_truncation_level": 30, "num_threads": THREADS}
     train = sb.Dataset(X, y, qid=qid)
     test = sb.Dataset(Xt, yt, qid=qidt, reference=train)
-    ours = [("smartboost", "none", base, args.trees)]
+    ours = [("smartboost", "none", {**base, "sampling": "none"}, args.trees)]
     ours += [("smartboost", label, params, 2 * args.trees) for label, params in _sampled_runs(args, base)]
     theirs = []
     try:
@@ -427,7 +427,7 @@ def iteration_cost(args, X, y, qid) -> str:
     """Seconds per iteration of every run, the fastest of ``args.iteration_cost`` interleaved repeats."""
     base = {"objective": "lambdarank", "num_leaves": args.leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
             "lambdarank_truncation_level": 30, "num_threads": THREADS, "verbosity": -1}
-    runs = {"none": base, **dict(_sampled_runs(args, base))}
+    runs = {"none": {**base, "sampling": "none"}, **dict(_sampled_runs(args, base))}
     train = sb.Dataset(X, y, qid=qid)
     seconds = {label: [] for label in runs}
     rates = {}

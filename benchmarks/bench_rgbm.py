@@ -75,7 +75,7 @@ def _higgs_like(rows: int):
 
 def _cost_params(t: int, n_features: int, threads: int) -> dict:
     params = {"objective": "binary", "num_leaves": 255, "learning_rate": 0.1, "num_threads": threads,
-              "verbosity": -1}
+              "sampling": "none", "verbosity": -1}
     return {**params, "selection_type": 3, "selection_t": t} if t < n_features else params
 
 

@@ -64,7 +64,7 @@ def _train(library: str, X, y, trees: int, leaves: int):
 
         params = {"objective": "binary", "num_leaves": leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
                   "min_sum_hessian_in_leaf": 1e-3, "lambda_l2": 0.0, "max_bin": 255, "num_threads": THREADS,
-                  "verbosity": -1}
+                  "sampling": "none", "verbosity": -1}
         booster = sb.train(params, sb.Dataset(X, y, params=params), trees)
         return booster.predict
     if library == "lightgbm":

@@ -163,6 +163,63 @@ def test_below_the_size_limits_auto_trains_the_model_of_no_sampling(binary_data,
     assert booster.iteration_stats["target_rate"] == [1.0] * 5
 
 
+@pytest.fixture
+def default_limits(monkeypatch):
+    """The size limits of sampling='auto' (and of its default) lowered to test-sized data: 1,000
+    rows and 6 features."""
+    monkeypatch.setattr(auto, "AUTO_MIN_ROWS", 1000)
+    monkeypatch.setattr(auto, "AUTO_MIN_FEATURES", 6)
+    monkeypatch.setattr(auto, "MIN_SAMPLE_ROWS", 200)
+
+
+def test_auto_is_the_default_on_data_above_the_size_limits(binary_data, default_limits):
+    """No sampling parameter given, data at both limits: the model of sampling='auto', byte for
+    byte (its file names the sampler); one row or one feature fewer: the model of sampling='none'."""
+    X, y = binary_data
+    params = {"objective": "binary", "num_leaves": 15, "verbosity": -1}
+    default = sb.train(params, sb.Dataset(X, y), 5)
+    assert default.model_to_string() == sb.train({**params, "sampling": "auto"}, sb.Dataset(X, y), 5).model_to_string()
+    assert json.loads(default.model_to_string())["params"]["sampling"] == "auto"
+    assert set(default.iteration_stats["sampler"]) == {"mvs"}
+    for small in (sb.Dataset(X[:999], y[:999]), sb.Dataset(X[:, :5], y)):
+        model = sb.train(params, small, 5)
+        assert model.model_to_string() == sb.train({**params, "sampling": "none"}, small, 5).model_to_string()
+        assert model.iteration_stats["sampler"] == ["none"] * 5
+
+
+@pytest.mark.parametrize("given", [{"sampling": "none"}, {"sample_rate": 1.0}, {"bagging_freq": 1},
+                                   {"leaf_value_rows": "sample"}, {"objective": "regression_l1"},
+                                   {"objective": "quantile"}, {"step_rule": "leaf_line"}])
+def test_no_default_sampling_where_a_sampling_parameter_is_given_or_leaves_are_refit(binary_data, default_limits,
+                                                                                       given):
+    """Any sampling parameter (under any name) keeps the sampler it resolves to; objectives and
+    step rules whose leaf values are not Newton steps of every row keep every row."""
+    X, y = binary_data
+    model = sb.train({"objective": "binary", "verbosity": -1, **given}, sb.Dataset(X, y), 3)
+    assert json.loads(model.model_to_string())["params"]["sampling"] == "none"
+    assert model.iteration_stats["sampler"] == ["none"] * 3
+
+
+def test_the_default_follows_the_data_in_cv_and_the_estimators(binary_data, default_limits):
+    """cv decides on its smallest fold's training rows (every fold trains alike); the
+    scikit-learn estimators' sampling parameters at their defaults give way to the data's default."""
+    from smartboost.sklearn import SmartBoostClassifier
+
+    X, y = binary_data
+    params = {"objective": "binary", "verbosity": -1}
+    folds = [(np.arange(1000, 3000), np.arange(1000)), (np.arange(1001, 3000), np.arange(1001))]
+    boosters = sb.cv(params, sb.Dataset(X, y), 2, folds=folds, return_cvbooster=True)["cvbooster"].boosters
+    assert [b.iteration_stats["sampler"] for b in boosters] == [["mvs"] * 2] * 2
+    folds = [(np.arange(1000, 3000), np.arange(1000)), (np.arange(2001, 3000), np.arange(2001))]
+    boosters = sb.cv(params, sb.Dataset(X, y), 2, folds=folds, return_cvbooster=True)["cvbooster"].boosters
+    assert [b.iteration_stats["sampler"] for b in boosters] == [["none"] * 2] * 2
+    assert set(SmartBoostClassifier(n_estimators=3).fit(X, y).booster_.iteration_stats["sampler"]) == {"mvs"}
+    for named in ({"sampling": "none"}, {"sample_rate": 1.0, "sampling": None}, {"subsample": 1.0}):
+        model = SmartBoostClassifier(n_estimators=3, **named).fit(X, y)
+        expected = "mvs" if named == {"sample_rate": 1.0, "sampling": None} else "none"  # the named defaults
+        assert set(model.booster_.iteration_stats["sampler"]) == {expected}
+
+
 def _auto_run(X, y, iterations=40, **params):
     train = sb.Dataset(X[:6000], y[:6000])
     valid = sb.Dataset(X[6000:], y[6000:], reference=train)

@@ -226,6 +226,10 @@ def test_automatic_sampling_equals_single_machine(client, monkeypatch):
         assert model.iteration_stats[stat] == local.iteration_stats[stat]
     np.testing.assert_allclose(model.iteration_stats["target_rate"], local.iteration_stats["target_rate"], rtol=1e-9)
     assert len(set(local.iteration_stats["target_rate"])) > 1
+    # without a sampling parameter, the default on data above the limits (every worker's rows)
+    default = sbd.train(client, {k: v for k, v in params.items() if k != "sampling"},
+                        da.from_array(X, chunks=(chunks, 6)), da.from_array(y, chunks=(chunks,)), num_boost_round=10)
+    assert default.model_to_string() == model.model_to_string()
 
 
 @pytest.mark.parametrize("pre_filter", [True, False])

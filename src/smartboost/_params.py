@@ -503,8 +503,9 @@ PARAMS: tuple[Param, ...] = (
     Param("sampling", None, _optional(_choice(*_SAMPLING_NAMES, aliases=_SAMPLING_ALIASES)),
           "Row sampler: 'none', 'uniform' (exactly s N rows), 'bernoulli', 'trimming', 'goss', 'smart1', "
           "'smart2', 'mvs', 'loss', or 'auto' (MVS at a rate chosen every iteration, every row below 100,000 rows "
-          "or 20 features; "
-          "docs/concepts/sampling.md). Default: 'uniform' when sample_rate < 1, else 'none'.",
+          "or 20 features; docs/concepts/sampling.md). Default: 'uniform' when sample_rate < 1; 'auto' when no "
+          "sampling parameter is given, the training data have at least 100,000 rows and 20 features and the "
+          "objective's leaf values are Newton steps (not quantile, L1 or MAPE refits), else 'none'.",
           ("sampling_method", "data_sample_strategy", "sample_strategy"), "sampling",
           " \\| ".join(_SAMPLING_NAMES)),
     Param("sample_rate", 1.0, _float(_MIN_RATE, 1.0),
@@ -822,6 +823,38 @@ def _resolve_sampling(params: dict[str, Any], given: dict[str, Any]) -> None:
         able = ", ".join(name for name, cls in SAMPLERS.items() if cls.supports_queries)
         raise ParameterError(f"sampling_unit='query' draws whole queries with a sampler's rule; sampling="
                              f"'{sampling}' has none (use sample_rate < 1 with one of: {able})")
+
+
+def with_data_defaults(params: TrainingParams, given: Mapping[str, Any], n_rows: int, n_features: int,
+                       objective: Any) -> TrainingParams:
+    """``params`` with the defaults that follow the training data: ``sampling='auto'`` where none of
+    the sampling parameters was given and ``sampling='auto'`` would sample (at least
+    :data:`~smartboost.sampling.auto.AUTO_MIN_ROWS` rows and
+    :data:`~smartboost.sampling.auto.AUTO_MIN_FEATURES` features) with leaf values from every row
+    (:func:`leaf_value_rows_mode`); below, a model is the one of ``sampling='none'``, byte for byte.
+
+    Parameters
+    ----------
+    params : TrainingParams
+        The run's parameters (:func:`training_params`).
+    given : mapping
+        The parameters the user gave, under canonical names (:func:`explicit_params`).
+    n_rows, n_features : int
+        The training data's rows (every machine's) and features.
+    objective : Objective
+        The run's objective.
+
+    Returns
+    -------
+    TrainingParams
+    """
+    from .sampling.auto import AUTO_MIN_FEATURES, AUTO_MIN_ROWS
+
+    if (params.sampling != "none" or any(_BY_NAME[name].group == "sampling" for name in given)
+            or n_rows < AUTO_MIN_ROWS or n_features < AUTO_MIN_FEATURES):
+        return params
+    sampled = dataclasses.replace(params, sampling="auto")
+    return sampled if leaf_value_rows_mode(sampled, objective) == "sampler" else params
 
 
 def _resolve_goss(params: dict[str, Any], given: dict[str, Any]) -> None:

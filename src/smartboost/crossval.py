@@ -27,7 +27,7 @@ import numpy as np
 
 from ._config import set_verbosity, threads
 from ._interrupt import interruptible
-from ._params import canonical_param_name, explicit_params, training_params
+from ._params import canonical_param_name, explicit_params, training_params, with_data_defaults
 from .booster import Booster
 from .callback import EarlyStopping, EvalResult, TrainingCallback
 from .dataset import Dataset
@@ -162,16 +162,20 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
         raise ParameterError(f"nfold must be an integer >= 2, got {nfold!r}")
     set_verbosity(resolved.verbosity)
     objective = training_objective(resolved)
+    fold_rows = list(_folds(train_set, objective, nfold, stratified, shuffle, folds, seed))
+    if not fold_rows:
+        raise ParameterError("folds gave no fold")
+    # every fold trains with the same parameters: the data defaults follow the smallest fold
+    resolved = with_data_defaults(resolved, explicit_params(params), min(len(train) for train, _ in fold_rows),
+                                  train_set.num_feature(), objective)
     with threads(resolved.num_threads) as n_threads:
         trainers = []
-        for train_rows, test_rows in _folds(train_set, objective, nfold, stratified, shuffle, folds, seed):
+        for train_rows, test_rows in fold_rows:
             fold_train, fold_valid = train_set.subset(np.sort(train_rows)), train_set.subset(np.sort(test_rows))
             valid_sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
             valid_names = ["train", "valid"] if eval_train_metric else ["valid"]
             trainers.append(Trainer.local(resolved, fold_train, valid_sets, valid_names, init_model,
                                           n_threads))
-        if not trainers:
-            raise ParameterError("folds gave no fold")
         folded = _FoldTrainers(trainers)
         callbacks = list(callbacks or [])
         cvbooster = run_training(folded, callbacks)

@@ -21,7 +21,8 @@ from ._config import set_verbosity, threads
 from ._interrupt import deferred_interrupts, interrupt_of, interruptible
 from ._kernels.gradients import extent_units
 from ._kernels.records import Units
-from ._params import TrainingParams, check_objective_params, explicit_params, leaf_value_rows_mode, training_params
+from ._params import (TrainingParams, check_objective_params, explicit_params, leaf_value_rows_mode, training_params,
+                      with_data_defaults)
 from ._rows import TrainingRows
 from .binning import BinMapper
 from .booster import Booster
@@ -78,7 +79,10 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     resolved = training_params(params, num_boost_round)
     if not isinstance(train_set, Dataset):
         raise ParameterError(f"train_set must be a smartboost.Dataset, got {type(train_set).__name__}")
-    train_set.check_binning_params(explicit_params(params))
+    given = explicit_params(params)
+    train_set.check_binning_params(given)
+    resolved = with_data_defaults(resolved, given, train_set.num_data(), train_set.num_feature(),
+                                  training_objective(resolved))
     set_verbosity(resolved.verbosity)
     with threads(resolved.num_threads) as n_threads:
         trainer = Trainer.local(resolved, train_set, valid_sets, valid_names, init_model, n_threads)

@@ -126,8 +126,11 @@ class _SmartBoostModel(BaseEstimator):
         params["seed"] = _seed(self.random_state)
         if self.early_stopping_rounds:
             params["early_stopping_round"] = self.early_stopping_rounds
-        if params["sampling"] is None:
-            del params["sampling"]
+        # sampling parameters at their defaults are not given, so that train's default follows the
+        # data as it does for train's users ('auto' on large data)
+        for name in ("sampling", "sample_rate", "sampling_freq"):
+            if params[name] == defaults[name]:
+                del params[name]
         overridden = {canonical_param_name(key) for key in self._other_params}
         for name in list(params):
             if canonical_param_name(name) in overridden and params[name] == defaults.get(name):
@@ -292,7 +295,9 @@ class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
     max_bin : int
         Histogram bins per feature (2 to 65535; above 255 a feature may have a bin per distinct value).
     sampling : str, optional
-        Row sampler (``"smart2"``, ``"mvs"``, ``"goss"``, ``"uniform"``, ...; see ``docs/concepts/sampling.md``).
+        Row sampler (``"auto"``, ``"mvs"``, ``"goss"``, ``"uniform"``, ``"none"``, ...; see
+        ``docs/concepts/sampling.md``). Default: ``"auto"`` on training data of at least 100,000 rows
+        and 20 features (the ``sampling`` parameter of :func:`smartboost.train`), else none.
     sample_rate : float
         Target fraction of rows per tree; below 1 without ``sampling`` means uniform sampling.
     sampling_freq : int

@@ -15,7 +15,7 @@ import distributed
 import numpy as np
 
 from .._config import set_verbosity, threads
-from .._params import TrainingParams, training_params
+from .._params import TrainingParams, explicit_params, training_params, with_data_defaults
 from ..binning import BinMapper, histogram_cells, search_features
 from ..booster import Booster
 from ..callback import Checkpoint, TrainingCallback
@@ -100,6 +100,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         n_features = described[0]["n_features"]
         if n_rows == 0:
             raise DataError("X has no rows")
+        resolved = with_data_defaults(resolved, explicit_params(params), n_rows, n_features, objective)
         part_rows = np.zeros(len(parts), np.int64)
         part_queries = np.zeros(len(parts), np.int64)
         part_qids: list[Any] = [None] * len(parts)

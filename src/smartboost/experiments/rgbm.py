@@ -160,7 +160,7 @@ def rgbm_figure(data: ExperimentData, iterations: int, t_values: Sequence[int] |
     n_features = int(train_set.binned.usable_features.sum())
     grid = sorted({min(int(t), n_features) for t in t_values}) if t_values else t_grid(n_features)
     base = {**objective_settings, "boosting": "gradient", "step_rule": "smooth", "learning_rate": 1.0,
-            "max_depth": 1, "min_data_in_leaf": 1, "num_threads": threads, "verbosity": -1}
+            "max_depth": 1, "min_data_in_leaf": 1, "num_threads": threads, "sampling": "none", "verbosity": -1}
     runs = {}
     for t in grid:
         params = {**base, "selection_type": 3, "selection_t": t} if t < n_features else base
