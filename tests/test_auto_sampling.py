@@ -21,8 +21,8 @@ from smartboost.sampling.base import fixed_point_sums, fixed_sum_unit
 
 @pytest.fixture
 def small_auto(monkeypatch):
-    """'auto' adapting on test-sized data: the size limits lowered, and the ceiling raised above
-    the start rate, since on these sets the rule asks for more rows than the start's."""
+    """'auto' adapting on test-sized data: the size limits lowered, and the ceiling (the start
+    rate) raised, so that the rate has room to move on these small sets."""
     monkeypatch.setattr(auto, "AUTO_MIN_ROWS", 1000)
     monkeypatch.setattr(auto, "AUTO_MIN_FEATURES", 1)
     monkeypatch.setattr(auto, "MIN_SAMPLE_ROWS", 200)
@@ -118,14 +118,14 @@ def _sampler(n_rows=1_000_000):
 
 
 def test_the_next_rate_maximises_the_decrease_per_second():
-    """rho = 0.8 at rate 0.1: r0 = 0.025, and the best rate of rho(r) / (a + (1 - a) r) with
-    rho(r) = r / (r + r0) is found here by a grid search."""
+    """rho = 0.93 at the start rate 0.05: r0 = 0.05 * 0.07 / 0.93, and the best rate of
+    rho(r) / (a + (1 - a) r) with rho(r) = r / (r + r0) is found here by a grid search."""
     sampler = _sampler()
-    assert sampler.rate == auto.START_RATE and sampler.drawn_by == "mvs"
-    sampler.observe(np.array([[10.0, 8.0]]))
+    assert sampler.rate == auto.MAX_RATE == 0.05 and sampler.drawn_by == "mvs"
+    sampler.observe(np.array([[10.0, 9.3]]))
     grid = np.linspace(0.001, 1.0, 100_000)
     a = auto.FIXED_COST
-    best = grid[np.argmax(grid / (grid + 0.025) / (a + (1 - a) * grid))]
+    best = grid[np.argmax(grid / (grid + 0.05 * 0.07 / 0.93) / (a + (1 - a) * grid))]
     assert auto.MIN_RATE < best < auto.MAX_RATE and sampler.rate == pytest.approx(best, abs=1e-4)
 
 
@@ -146,6 +146,16 @@ def test_the_rate_keeps_its_floors():
     for _ in range(20):
         sampler.observe(np.array([[1.0, 1.0]]))  # everything holds: as few rows as allowed
     assert sampler.rate == pytest.approx(max(auto.MIN_RATE, auto.MIN_SAMPLE_ROWS / 200_000))
+
+
+@pytest.mark.parametrize("n_rows, low, high", [(100_000, 0.1, 0.1), (200_000, 0.1, 0.1), (300_000, 1 / 15, 1 / 15),
+                                               (400_000, 0.05, 0.05), (800_000, 0.025, 0.05),
+                                               (10_000_000, 0.02, 0.05)])
+def test_the_rate_bounds_keep_a_sample_of_at_least_min_sample_rows(n_rows, low, high):
+    """Between MIN_RATE and MAX_RATE, and at least MIN_SAMPLE_ROWS rows (at most MAX_FLOOR_RATE
+    of them), which raises the ceiling where it is more; the first draw is at the ceiling."""
+    sampler = _sampler(n_rows)
+    assert (sampler.min_rate, sampler.max_rate, sampler.rate) == pytest.approx((low, high, high))
 
 
 # -- training ------------------------------------------------------------------------------------
@@ -233,7 +243,7 @@ def test_auto_records_its_sampler_and_rate_at_every_iteration(small_auto):
     stats = booster.iteration_stats
     assert len(stats["sampler"]) == len(stats["target_rate"]) == len(stats["sample_rate"]) == 40
     assert set(stats["sampler"]) <= {"mvs", "none"}
-    assert stats["sampler"][0] == "mvs" and stats["target_rate"][0] == auto.START_RATE
+    assert stats["sampler"][0] == "mvs" and stats["target_rate"][0] == auto.MAX_RATE
     target, realised = np.array(stats["target_rate"]), np.array(stats["sample_rate"])
     assert stats["sampler"] == ["mvs"] * 40  # above the size limit every iteration samples
     # MVS draws its target in expectation: each realised rate within 5 standard deviations
@@ -285,12 +295,12 @@ def _context_after(n_leaves, n_rows=1_000_000):
 
 def test_auto_corrects_the_gradients_where_the_sample_gives_each_leaf_few_rows():
     """The rate times the rows over the last tree's leaves, against CORRECT_ROWS_PER_LEAF: at the
-    start rate (100,000 of 1,000,000 rows) trees of 255 leaves (392 rows each) are corrected,
-    trees of 31 (3,226) are not; nor is the first tree, nor a multiclass objective."""
+    start rate (50,000 of 1,000,000 rows) trees of 255 leaves (196 rows each) are corrected,
+    trees of 15 (3,333) are not; nor is the first tree, nor a multiclass objective."""
     sampler = _sampler()
-    assert sampler.rate == 0.1 and sampler.gradient_history == 2 and sampler.needs_previous_leaves
-    assert sampler._corrects(_context_after(255)) and not sampler._corrects(_context_after(31))
-    limit = int(0.1 * 1_000_000 / auto.CORRECT_ROWS_PER_LEAF)
+    assert sampler.rate == 0.05 and sampler.gradient_history == 2 and sampler.needs_previous_leaves
+    assert sampler._corrects(_context_after(255)) and not sampler._corrects(_context_after(15))
+    limit = int(0.05 * 1_000_000 / auto.CORRECT_ROWS_PER_LEAF)
     assert sampler._corrects(_context_after(limit + 1)) and not sampler._corrects(_context_after(limit))
     ctx = _context_after(255)
     ctx.previous_leaf_values = None
@@ -312,14 +322,14 @@ def test_auto_takes_the_leaf_values_from_every_row_where_it_would_correct():
     sampler = _sampler()
     sampler.chooses_leaf_values = True
     assert sampler.gradient_history == 0
-    assert sampler.values_from_every_row(np.zeros(255)) and not sampler.values_from_every_row(np.zeros(31))
+    assert sampler.values_from_every_row(np.zeros(255)) and not sampler.values_from_every_row(np.zeros(15))
     assert not sampler.values_from_every_row(None)
     assert not sampler._corrects(_context_after(255)) and sampler.correction_totals(_context_after(255)) is None
     multiclass = AutoSampler(training_params({"sampling": "auto", "objective": "multiclass", "num_class": 3}),
                              1_000_000)
-    multiclass.chooses_leaf_values = True  # three trees of 255 leaves per iteration: 131 rows a leaf
+    multiclass.chooses_leaf_values = True  # three trees of 255 leaves per iteration: 65 rows a leaf
     assert multiclass.values_from_every_row(np.zeros(3 * 255))
-    assert not multiclass.values_from_every_row(np.zeros(3 * 31))
+    assert not multiclass.values_from_every_row(np.zeros(3 * 15))
     mvs = make_sampler(training_params({"sampling": "mvs", "sample_rate": 0.1}), 1_000_000)
     assert not mvs.values_from_every_row(np.zeros(255))
 
@@ -333,7 +343,6 @@ def test_auto_corrects_as_mvs_eta_does_and_takes_values_as_leaf_value_rows_all_d
     train = sb.Dataset(X, y)
     params = {"objective": "binary", "num_leaves": 15, "verbosity": -1}
     monkeypatch.setattr(AutoSampler, "observe", lambda self, holdout: None)
-    monkeypatch.setattr(auto, "START_RATE", 0.3)
     monkeypatch.setattr(auto, "MAX_RATE", 0.3)
     mvs = {"sampling": "mvs", "sample_rate": 0.3}
     corrected_mvs = _trees(sb.train({**params, **mvs, "mvs_eta": auto.ETA}, train, 6))

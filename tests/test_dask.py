@@ -213,7 +213,7 @@ def test_automatic_sampling_equals_single_machine(client, monkeypatch):
     monkeypatch.setattr(auto, "AUTO_MIN_ROWS", 1000)  # the workers run in this process
     monkeypatch.setattr(auto, "AUTO_MIN_FEATURES", 1)
     monkeypatch.setattr(auto, "MIN_SAMPLE_ROWS", 200)
-    monkeypatch.setattr(auto, "MAX_RATE", 0.3)  # room above the start: on this set the rule asks for more
+    monkeypatch.setattr(auto, "MAX_RATE", 0.3)  # room for the rate to move on this small set
     X, y = _data()
     params = {"objective": "binary", "num_leaves": 15, "min_data_in_leaf": 5, "verbosity": -1, "seed": 4,
               "sampling": "auto"}
@@ -581,7 +581,7 @@ def test_whole_query_sampling_equals_single_machine(client, monkeypatch, samplin
     monkeypatch.setattr(auto, "AUTO_MIN_ROWS", 500)  # the workers run in this process
     monkeypatch.setattr(auto, "AUTO_MIN_FEATURES", 1)
     monkeypatch.setattr(auto, "MIN_SAMPLE_ROWS", 100)
-    monkeypatch.setattr(auto, "MAX_RATE", 0.3)  # room above the start: on this set the rule asks for more
+    monkeypatch.setattr(auto, "MAX_RATE", 0.3)  # room for the rate to move on this small set
     qid, X, y, cut = _ranking_data()
     chunks = tuple(np.diff(np.r_[0, cut[[10, 20, 40]], qid.size]))
     params = {"objective": "lambdarank", "num_leaves": 7, "verbosity": -1, "metric": "ndcg@5", "seed": 1,

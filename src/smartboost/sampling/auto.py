@@ -21,12 +21,13 @@ iteration grows its trees on every row: a sample saves little time per iteration
 - Far from convergence the gradients hold a strong signal, ``rho`` is near 1 and the rate small;
   as training converges the signal left in the gradients weakens, ``rho`` falls and the sample
   grows, as SMART's adaptive sampling rate lets the sample follow the gradients. The rate moves
-  by at most a factor :data:`MAX_STEP` per check and stays between :data:`MIN_RATE` (and
-  :data:`MIN_SAMPLE_ROWS` rows) and :data:`MAX_RATE`: runs that went on sampling at a fifth of
-  the rows or fewer ended at a better validation metric than runs that switched to every row
-  once the rule asked for most of them, and over three seeds a ceiling of 0.1 reached the
-  no-sampling metric sooner on average than one of 0.15 at 255 leaves and on ranking, its
-  iterations costing less (docs/concepts/sampling.md).
+  by at most a factor :data:`MAX_STEP` per check and stays between :data:`MIN_RATE` and
+  :data:`MAX_RATE`, and above :data:`MIN_SAMPLE_ROWS` rows (up to :data:`MAX_FLOOR_RATE` of
+  them): runs that went on sampling at a fifth of the rows or fewer ended at a better
+  validation metric than runs that switched to every row once the rule asked for most of them,
+  and with the leaf values from every row a ceiling of 0.05 reached the no-sampling metric
+  sooner than one of 0.1 at 255 leaves and on regression, as soon at 31 leaves and on ranking,
+  its iterations costing less (docs/concepts/sampling.md).
 - Where the sample gives the trees' leaves few rows (fewer than :data:`CORRECT_ROWS_PER_LEAF`
   sampled rows per leaf of the last trees, as with 255 leaves), the trees take their leaf values
   from every row (``leaf_value_rows='auto'``, :meth:`AutoSampler.values_from_every_row`), which
@@ -35,7 +36,7 @@ iteration grows its trees on every row: a sample saves little time per iteration
   :data:`ETA` there instead (single-output objectives). On trees with many rows per leaf both
   only slow the training down.
 
-The first iteration draws :data:`START_RATE` of the rows. The decisions read integer sums over
+The first iteration draws at the highest rate. The decisions read integer sums over
 the rows (:func:`~smartboost.sampling.base.fixed_point_sums`), the same in any order, so a run
 is deterministic for a seed on any thread count, and the sums are one machine's when the rows
 are spread over several (``smartboost.dask``, where the driver's sampler chooses each rate and
@@ -60,17 +61,19 @@ iteration's work over every row (gradients, the draw, the walk of the other rows
 tree) then costs about as much as growing the tree on every row (nycflights13, 261,807 rows x
 12 features, 31 leaves: a sampled iteration took 1.1-1.8x a full one)."""
 
-START_RATE = 0.1
-"""The first iteration's rate."""
-
 MIN_RATE = 0.02
 """The lowest rate."""
 
-MIN_SAMPLE_ROWS = 20_000
-"""The fewest rows a sample is drawn with (the lowest rate is at least this share of the rows)."""
+MAX_RATE = 0.05
+"""The highest rate (unless :data:`MIN_SAMPLE_ROWS` asks for more), and the first iteration's."""
 
-MAX_RATE = 0.1
-"""The highest rate."""
+MIN_SAMPLE_ROWS = 20_000
+"""The fewest rows a sample is drawn with, where that is at most :data:`MAX_FLOOR_RATE` of the
+rows: the rate stays at least this share of them, and the highest rate rises to it."""
+
+MAX_FLOOR_RATE = 0.1
+"""The highest rate :data:`MIN_SAMPLE_ROWS` may ask for (from 100,000 to 200,000 rows every
+iteration draws this share of the rows)."""
 
 CORRECT_ROWS_PER_LEAF = 2000
 """Expected sampled rows per leaf of the last trees (the rate times the rows over their leaves)
@@ -106,6 +109,9 @@ class AutoSampler(Sampler):
     adapts : bool
         Whether the rate follows the trees (False below :data:`AUTO_MIN_ROWS` rows or
         :data:`AUTO_MIN_FEATURES` features, where every iteration uses every row).
+    min_rate, max_rate : float
+        The rate's bounds on these rows (:data:`MIN_RATE`, :data:`MAX_RATE`,
+        :data:`MIN_SAMPLE_ROWS`).
     """
 
     name = "auto"
@@ -121,7 +127,7 @@ class AutoSampler(Sampler):
     @property
     def total_rows(self) -> int:
         """Every machine's rows, which with :attr:`n_features` (set first) decide whether it
-        samples, and its lowest rate (setting them starts the rate afresh)."""
+        samples, and its rates' bounds (setting them starts the rate afresh)."""
         return self._total_rows
 
     @total_rows.setter
@@ -131,9 +137,10 @@ class AutoSampler(Sampler):
             sampler.total_rows = value
         self.adapts = self.needs_previous_leaves = (
             value >= AUTO_MIN_ROWS and (self.n_features is None or self.n_features >= AUTO_MIN_FEATURES))
-        self.min_rate = min(MAX_RATE, max(MIN_RATE, MIN_SAMPLE_ROWS / max(value, 1)))
+        self.min_rate = min(MAX_FLOOR_RATE, max(MIN_RATE, MIN_SAMPLE_ROWS / max(value, 1)))
+        self.max_rate = max(MAX_RATE, self.min_rate)
         self._holdout = np.zeros(2)  # running sums: (from the samples, from the other rows)
-        self._set(max(START_RATE, self.min_rate) if self.adapts else 1.0)
+        self._set(self.max_rate if self.adapts else 1.0)
 
     @property
     def gradient_history(self) -> int:
@@ -245,9 +252,9 @@ class AutoSampler(Sampler):
             return
         rho = min(1.0, max(out_of_sample / in_sample, 0.0))
         if rho <= 0.0:  # nothing holds out of the sample: as many rows as the step allows
-            self._set(min(MAX_RATE, MAX_STEP * self.rate))
+            self._set(min(self.max_rate, MAX_STEP * self.rate))
             return
         r0 = self.rate * (1.0 - rho) / rho
         wanted = np.sqrt(FIXED_COST * r0 / (1.0 - FIXED_COST))
         rate = min(max(wanted, self.rate / MAX_STEP), MAX_STEP * self.rate)
-        self._set(min(MAX_RATE, max(self.min_rate, rate)))
+        self._set(min(self.max_rate, max(self.min_rate, rate)))
