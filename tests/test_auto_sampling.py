@@ -120,7 +120,7 @@ def _sampler(n_rows=1_000_000):
 def test_the_next_rate_maximises_the_decrease_per_second():
     """rho = 0.93 at the start rate 0.05: r0 = 0.05 * 0.07 / 0.93, and the best rate of
     rho(r) / (a + (1 - a) r) with rho(r) = r / (r + r0) is found here by a grid search."""
-    sampler = _sampler()
+    sampler = _sampler(n_rows=10_000_000)
     assert sampler.rate == auto.MAX_RATE == 0.05 and sampler.drawn_by == "mvs"
     sampler.observe(np.array([[10.0, 9.3]]))
     grid = np.linspace(0.001, 1.0, 100_000)
@@ -142,14 +142,14 @@ def test_the_rate_grows_as_less_holds_out_of_the_sample_up_to_its_ceiling():
 
 
 def test_the_rate_keeps_its_floors():
-    sampler = _sampler(n_rows=200_000)
+    sampler = _sampler(n_rows=1_500_000)
     for _ in range(20):
         sampler.observe(np.array([[1.0, 1.0]]))  # everything holds: as few rows as allowed
-    assert sampler.rate == pytest.approx(max(auto.MIN_RATE, auto.MIN_SAMPLE_ROWS / 200_000))
+    assert sampler.rate == pytest.approx(max(auto.MIN_RATE, auto.MIN_SAMPLE_ROWS / 1_500_000))
 
 
-@pytest.mark.parametrize("n_rows, low, high", [(100_000, 0.1, 0.1), (200_000, 0.1, 0.1), (300_000, 1 / 15, 1 / 15),
-                                               (400_000, 0.05, 0.05), (800_000, 0.025, 0.05),
+@pytest.mark.parametrize("n_rows, low, high", [(100_000, 0.1, 0.1), (400_000, 0.1, 0.1), (600_000, 1 / 15, 1 / 15),
+                                               (800_000, 0.05, 0.05), (1_000_000, 0.04, 0.05),
                                                (10_000_000, 0.02, 0.05)])
 def test_the_rate_bounds_keep_a_sample_of_at_least_min_sample_rows(n_rows, low, high):
     """Between MIN_RATE and MAX_RATE, and at least MIN_SAMPLE_ROWS rows (at most MAX_FLOOR_RATE

@@ -67,13 +67,16 @@ MIN_RATE = 0.02
 MAX_RATE = 0.05
 """The highest rate (unless :data:`MIN_SAMPLE_ROWS` asks for more), and the first iteration's."""
 
-MIN_SAMPLE_ROWS = 20_000
+MIN_SAMPLE_ROWS = 40_000
 """The fewest rows a sample is drawn with, where that is at most :data:`MAX_FLOOR_RATE` of the
-rows: the rate stays at least this share of them, and the highest rate rises to it."""
+rows: the rate stays at least this share of them, and the highest rate rises to it. Samples of
+20,000 rows (rate 0.05) on 400,000 rows of regression reached the no-sampling l2 as soon as
+samples of about 40,000 and then learnt more slowly: after 1,000 iterations their l2 was
+0.4% higher."""
 
 MAX_FLOOR_RATE = 0.1
-"""The highest rate :data:`MIN_SAMPLE_ROWS` may ask for (from 100,000 to 200,000 rows every
-iteration draws this share of the rows)."""
+"""The highest rate :data:`MIN_SAMPLE_ROWS` may ask for (up to 400,000 rows every iteration
+draws this share of the rows)."""
 
 CORRECT_ROWS_PER_LEAF = 2000
 """Expected sampled rows per leaf of the last trees (the rate times the rows over their leaves)
