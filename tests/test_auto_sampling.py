@@ -189,6 +189,7 @@ def test_auto_is_the_default_on_data_above_the_size_limits(binary_data, default_
     params = {"objective": "binary", "num_leaves": 15, "verbosity": -1}
     default = sb.train(params, sb.Dataset(X, y), 5)
     assert default.model_to_string() == sb.train({**params, "sampling": "auto"}, sb.Dataset(X, y), 5).model_to_string()
+    assert default.model_to_string() == sb.train({**params, "sampling": None}, sb.Dataset(X, y), 5).model_to_string()
     assert json.loads(default.model_to_string())["params"]["sampling"] == "auto"
     assert set(default.iteration_stats["sampler"]) == {"mvs"}
     for small in (sb.Dataset(X[:999], y[:999]), sb.Dataset(X[:, :5], y)):

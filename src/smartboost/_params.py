@@ -850,8 +850,9 @@ def with_data_defaults(params: TrainingParams, given: Mapping[str, Any], n_rows:
     """
     from .sampling.auto import AUTO_MIN_FEATURES, AUTO_MIN_ROWS
 
-    if (params.sampling != "none" or any(_BY_NAME[name].group == "sampling" for name in given)
-            or n_rows < AUTO_MIN_ROWS or n_features < AUTO_MIN_FEATURES):
+    # a sampling parameter given as None (the default of those that have one) leaves it to the data
+    if (params.sampling != "none" or n_rows < AUTO_MIN_ROWS or n_features < AUTO_MIN_FEATURES
+            or any(_BY_NAME[name].group == "sampling" and value is not None for name, value in given.items())):
         return params
     sampled = dataclasses.replace(params, sampling="auto")
     return sampled if leaf_value_rows_mode(sampled, objective) == "sampler" else params
