@@ -26,8 +26,8 @@ iteration grows its trees on every row: a sample saves little time per iteration
   them): runs that went on sampling at a fifth of the rows or fewer ended at a better
   validation metric than runs that switched to every row once the rule asked for most of them,
   and with the leaf values from every row a ceiling of 0.05 reached the no-sampling metric
-  sooner than one of 0.1 at 255 leaves and on regression, as soon at 31 leaves and on ranking,
-  its iterations costing less (docs/concepts/sampling.md).
+  sooner than one of 0.1 at 255 leaves and about as soon at 31 leaves, on regression and on
+  ranking, its iterations costing less (docs/concepts/sampling.md).
 - Where the sample gives the trees' leaves few rows (fewer than :data:`CORRECT_ROWS_PER_LEAF`
   sampled rows per leaf of the last trees, as with 255 leaves), the trees take their leaf values
   from every row (``leaf_value_rows='auto'``, :meth:`AutoSampler.values_from_every_row`), which
