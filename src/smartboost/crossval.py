@@ -157,7 +157,8 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
     resolved = training_params(params, num_boost_round)
     if not isinstance(train_set, Dataset):
         raise ParameterError(f"train_set must be a smartboost.Dataset, got {type(train_set).__name__}")
-    train_set.check_binning_params(explicit_params(params))
+    given = explicit_params(params)
+    train_set.check_binning_params(given)
     if not (isinstance(nfold, int) and nfold >= 2) and folds is None:
         raise ParameterError(f"nfold must be an integer >= 2, got {nfold!r}")
     set_verbosity(resolved.verbosity)
@@ -166,8 +167,8 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
     if not fold_rows:
         raise ParameterError("folds gave no fold")
     # every fold trains with the same parameters: the data defaults follow the smallest fold
-    resolved = with_data_defaults(resolved, explicit_params(params), min(len(train) for train, _ in fold_rows),
-                                  train_set.num_feature(), objective)
+    resolved = with_data_defaults(resolved, given, min(len(train) for train, _ in fold_rows), train_set.num_feature(),
+                                  objective)
     with threads(resolved.num_threads) as n_threads:
         trainers = []
         for train_rows, test_rows in fold_rows:
