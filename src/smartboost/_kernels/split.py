@@ -44,6 +44,7 @@ import numpy as np
 from numba import get_thread_id, njit, prange
 
 from .._common import SCAN_FEATURE_CELLS, SCAN_PARALLEL_MIN_CELLS
+from ._intrinsics import bits_float, float_bits
 from .records import NO_LEFT_SET, Split
 
 _GAIN_EPS = 1e-12
@@ -156,45 +157,40 @@ def _children_score(g_left, h_left, g_total, h_total, least_h, l1, l2):
 
 
 @_scan_kernel()
-def _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_unit, h_unit, g_left, h_left):
-    """``g_left[b], h_left[b]``: the left child's sums (values) of thresholds ``0 .. n_thresholds - 1``,
-    with ``(g_extra, h_extra)`` (fixed point) on the left as well."""
+def _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_left, h_left):
+    """``g_left[b], h_left[b]``: the left child's fixed-point sums of thresholds ``0 ..
+    n_thresholds - 1``, with ``(g_extra, h_extra)`` on the left as well. Integers only: the
+    loop carries two integer additions, and the conversion to values is left to the vectorised
+    :func:`_threshold_scores`."""
     gl = g_extra
     hl = h_extra
     for b in range(n_thresholds):
         cell = np.uint64(first_cell + b)
         gl += hist[cell, 0]
         hl += hist[cell, 1]
-        g_left[np.uint64(b)] = gl * g_unit
-        h_left[np.uint64(b)] = hl * h_unit
+        g_left[np.uint64(b)] = gl
+        h_left[np.uint64(b)] = hl
 
 
 @_scan_kernel(error_model="numpy")
-def _threshold_scores(g_left, h_left, n_thresholds, g_total, h_total, least_h, l1, l2, score):
-    """``score[b]`` = the children's score ``num / den`` of every threshold, -inf where the
-    split is not valid. No branch that depends on the threshold and no loop-carried value: the
-    loop is vectorised (numpy's error model lets a division by zero give inf instead of raising;
-    such thresholds are invalid)."""
+def _threshold_scores(g_left, h_left, n_thresholds, g_unit, h_unit, g_total, h_total, least_h, l1, l2, score):
+    """``score[b]`` = the children's score ``num / den`` of every threshold (left sums
+    ``g_left[b] * g_unit``, ``h_left[b] * h_unit``), -inf where the split is not valid; returns
+    the largest.
+
+    No branch that depends on the threshold: the loop is vectorised (numpy's error model lets a
+    division by zero give inf instead of raising; such thresholds are invalid). The largest is
+    taken over the scores' bits as integers, a reduction that vectorises where a float maximum
+    does not: a valid score is at least +0 (or +inf), whose bits order as the values do, and -inf's
+    bits are negative."""
+    top = float_bits(-np.inf)
     for b in range(n_thresholds):
         i = np.uint64(b)
-        num, den, valid = _children_score(g_left[i], h_left[i], g_total, h_total, least_h, l1, l2)
-        score[i] = num / den if valid else -np.inf
-
-
-@_scan_kernel()
-def _max_score(score, n):
-    """Largest of ``score[:n]`` (four running maxima: no single dependency chain)."""
-    m0 = m1 = m2 = m3 = -np.inf
-    b = 0
-    while b + 4 <= n:
-        m0 = max(m0, score[b])
-        m1 = max(m1, score[b + 1])
-        m2 = max(m2, score[b + 2])
-        m3 = max(m3, score[b + 3])
-        b += 4
-    for k in range(b, n):
-        m0 = max(m0, score[k])
-    return max(max(m0, m1), max(m2, m3))
+        num, den, valid = _children_score(g_left[i] * g_unit, h_left[i] * h_unit, g_total, h_total, least_h, l1, l2)
+        value = num / den if valid else -np.inf
+        score[i] = value
+        top = max(top, float_bits(value))
+    return bits_float(top)
 
 
 _FEW_THRESHOLDS = 8
@@ -243,9 +239,9 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     The winner is the threshold whose score ``T(GL)^2/DL + T(GR)^2/DR`` (``D = H + lambda_l2``),
     kept as the fraction ``num / den``, no other threshold beats by cross-multiplication,
     compared in order: of tied ones the lowest, or the ``highest``. Over every threshold this
-    runs in passes over ``scratch`` (float64, shape ``(3, >= n_thresholds)``): the left sums,
-    every score ``num / den`` in a vectorised loop, the largest score, then the exact comparison
-    of the thresholds near it only (``_NEAR_BEST``), skipped when a vectorised count
+    runs in passes over ``scratch`` (float64, shape ``(3, >= n_thresholds)``, its first two rows
+    read as int64): the fixed-point left sums, every score ``num / den`` and the largest in one
+    vectorised loop, then the exact comparison of the thresholds near it only (``_NEAR_BEST``), skipped when a vectorised count
     (:func:`_near_best`) finds one alone there. Every pass indexes with unsigned integers
     (numba's negative-index wrap costs a compare and a select per access).
 
@@ -262,23 +258,23 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     best_den = 1.0
     best_bin = -1
     if candidates is None and n_thresholds > _FEW_THRESHOLDS:
-        g_left, h_left, score = scratch[0], scratch[1], scratch[2]
-        _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_unit, h_unit, g_left, h_left)
-        _threshold_scores(g_left, h_left, n_thresholds, g_total, h_total, least_h, l1, l2, score)
-        cut = _max_score(score, n_thresholds)
+        g_left, h_left, score = scratch[0].view(np.int64), scratch[1].view(np.int64), scratch[2]
+        _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_left, h_left)
+        cut = _threshold_scores(g_left, h_left, n_thresholds, g_unit, h_unit, g_total, h_total, least_h, l1, l2, score)
         if cut == -np.inf:
             return best_num, best_den, best_bin
         if cut < np.inf:
             cut -= abs(cut) * _NEAR_BEST
         count, index_sum = _near_best(score, n_thresholds, cut)
         if count == 1:  # the only threshold near the largest score wins (its score > -inf: valid)
-            best_num, best_den, _ = _children_score(g_left[index_sum], h_left[index_sum], g_total, h_total, least_h,
-                                                    l1, l2)
+            best_num, best_den, _ = _children_score(g_left[index_sum] * g_unit, h_left[index_sum] * h_unit, g_total,
+                                                    h_total, least_h, l1, l2)
             best_bin = index_sum
         else:
             for b in range(n_thresholds):
                 if score[np.uint64(b)] >= cut:
-                    num, den, valid = _children_score(g_left[b], h_left[b], g_total, h_total, least_h, l1, l2)
+                    num, den, valid = _children_score(g_left[b] * g_unit, h_left[b] * h_unit, g_total, h_total,
+                                                      least_h, l1, l2)
                     if valid and _beats(num, den, best_num, best_den, highest):
                         best_num, best_den, best_bin = num, den, b
         return best_num, best_den, best_bin
