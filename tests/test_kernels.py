@@ -456,7 +456,8 @@ def test_per_feature_scans_compile_without_reference_counting():
             (split.scan_feature, (hist, first, n_bins, None, sums, units, params, scratch[0])),
             (split._scan_thresholds, (hist, first, n_bins, None, zero, zero, 0.0, 200.0, 1e-3, 1e-3, 1e-3, 0.0, 1.0,
                                       np.bool_(True), scratch[0])),
-            (split._left_sums, (hist, first, n_bins, zero, zero, scratch[0, 0].view(np.int64), scratch[0, 1].view(np.int64))),
+            (split._left_sums, (hist, first, n_bins, zero, zero, scratch[0, 0].view(np.int64),
+                                 scratch[0, 1].view(np.int64))),
             (split.split_sums, (hist, first, n_bins, np.int64(1), False, np.int64(200)))):
         fresh = jit(**kernel.targetoptions)(kernel.py_func)  # its options hold nopython=True
         fresh(*args)

@@ -241,8 +241,8 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     compared in order: of tied ones the lowest, or the ``highest``. Over every threshold this
     runs in passes over ``scratch`` (float64, shape ``(3, >= n_thresholds)``, its first two rows
     read as int64): the fixed-point left sums, every score ``num / den`` and the largest in one
-    vectorised loop, then the exact comparison of the thresholds near it only (``_NEAR_BEST``), skipped when a vectorised count
-    (:func:`_near_best`) finds one alone there. Every pass indexes with unsigned integers
+    vectorised loop, then the exact comparison of the thresholds near it only (``_NEAR_BEST``),
+    skipped when a vectorised count (:func:`_near_best`) finds one alone there. Every pass indexes with unsigned integers
     (numba's negative-index wrap costs a compare and a select per access).
 
     The division-based score pass vectorises, where a pass comparing every threshold by
