@@ -242,8 +242,9 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     runs in passes over ``scratch`` (float64, shape ``(3, >= n_thresholds)``, its first two rows
     read as int64): the fixed-point left sums, every score ``num / den`` and the largest in one
     vectorised loop, then the exact comparison of the thresholds near it only (``_NEAR_BEST``),
-    skipped when a vectorised count (:func:`_near_best`) finds one alone there. Every pass indexes with unsigned integers
-    (numba's negative-index wrap costs a compare and a select per access).
+    skipped when a vectorised count (:func:`_near_best`) finds one alone there. Every pass
+    indexes with unsigned integers (numba's negative-index wrap costs a compare and a select
+    per access).
 
     The division-based score pass vectorises, where a pass comparing every threshold by
     cross-multiplication cannot; the exact comparison then runs on the few thresholds near the
