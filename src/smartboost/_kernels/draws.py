@@ -114,6 +114,12 @@ def _total(counts):
     return total
 
 
+_DRAW_BLOCK = 512
+"""Rows whose random numbers :func:`draw_exact_parallel` draws in one vectorised loop before it
+selects among them: the selection carries the counts from row to row, the hash of a row does
+not, and inside the selection loop it kept the hash scalar."""
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def draw_exact_parallel(key, pieces, rows, rest):
     """:func:`draw_exact` over every machine's rows, in parallel: selection sampling inside
@@ -131,17 +137,23 @@ def draw_exact_parallel(key, pieces, rows, rest):
         still = needed_at[p]
         candidates = left_at[p]
         k = pieces.offset[p]
-        for i in range(start, start + pieces.length[p]):
-            # branches, not draw_exact's double writes: those would spill into the next piece
-            # (and the branch takes the count still needed out of the next row's comparison,
-            # which the branch-free form would keep in its dependency chain)
-            if uniform(key, first + i - start) * candidates < still:
-                rows[k] = i
-                k += 1
-                still -= 1
-            else:
-                rest[i - k] = i
-            candidates -= 1
+        draws = np.empty(_DRAW_BLOCK)
+        for block in range(start, start + pieces.length[p], _DRAW_BLOCK):
+            n_block = min(_DRAW_BLOCK, start + pieces.length[p] - block)
+            for j in range(n_block):  # no dependency between rows: vectorised
+                draws[j] = uniform(key, first + block + j - start)
+            for j in range(n_block):
+                i = block + j
+                # branches, not draw_exact's double writes: those would spill into the next piece
+                # (and the branch takes the count still needed out of the next row's comparison,
+                # which the branch-free form would keep in its dependency chain)
+                if draws[j] * candidates < still:
+                    rows[k] = i
+                    k += 1
+                    still -= 1
+                else:
+                    rest[i - k] = i
+                candidates -= 1
         needed_at[p] = still
         left_at[p] = candidates
         kept[p] = k - pieces.offset[p]
@@ -210,16 +222,22 @@ def draw_top_and_rest(values, threshold, pieces, key, weight, rest_weight, rows,
         left = left_at[p]
         k = pieces.offset[p]
         last = p == n_pieces - 1
-        for i in range(start, start + pieces.length[p]):
-            tie = values[i] == threshold
-            top = (values[i] > threshold) | (tie & (ties > 0))
-            ties -= top & tie
-            drawn = (not top) & (uniform(key + np.uint64(1), first + i - start) * left < needed)
-            needed -= drawn
-            left -= not top
-            w = 1.0 if weight is None else weight[i]
-            sample_weight[i] = w if top else w * rest_weight
-            k = _place(rows, rest, k, i, top | drawn, last)
+        draws = np.empty(_DRAW_BLOCK)
+        for block in range(start, start + pieces.length[p], _DRAW_BLOCK):
+            n_block = min(_DRAW_BLOCK, start + pieces.length[p] - block)
+            for j in range(n_block):  # as in draw_exact_parallel
+                draws[j] = uniform(key + np.uint64(1), first + block + j - start)
+            for j in range(n_block):
+                i = block + j
+                tie = values[i] == threshold
+                top = (values[i] > threshold) | (tie & (ties > 0))
+                ties -= top & tie
+                drawn = (not top) & (draws[j] * left < needed)
+                needed -= drawn
+                left -= not top
+                w = 1.0 if weight is None else weight[i]
+                sample_weight[i] = w if top else w * rest_weight
+                k = _place(rows, rest, k, i, top | drawn, last)
         ties_at[p] = ties
         needed_at[p] = needed
         left_at[p] = left
