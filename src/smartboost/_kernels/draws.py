@@ -115,9 +115,18 @@ def _total(counts):
 
 
 _DRAW_BLOCK = 512
-"""Rows whose random numbers :func:`draw_exact_parallel` draws in one vectorised loop before it
-selects among them: the selection carries the counts from row to row, the hash of a row does
-not, and inside the selection loop it kept the hash scalar."""
+"""Rows whose random numbers the exact-count draws (:func:`draw_exact_parallel`,
+:func:`draw_top_and_rest`) draw in one vectorised loop (:func:`_fill_uniform`) before they select
+among them: the selection carries the counts from row to row, the hash of a row does not, and
+inside the selection loop it kept the hash scalar."""
+
+
+@njit(cache=True, nogil=True)
+def _fill_uniform(out, key, first, n):
+    """``out[j] = uniform(key, first + j)`` for ``j < n`` (no dependency between them: the loop
+    vectorises)."""
+    for j in range(n):
+        out[j] = uniform(key, first + j)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -140,8 +149,7 @@ def draw_exact_parallel(key, pieces, rows, rest):
         draws = np.empty(_DRAW_BLOCK)
         for block in range(start, start + pieces.length[p], _DRAW_BLOCK):
             n_block = min(_DRAW_BLOCK, start + pieces.length[p] - block)
-            for j in range(n_block):  # no dependency between rows: vectorised
-                draws[j] = uniform(key, first + block + j - start)
+            _fill_uniform(draws, key, first + block - start, n_block)
             for j in range(n_block):
                 i = block + j
                 # branches, not draw_exact's double writes: those would spill into the next piece
@@ -225,8 +233,7 @@ def draw_top_and_rest(values, threshold, pieces, key, weight, rest_weight, rows,
         draws = np.empty(_DRAW_BLOCK)
         for block in range(start, start + pieces.length[p], _DRAW_BLOCK):
             n_block = min(_DRAW_BLOCK, start + pieces.length[p] - block)
-            for j in range(n_block):  # as in draw_exact_parallel
-                draws[j] = uniform(key + np.uint64(1), first + block + j - start)
+            _fill_uniform(draws, key + np.uint64(1), first + block - start, n_block)
             for j in range(n_block):
                 i = block + j
                 tie = values[i] == threshold
