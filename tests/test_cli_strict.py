@@ -94,6 +94,31 @@ def test_ragged_rows_and_header_options(tmp_path, capsys):
                                                                    "--header", "false")
 
 
+@pytest.mark.parametrize("text, message", [
+    # the csv module and numpy glue these into 23: a silent wrong number
+    ('y,a\n1,"2"3\n', "line 2, column 2 ('a'): a field with text after its closing quote ('3')"),
+    ('y,a\n1,"2\n3"\n0,4\n', "line 2, column 2 ('a'): a field with a quote not closed on this line"),
+    ('1,"2\n3"\n0,4\n', "line 1, column 2: a field with a quote not closed on this line"),
+    ('y\ta\n"1"\t"2"x\n', "line 2, column 2 ('a'): a field with text after its closing quote ('x')"),
+])
+def test_quotes_that_would_glue_text_or_lines_into_a_number_are_errors(tmp_path, capsys, text, message):
+    path = tmp_path / ("q.tsv" if "\t" in text else "q.csv")
+    path.write_text(text)
+    assert f"{path.name}: {message}" in _fails(capsys, "train", path)
+
+
+def test_well_formed_quotes_are_read(tmp_path, capsys):
+    from smartboost.datafile import read_data
+
+    (tmp_path / "q.csv").write_text('"y","a b","c"\n"1","2" ,"2""x"\n0,"3",""\n')
+    with pytest.raises(sb.errors.DataError, match="column 3 \\('c'\\): '2\"x' is not a number"):
+        read_data(tmp_path / "q.csv")
+    (tmp_path / "q.csv").write_text('"y","a b","c"\n"1","2" ,"4"\n0,"3",""\n')
+    data = read_data(tmp_path / "q.csv")
+    assert data.feature_names == ["a b", "c"]
+    np.testing.assert_array_equal(data.X, [[2, 4], [3, np.nan]])
+
+
 def test_predict_and_evaluate_match_columns_by_name(csv_model, tmp_path, capsys):
     folder, X, y = csv_model
     model = folder / "model.json"

@@ -15,7 +15,9 @@ for CSV/TSV, the column (counted from 1, with its header name), never a silent N
 A truncated or corrupt ``.gz`` file and text that is not UTF-8 are errors too.
 
 CSV/TSV
-    Fields are separated by ``,`` (``.csv``) or a tab (``.tsv``) and may be quoted with ``"``.
+    Fields are separated by ``,`` (``.csv``) or a tab (``.tsv``) and may be quoted with ``"``;
+    a quoted field ends at its closing quote (spaces may follow) and on its own line: text after
+    the closing quote, or a quote open to the next line, is an error.
     A field is a number when Python's ``float()`` reads it (``3``, ``-2.5e-3``, ``inf``;
     ``nan`` in any case is a number: NaN), spaces around it allowed. A missing value is an
     empty field or a missing-value token: by default those of :data:`NA_VALUES` (``NA N/A n/a
@@ -257,8 +259,40 @@ def _decode(data: bytes) -> str:
         raise DataError(f"line {_line_at(data, exc.start)}: not UTF-8 text (byte {byte:#04x})") from None
 
 
+# A line of well-quoted fields: a quoted field ends at its closing quote (spaces may follow), an
+# unquoted one holds no delimiter; the csv module, and numpy's reader, would instead glue text
+# after a closing quote to the field ('"2"3' is 23) and join the lines of an unclosed quote.
+_QUOTED_FIELD = {",": '"(?:[^"]|"")*"[ \t]*', "\t": '"(?:[^"]|"")*" *'}
+_WELL_QUOTED = {delimiter: re.compile(f'(?:{quoted}|[^{delimiter}"][^{delimiter}]*|)'
+                                      f'(?:{delimiter}(?:{quoted}|[^{delimiter}"][^{delimiter}]*|))*')
+                for delimiter, quoted in _QUOTED_FIELD.items()}
+
+
+def _check_quotes(line: str, number: int, delimiter: str, names: list[str] | None = None) -> None:
+    """Refuse a line whose quotes the csv module would misread (see ``_WELL_QUOTED``), naming
+    the line and the column of the first such field."""
+    if '"' not in line or _WELL_QUOTED[delimiter].fullmatch(line):
+        return
+    quoted = re.compile(_QUOTED_FIELD[delimiter])
+    position, column = 0, 0
+    problem = "quotes the csv format does not allow"
+    while position <= len(line):  # find the field, only once the line is known to be bad
+        match = quoted.match(line, position) if line.startswith('"', position) else None
+        end = line.find(delimiter, position) if match is None else match.end()
+        if line.startswith('"', position) and match is None:
+            problem = "a quote not closed on this line (a line break inside quotes is not read)"
+            break
+        if match is not None and end < len(line) and line[end] != delimiter:
+            problem = f"text after its closing quote ({line[end:].split(delimiter, 1)[0]!r})"
+            break
+        position, column = (len(line) + 1 if end < 0 else end + 1), column + 1
+    name = f" ({names[column]!r})" if names and column < len(names) else ""
+    raise DataError(f"line {number}, column {column + 1}{name}: a field with {problem}")
+
+
 def _fields(line: str, number: int, delimiter: str) -> list[str]:
     """The fields of one line, unquoted and stripped."""
+    _check_quotes(line, number, delimiter)
     try:
         return [field.strip() for field in next(csv.reader([line], delimiter=delimiter))]
     except csv.Error as exc:
@@ -326,6 +360,9 @@ def read_delimited(source: IO[bytes], delimiter: str, label_column: int | str | 
             table = np.loadtxt(body, delimiter=delimiter, quotechar='"', comments=None, dtype=np.float64, ndmin=2)
         except ValueError:  # a missing value, or a field that is not a number: the exact reader says which
             table = None
+        else:  # numbers read, but numpy reads quotes as loosely as the csv module
+            for number, line in enumerate(body, 2 if header else 1):
+                _check_quotes(line, number, delimiter, names)
     if table is None or table.shape[1] != len(first):
         table = _read_fields(body, 2 if header else 1, delimiter, names, len(first), missing, text)
     return _split_label(table, names, label_column)
@@ -362,9 +399,12 @@ def _csv_rows(lines: list[str], first_line: int, delimiter: str, names: list[str
     """``(line number, fields)`` of each non-empty CSV row; a ragged row or a CSV syntax error is
     a DataError naming its line."""
     reader = csv.reader(lines, delimiter=delimiter)
+    start = 0  # the index in lines of the record's (first) line
     try:
         for fields in reader:
-            line = first_line + reader.line_num - 1
+            line = first_line + start
+            _check_quotes(lines[start], line, delimiter, names)  # so that each record is one line
+            start = reader.line_num
             if not fields:
                 continue
             if len(fields) != n_columns:
