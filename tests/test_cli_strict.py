@@ -245,3 +245,13 @@ def test_damaged_gzip_files_are_one_line_errors(tmp_path, capsys, damage, messag
 def test_text_that_is_not_utf8_is_a_one_line_error(tmp_path, capsys):
     (tmp_path / "latin.csv").write_bytes("y,a\n1,2\n0,caf\xe9\n".encode("latin-1"))
     assert "latin.csv: line 3: not UTF-8 text (byte 0xe9)" in _fails(capsys, "train", tmp_path / "latin.csv")
+
+
+def test_a_file_of_no_rows_predicts_nothing_and_cannot_be_evaluated(tmp_path, capsys):
+    X, y = make_binary(n=300, seed=8)
+    model = tmp_path / "m.json"
+    sb.train({"objective": "binary", "verbosity": -1}, sb.Dataset(X, y), 2).save_model(model)
+    (tmp_path / "empty.svm").write_text("# no rows\n")
+    assert _ok(capsys, "predict", model, tmp_path / "empty.svm") == ""
+    assert "empty.svm has no rows; evaluation needs labelled rows" in _fails(capsys, "evaluate", model,
+                                                                             tmp_path / "empty.svm")

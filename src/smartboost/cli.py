@@ -331,7 +331,8 @@ def _predict(args: argparse.Namespace, extra: list[str]) -> int:
     prediction = booster.predict(data.X, raw_score=args.raw_score)
     out = open(args.output, "w") if args.output else sys.stdout
     try:
-        np.savetxt(out, prediction.reshape(len(prediction), -1), fmt="%.17g", delimiter="\t")
+        # one column per output; reshape(n, -1) cannot size the columns of zero rows
+        np.savetxt(out, prediction[:, None] if prediction.ndim == 1 else prediction, fmt="%.17g", delimiter="\t")
     finally:
         if args.output:
             out.close()
@@ -346,6 +347,8 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     data = _read_for_booster(args.data, args, booster)
     if data.label is None:
         raise SmartBoostError(f"{args.data} has no label column; evaluation needs labels")
+    if len(data.label) == 0:  # every metric of no rows is NaN
+        raise DataError(f"{args.data} has no rows; evaluation needs labelled rows")
     label = booster.objective.check_label(np.asarray(data.label, np.float64), "label", training=False)
     raw = booster.predict(data.X, raw_score=True)
     raw = raw.T if raw.ndim == 2 else raw  # metrics take class-major multiclass scores
