@@ -255,3 +255,13 @@ def test_a_file_of_no_rows_predicts_nothing_and_cannot_be_evaluated(tmp_path, ca
     assert _ok(capsys, "predict", model, tmp_path / "empty.svm") == ""
     assert "empty.svm has no rows; evaluation needs labelled rows" in _fails(capsys, "evaluate", model,
                                                                              tmp_path / "empty.svm")
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"num_leaves = 7\n\xff\xfe\n", "bad.toml: line 2: not UTF-8 text (byte 0xff)"),  # was a UnicodeDecodeError
+    (b"num_leaves = \n", "bad.toml: not a TOML file: Invalid value (at line 1, column 14)"),
+])
+def test_a_config_file_that_is_not_toml_is_a_one_line_error_naming_it(tmp_path, capsys, content, message):
+    (tmp_path / "bad.toml").write_bytes(content)
+    (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
+    assert message in _fails(capsys, "train", tmp_path / "d.csv", "--config", tmp_path / "bad.toml")

@@ -265,15 +265,26 @@ class _KeepDataFormat(TrainingCallback):
         env.booster.data_format = self.data_format
 
 
+def _read_config(path: str) -> dict[str, Any]:
+    """The parameters of a ``--config`` TOML file; text that is not UTF-8 or not TOML is a
+    ParameterError naming the file (and the line and column where TOML says)."""
+    with open(path, "rb") as f:
+        content = f.read()
+    try:
+        return tomllib.loads(content.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        line = content.count(b"\n", 0, exc.start) + 1
+        raise ParameterError(f"--config {path}: line {line}: not UTF-8 text (byte {content[exc.start]:#04x})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ParameterError(f"--config {path}: not a TOML file: {exc}") from None
+
+
 def _train(args: argparse.Namespace, extra: list[str]) -> int:
     from . import Checkpoint, Dataset, TrainingInterrupted, log_evaluation, train
     from ._config import set_verbosity
     from ._params import resolve_params
 
-    params: dict[str, Any] = {}
-    if args.config:
-        with open(args.config, "rb") as f:
-            params.update(tomllib.load(f))
+    params: dict[str, Any] = _read_config(args.config) if args.config else {}
     params.update(_extra_params(extra))
     # a bad option fails at once, before the data is read and the kernels compile
     resolved = resolve_params(params)
