@@ -265,3 +265,14 @@ def test_a_config_file_that_is_not_toml_is_a_one_line_error_naming_it(tmp_path, 
     (tmp_path / "bad.toml").write_bytes(content)
     (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
     assert message in _fails(capsys, "train", tmp_path / "d.csv", "--config", tmp_path / "bad.toml")
+
+
+def test_running_out_of_memory_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    import smartboost.cli
+
+    def huge(*args, **kwargs):  # numpy's error for a one-row svmlight file with index 2000000000
+        raise MemoryError("Unable to allocate 7.45 GiB for an array with shape (2000000001,) and data type int32")
+
+    monkeypatch.setattr(smartboost.cli, "_read_training", huge)
+    (tmp_path / "huge.svm").write_text("1 2000000000:1\n")
+    assert "out of memory: Unable to allocate 7.45 GiB" in _fails(capsys, "train", tmp_path / "huge.svm")

@@ -798,6 +798,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"smartboost: error: {exc}", file=sys.stderr)
         return 1
+    except MemoryError as exc:  # e.g. an svmlight index of 2e9 makes as many features
+        if args.debug:
+            raise
+        print(f"smartboost: error: out of memory{f': {exc}' if str(exc) else ''} (the data, or the number of "
+              "features its largest svmlight index implies, is too large for this machine)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
