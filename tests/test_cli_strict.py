@@ -276,3 +276,13 @@ def test_running_out_of_memory_is_a_one_line_error(tmp_path, capsys, monkeypatch
     monkeypatch.setattr(smartboost.cli, "_read_training", huge)
     (tmp_path / "huge.svm").write_text("1 2000000000:1\n")
     assert "out of memory: Unable to allocate 7.45 GiB" in _fails(capsys, "train", tmp_path / "huge.svm")
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_training(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
+    (tmp_path / "folder").mkdir()
+    for command in (["train", tmp_path / "d.csv"], ["predict", tmp_path / "no-model.json", tmp_path / "d.csv"]):
+        assert "--output is empty" in _fails(capsys, *command, "-o", "")  # predict wrote to stdout
+        assert f"--output {tmp_path / 'folder'} is a directory" in _fails(capsys, *command, "-o",
+                                                                           tmp_path / "folder")
+        assert "the folder" in _fails(capsys, *command, "-o", tmp_path / "missing" / "out")

@@ -342,10 +342,12 @@ def test_a_dangling_symlink_creates_its_target(model, tmp_path, umask):
 
 def test_a_failed_write_leaves_no_temporary_file(model, tmp_path):
     (tmp_path / "model.json").mkdir()  # os.replace cannot put a file over a folder
-    with pytest.raises(OSError):
+    with pytest.raises(OSError) as error:
         model[0].save_model(tmp_path / "model.json")
     assert [p.name for p in tmp_path.iterdir()] == ["model.json"]
-    with pytest.raises(FileNotFoundError):
+    # the error names the file asked for, not the hidden temporary file
+    assert str(error.value) == f"[Errno 21] Is a directory: '{tmp_path / 'model.json'}'"
+    with pytest.raises(FileNotFoundError, match=r"No such file or directory: '.*missing/model\.json'$"):
         model[0].save_model(tmp_path / "missing" / "model.json")
 
 

@@ -27,6 +27,7 @@ Errors print one line and exit with status 1 (2 for usage errors); ``--debug`` s
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -265,6 +266,20 @@ class _KeepDataFormat(TrainingCallback):
         env.booster.data_format = self.data_format
 
 
+def _check_output(path: str) -> None:
+    """Refuse an ``--output`` that cannot be written before the data is read and the model
+    trained (or predicted), not after."""
+    if not path:
+        raise ParameterError("--output is empty: name the file to write")
+    target = Path(os.path.realpath(path))
+    if target.is_dir():
+        raise ParameterError(f"--output {path} is a directory: name the file to write")
+    if not target.parent.is_dir():
+        raise ParameterError(f"--output {path}: the folder {target.parent} does not exist")
+    if not os.access(target.parent, os.W_OK | os.X_OK) or target.exists() and not os.access(target, os.W_OK):
+        raise ParameterError(f"--output {path}: permission denied")
+
+
 def _read_config(path: str) -> dict[str, Any]:
     """The parameters of a ``--config`` TOML file; text that is not UTF-8 or not TOML is a
     ParameterError naming the file (and the line and column where TOML says)."""
@@ -284,6 +299,7 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     from ._config import set_verbosity
     from ._params import resolve_params
 
+    _check_output(args.output)
     params: dict[str, Any] = _read_config(args.config) if args.config else {}
     params.update(_extra_params(extra))
     # a bad option fails at once, before the data is read and the kernels compile
@@ -337,6 +353,8 @@ def _load_model(path: str):
 
 
 def _predict(args: argparse.Namespace, extra: list[str]) -> int:
+    if args.output is not None:
+        _check_output(args.output)
     booster = _load_model(args.model)
     data = _read_for_booster(args.data, args, booster)
     prediction = booster.predict(data.X, raw_score=args.raw_score)

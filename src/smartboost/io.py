@@ -357,18 +357,21 @@ def write_model_text(path: str | os.PathLike, text: str) -> None:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         mode = None
-    fd, tmp = _new_file_beside(target)
     try:
-        if mode is not None:  # before the text is written, so it is never readable by more users than before
-            os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        fd, tmp = _new_file_beside(target)
+        try:
+            if mode is not None:  # before the text is written, so it is never readable by more users than before
+                os.chmod(tmp, mode)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    except OSError as exc:  # named by the file asked for, not by the hidden temporary one
+        raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
     _sync_folder(target.parent)
 
 
