@@ -104,7 +104,7 @@ def test_ragged_rows_and_header_options(tmp_path, capsys):
 def test_quotes_that_would_glue_text_or_lines_into_a_number_are_errors(tmp_path, capsys, text, message):
     path = tmp_path / ("q.tsv" if "\t" in text else "q.csv")
     path.write_text(text)
-    assert f"{path.name}: {message}" in _fails(capsys, "train", path)
+    assert f"{path.name}: {message}" in _fails(capsys, "train", path, "-o", tmp_path / "m.json")
 
 
 def test_well_formed_quotes_are_read(tmp_path, capsys):
@@ -264,7 +264,8 @@ def test_a_file_of_no_rows_predicts_nothing_and_cannot_be_evaluated(tmp_path, ca
 def test_a_config_file_that_is_not_toml_is_a_one_line_error_naming_it(tmp_path, capsys, content, message):
     (tmp_path / "bad.toml").write_bytes(content)
     (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
-    assert message in _fails(capsys, "train", tmp_path / "d.csv", "--config", tmp_path / "bad.toml")
+    assert message in _fails(capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json", "--config",
+                                   tmp_path / "bad.toml")
 
 
 def test_running_out_of_memory_is_a_one_line_error(tmp_path, capsys, monkeypatch):
@@ -286,3 +287,12 @@ def test_an_output_that_cannot_be_written_is_refused_before_training(tmp_path, c
         assert f"--output {tmp_path / 'folder'} is a directory" in _fails(capsys, *command, "-o",
                                                                            tmp_path / "folder")
         assert "the folder" in _fails(capsys, *command, "-o", tmp_path / "missing" / "out")
+
+
+def test_a_parameter_given_twice_with_different_values_is_an_error(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
+    # the first value was dropped silently (aliases given twice were already refused)
+    assert "parameter 'metric' given twice with different values: 'auc' and 'logloss' (several metrics" in _fails(
+        capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json", "--metric", "auc", "--metric", "logloss")
+    assert "parameter 'num_leaves' given twice with different values: 5 and 7" in _fails(
+        capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json", "--num_leaves", "5", "--num-leaves=7")

@@ -149,7 +149,12 @@ def _extra_params(tokens: list[str]) -> dict[str, Any]:
                 value, i = tokens[i + 1], i + 1
             else:
                 value = "true"
-        params[key.replace("-", "_")] = _option_value(value)
+        key, value = key.replace("-", "_"), _option_value(value)
+        if params.get(key, value) != value:  # the last would silently win, as between aliases it may not
+            raise ParameterError(f"parameter '{key}' given twice with different values: {params[key]!r} and {value!r}"
+                                 + (" (several metrics are one comma-separated value: --metric auc,logloss)"
+                                    if key == "metric" else ""))
+        params[key] = value
         i += 1
     return params
 
