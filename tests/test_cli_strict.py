@@ -296,3 +296,12 @@ def test_a_parameter_given_twice_with_different_values_is_an_error(tmp_path, cap
         capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json", "--metric", "auc", "--metric", "logloss")
     assert "parameter 'num_leaves' given twice with different values: 5 and 7" in _fails(
         capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json", "--num_leaves", "5", "--num-leaves=7")
+
+
+def test_an_unknown_metric_leaves_no_half_table(csv_model, tmp_path, capsys):
+    folder, X, y = csv_model
+    capsys.readouterr()
+    assert main(["evaluate", str(folder / "model.json"), str(folder / "train.csv"), "--metric", "auc",
+                 "--metric", "nonsense"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "unknown metric 'nonsense'" in err  # the table's header and auc row were printed

@@ -391,11 +391,12 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     names = args.metric or [m for m in [booster.objective.default_metric] if m]
     if not names:
         raise SmartBoostError("the model's objective has no default metric; name one with --metric")
-    print(f"| metric | {Path(args.data).name} |\n|---|---|")
+    rows = []  # every metric computed before the table is printed, so that an error leaves no half table
     for name in names:
         metric = get_metric(name, getattr(booster.objective, "label_gain", None))
         value = metric(label, booster.objective.metric_score(raw), prediction, None, queries)
-        print(f"| {metric.name} | {value:.6g} |")
+        rows.append(f"| {metric.name} | {value:.6g} |")
+    print("\n".join([f"| metric | {Path(args.data).name} |", "|---|---|", *rows]))
     return 0
 
 
