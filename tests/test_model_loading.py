@@ -275,6 +275,13 @@ def test_documents_that_are_not_models(text):
         sb.Booster(model_str=text)
 
 
+def test_a_key_twice_in_one_object_is_refused(model):
+    booster, text, X = model
+    # json keeps the last value: the first 'trees' (or best_iteration, or a tree's 'value') was dropped silently
+    _refused(text[:-1] + ',"trees":[]}', "model field 'trees' appears twice in one object")
+    _refused(text.replace('"value":', '"value":[0],"value":', 1), "model field 'value' appears twice")
+
+
 def test_a_model_string_must_be_text():
     with pytest.raises(ModelFormatError, match="must be str"):
         sb.Booster(model_str=b"{}")

@@ -172,6 +172,18 @@ def _refuse_constants(value: Any, path: str) -> None:
         _refuse_constants(item, schema.child(path, key))
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object whose keys are all different: with a key twice (an edited or concatenated
+    file), json would silently keep the last value."""
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen = set()
+        key = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise ModelFormatError(f"model field '{key}' appears twice in one object (edited or corrupt file?); a model "
+                               "file holds each field once")
+    return document
+
+
 def _parse(text: Any) -> dict:
     """The JSON document of a model text, refusing what is not JSON, a NaN/Infinity token, or
     anything but a smartboost model of a version this smartboost reads."""
@@ -185,7 +197,9 @@ def _parse(text: Any) -> dict:
         return constants[-1]
 
     try:
-        document = json.loads(text, parse_constant=constant)
+        document = json.loads(text, parse_constant=constant, object_pairs_hook=_unique_keys)
+    except ModelFormatError:
+        raise
     except ValueError as exc:  # JSONDecodeError, or an integer of more digits than Python converts
         raise ModelFormatError(f"model is not valid JSON (corrupt or truncated file?): {exc}") from None
     if type(document) is not dict or document.get("format") != FORMAT_NAME:
