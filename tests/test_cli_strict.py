@@ -305,3 +305,13 @@ def test_an_unknown_metric_leaves_no_half_table(csv_model, tmp_path, capsys):
                  "--metric", "nonsense"]) == 1
     out, err = capsys.readouterr()
     assert out == "" and "unknown metric 'nonsense'" in err  # the table's header and auc row were printed
+
+
+def test_bad_labels_name_the_file_they_are_in(csv_model, tmp_path, capsys):
+    folder, X, y = csv_model
+    (tmp_path / "nan.csv").write_text("y,a,b,c,d,e\n1,1,2,3,4,5\nnan,1,2,3,4,5\n")
+    (tmp_path / "five.csv").write_text("y,a,b,c,d,e\n1,1,2,3,4,5\n5,1,2,3,4,5\n")
+    # which of the training and validation files held it was not said
+    assert "nan.csv: label contains nan at row 1" in _fails(
+        capsys, "train", folder / "train.csv", "--valid", tmp_path / "nan.csv", "-o", tmp_path / "m.json", *TRAIN)
+    assert "five.csv: label must be 0 or 1" in _fails(capsys, "evaluate", folder / "model.json", tmp_path / "five.csv")

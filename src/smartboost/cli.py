@@ -27,6 +27,7 @@ Errors print one line and exit with status 1 (2 for usage errors); ``--debug`` s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -259,6 +260,16 @@ def _read_for_booster(path: str, args: argparse.Namespace, booster):
                            _categorical_refs(booster.bin_mapper.categorical, names))
 
 
+@contextlib.contextmanager
+def _naming(path: str):
+    """Raise a DataError of the data of file ``path`` (its labels, query ids: "row 2 has 5.0")
+    with the file's name, so that the one of several files it is about is known."""
+    try:
+        yield
+    except DataError as exc:
+        raise DataError(f"{path}: {exc}") from None
+
+
 class _KeepDataFormat(TrainingCallback):
     """Put how the training file was read into the model, before the checkpoint first writes it,
     so that every later file of the model is read the same way."""
@@ -317,15 +328,17 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     if data.label is None:
         raise SmartBoostError(f"{args.data} has no label column; training needs labels")
     start = time.perf_counter()
-    train_set = Dataset(data.X, data.label, feature_name=data.feature_names, params=params, qid=data.qid,
-                        reference=init_model)
+    with _naming(args.data):
+        train_set = Dataset(data.X, data.label, feature_name=data.feature_names, params=params, qid=data.qid,
+                            reference=init_model)
     valid_sets, valid_names = [], []
     for path in args.valid or []:
         valid = _read_for_model(path, args, data.X.shape[1], data.feature_names, data.zero_based,
                                 _categorical_refs(train_set.bin_mapper.categorical, data.feature_names))
         if valid.label is None:
             raise SmartBoostError(f"{path} has no label column; a validation file needs labels")
-        valid_sets.append(Dataset(valid.X, valid.label, reference=train_set, qid=valid.qid))
+        with _naming(path):
+            valid_sets.append(Dataset(valid.X, valid.label, reference=train_set, qid=valid.qid))
         valid_names.append(Path(path).name)
     # the checkpoint also writes the final model, and the model so far on Ctrl-C or SIGTERM
     saver = Checkpoint(args.output, args.checkpoint_period or sys.maxsize, verbose=False)
@@ -383,11 +396,12 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
         raise SmartBoostError(f"{args.data} has no label column; evaluation needs labels")
     if len(data.label) == 0:  # every metric of no rows is NaN
         raise DataError(f"{args.data} has no rows; evaluation needs labelled rows")
-    label = booster.objective.check_label(np.asarray(data.label, np.float64), "label", training=False)
+    with _naming(args.data):
+        label = booster.objective.check_label(np.asarray(data.label, np.float64), "label", training=False)
+        queries = to_query_starts(None, data.qid, len(label))
     raw = booster.predict(data.X, raw_score=True)
     raw = raw.T if raw.ndim == 2 else raw  # metrics take class-major multiclass scores
     prediction = booster.objective.transform(raw)
-    queries = to_query_starts(None, data.qid, len(label))
     names = args.metric or [m for m in [booster.objective.default_metric] if m]
     if not names:
         raise SmartBoostError("the model's objective has no default metric; name one with --metric")
