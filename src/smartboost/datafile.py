@@ -670,6 +670,8 @@ def read_data(path: str | Path, format: str | None = None, label_column: int | s
         Anything in the file that cannot be read exactly, naming the file, line and column.
     """
     path = Path(path)
+    if path.is_dir():  # not "no such data file": it exists
+        raise IsADirectoryError(f"{path} is a directory, not a data file")
     if not path.is_file():
         raise FileNotFoundError(f"no such data file: {path}")
     for name, value in (("zero_based", zero_based), ("header", header)):
