@@ -385,3 +385,12 @@ def test_non_finite_numbers_are_refused_on_save(model, edit, match):
     edit(booster)
     with pytest.raises(ModelFormatError, match=match):
         booster.model_to_string()
+
+
+@pytest.mark.parametrize("text", ["tree\nversion=v4\nnum_class=1\n", "tree\r\nversion=v3\r\n"])
+def test_a_lightgbm_text_model_is_named_as_one(text, tmp_path):
+    # it was "model is not valid JSON (corrupt or truncated file?)", as if the file were damaged
+    path = tmp_path / "lightgbm.txt"
+    path.write_text(text)
+    with pytest.raises(ModelFormatError, match="LightGBM text model"):
+        sb.Booster(model_file=path)

@@ -184,6 +184,10 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     return document
 
 
+# The first two lines of a model LightGBM's save_model writes ("tree", then "version=v4")
+_LIGHTGBM_TEXT = re.compile(r"\ufeff?tree\r?\nversion=")
+
+
 def _parse(text: Any) -> dict:
     """The JSON document of a model text, refusing what is not JSON, a NaN/Infinity token, or
     anything but a smartboost model of a version this smartboost reads."""
@@ -196,6 +200,9 @@ def _parse(text: Any) -> dict:
         constants.append(_Constant(token))
         return constants[-1]
 
+    if _LIGHTGBM_TEXT.match(text):  # a common mix-up; "not valid JSON" would suggest a damaged file
+        raise ModelFormatError("this is a LightGBM text model (it starts with 'tree' and 'version='); smartboost "
+                               "reads only its own JSON models and cannot load LightGBM's")
     try:
         document = json.loads(text, parse_constant=constant, object_pairs_hook=_unique_keys)
     except ModelFormatError:
