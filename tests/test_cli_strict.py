@@ -320,3 +320,12 @@ def test_bad_labels_name_the_file_they_are_in(csv_model, tmp_path, capsys):
 def test_a_directory_given_as_a_data_file_is_called_one(tmp_path, capsys):
     (tmp_path / "d.csv").mkdir()
     assert f"{tmp_path / 'd.csv'} is a directory, not a data file" in _fails(capsys, "train", tmp_path / "d.csv")
+
+
+def test_an_option_without_its_value_says_so(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
+    # it was "parameter 'num_iterations' must be an integer, got True"
+    for argv in (["--num_iterations"], ["--learning-rate", "--num_leaves", "5"]):
+        err = _fails(capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json", *argv)
+        assert f"{argv[0]} needs a value" in err
+    assert "unknown parameter 'nonsense'" in _fails(capsys, "train", tmp_path / "d.csv", "--nonsense")

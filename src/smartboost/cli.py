@@ -137,7 +137,7 @@ def _option_value(text: str) -> Any:
 
 
 def _extra_params(tokens: list[str]) -> dict[str, Any]:
-    """``--key value`` / ``--key=value`` pairs (a bare ``--flag`` is True) as a params dict."""
+    """``--key value`` / ``--key=value`` pairs (a bare ``--switch`` is True) as a params dict."""
     params: dict[str, Any] = {}
     i = 0
     while i < len(tokens):
@@ -145,12 +145,13 @@ def _extra_params(tokens: list[str]) -> dict[str, Any]:
         if not token.startswith("--") or len(token) == 2:
             raise argparse.ArgumentTypeError(f"unexpected argument {token!r}; parameters are given as --name value")
         key, has_value, value = token[2:].partition("=")
+        key = key.replace("-", "_")
         if not has_value:
             if i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
                 value, i = tokens[i + 1], i + 1
             else:
-                value = "true"
-        key, value = key.replace("-", "_"), _option_value(value)
+                value = _bare_value(key, token)
+        value = _option_value(value)
         if params.get(key, value) != value:  # the last would silently win, as between aliases it may not
             raise ParameterError(f"parameter '{key}' given twice with different values: {params[key]!r} and {value!r}"
                                  + (" (several metrics are one comma-separated value: --metric auc,logloss)"
@@ -158,6 +159,20 @@ def _extra_params(tokens: list[str]) -> dict[str, Any]:
         params[key] = value
         i += 1
     return params
+
+
+def _bare_value(key: str, option: str) -> str:
+    """The value of a bare ``option`` of parameter ``key`` (no value follows): 'true' for a parameter that takes
+    True (a switch, ``--lambdarank_norm``); any other needs a value, and would otherwise be
+    refused as "must be an integer, got True"."""
+    from ._params import canonical_param_name, resolve_params
+
+    canonical_param_name(key)  # an unknown name is refused as such
+    try:
+        resolve_params({key: True})
+    except ParameterError:
+        raise ParameterError(f"{option} needs a value ({option} VALUE or {option}=VALUE)") from None
+    return "true"
 
 
 def _label_column(text: str) -> int | str | None:
