@@ -329,3 +329,12 @@ def test_an_option_without_its_value_says_so(tmp_path, capsys):
         err = _fails(capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json", *argv)
         assert f"{argv[0]} needs a value" in err
     assert "unknown parameter 'nonsense'" in _fails(capsys, "train", tmp_path / "d.csv", "--nonsense")
+
+
+def test_debug_may_follow_the_command(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("y,a\n2,2\n0,3\n")
+    # it was read as a training parameter: "unknown parameter 'debug'"
+    with pytest.raises(sb.errors.DataError, match="label must be 0 or 1"):
+        main(["train", str(tmp_path / "d.csv"), "-o", str(tmp_path / "m.json"), "--debug", "--objective", "binary"])
+    assert "label must be 0 or 1" in _fails(capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json",
+                                            "--objective", "binary")  # without it, still one line

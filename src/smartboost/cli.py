@@ -611,7 +611,7 @@ def _experiment_rgbm(args: argparse.Namespace, extra: list[str]) -> int:
 def _add_experiment(commands, name: str, run, help: str, description: str, dataset: str, trees: str,
                     epilog: str) -> argparse.ArgumentParser:
     command = commands.add_parser(name, help=help, description=description, epilog=epilog,
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+                                  formatter_class=argparse.RawDescriptionHelpFormatter, parents=[_DEBUG])
     command.add_argument("--protocol", choices=["default", "paper"], default="default",
                          help="'default': smartboost's settings; 'paper': the paper's own protocol (docs/papers.md) "
                               "(default: default)")
@@ -722,6 +722,12 @@ def _add_experiment_commands(commands) -> None:
 
 # -- parser ----------------------------------------------------------------------------------
 
+# --debug is also an option of every command, so that it may follow the command name as it may
+# precede it ('smartboost train data --debug' read it as a training parameter). No default there:
+# a command without it keeps the top-level value.
+_DEBUG = argparse.ArgumentParser(add_help=False)
+_DEBUG.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+
 def _add_data_options(command: argparse.ArgumentParser) -> None:
     from .datafile import FORMATS, NA_VALUES
 
@@ -761,7 +767,7 @@ def _parser() -> argparse.ArgumentParser:
                     "an option: --objective binary --num_leaves 63 --learning-rate 0.05 --num_iterations 500 "
                     "--sampling mvs --sample_rate 0.2 ...",
         epilog="example: smartboost train a9a --valid a9a.t --objective binary --metric auc -o model.json",
-        allow_abbrev=False)
+        allow_abbrev=False, parents=[_DEBUG])
     train.add_argument("data", help="training data file")
     train.add_argument("-o", "--output", default="model.json", help="model file to write (default model.json)")
     train.add_argument("--valid", action="append", help="validation data file (repeatable)")
@@ -778,7 +784,8 @@ def _parser() -> argparse.ArgumentParser:
     train.set_defaults(run=_train, extra_params=True)
 
     predict = commands.add_parser("predict", help="predict a data file with a saved model",
-                                  description="Write one prediction per row (multiclass: one column per class).")
+                                  description="Write one prediction per row (multiclass: one column per class).",
+                                  parents=[_DEBUG])
     predict.add_argument("model", help="model file")
     predict.add_argument("data", help="data file; a label column, if any, is ignored (see --label-column)")
     predict.add_argument("-o", "--output", help="output file (default: stdout)")
@@ -787,7 +794,8 @@ def _parser() -> argparse.ArgumentParser:
     predict.set_defaults(run=_predict)
 
     evaluate = commands.add_parser("evaluate", help="evaluate a saved model on a labelled data file",
-                                   description="Print a table of metrics of the model on the data.")
+                                   description="Print a table of metrics of the model on the data.",
+                                   parents=[_DEBUG])
     evaluate.add_argument("model", help="model file")
     evaluate.add_argument("data", help="labelled data file")
     evaluate.add_argument("--metric", action="append", help="metric name (repeatable; default: the objective's)")
@@ -800,7 +808,7 @@ def _parser() -> argparse.ArgumentParser:
                     "~/.cache/smartboost). list: every set, whether it is cached and where its checksums come "
                     "from; info NAME: addresses, cache paths and checksums; fetch NAME: download what is missing "
                     "and check every file.",
-        epilog="example: smartboost datasets fetch mq2008")
+        epilog="example: smartboost datasets fetch mq2008", parents=[_DEBUG])
     data.add_argument("action", choices=["list", "info", "fetch"])
     data.add_argument("name", nargs="?", help="dataset name (info, fetch)")
     data.add_argument("--offline", action="store_true", help="fetch: only check the cached files, never download")
@@ -808,7 +816,8 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="train and evaluate on generated data, print a table",
                                description="Train smartboost on a generated HIGGS-like binary set (no download) "
-                                           "and print binning, training and prediction times and test metrics.")
+                                           "and print binning, training and prediction times and test metrics.",
+                               parents=[_DEBUG])
     demo.add_argument("--rows", type=int, default=200_000, help="training rows (test: a quarter more)")
     demo.add_argument("--trees", type=int, default=100, help="boosting iterations")
     demo.add_argument("--leaves", type=int, default=31, help="leaves per tree")
