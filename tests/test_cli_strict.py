@@ -338,3 +338,14 @@ def test_debug_may_follow_the_command(tmp_path, capsys):
         main(["train", str(tmp_path / "d.csv"), "-o", str(tmp_path / "m.json"), "--debug", "--objective", "binary"])
     assert "label must be 0 or 1" in _fails(capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json",
                                             "--objective", "binary")  # without it, still one line
+
+
+def test_an_option_of_another_data_format_is_refused(tmp_path, capsys):
+    (tmp_path / "d.svm").write_text("1 1:2 2:3\n0 1:3 2:1\n")
+    (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
+    # each was silently ignored: the svmlight label stayed the first field of every line
+    for option, value in (("--label-column", "2"), ("--header", "true"), ("--na-values", "?")):
+        assert f"{option} applies only to csv/tsv" in _fails(capsys, "train", tmp_path / "d.svm", "-o",
+                                                             tmp_path / "m.json", option, value)
+    assert "--zero-based applies only to svmlight files, and " in _fails(
+        capsys, "evaluate", tmp_path / "m.json", tmp_path / "d.csv", "--zero-based", "true")

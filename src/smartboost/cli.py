@@ -297,6 +297,28 @@ class _KeepDataFormat(TrainingCallback):
         env.booster.data_format = self.data_format
 
 
+# The data options of some formats only, with their defaults. One given when no data file of the
+# command is of those formats would be silently ignored (--label-column 3 with an svmlight file
+# trained on the first field); a file of another format beside one of them may need it, though.
+_FORMAT_OPTIONS = {"label_column": ("--label-column", ("csv", "tsv", "parquet"), "auto"),
+                   "header": ("--header", ("csv", "tsv"), "auto"),
+                   "na_values": ("--na-values", ("csv", "tsv"), None),
+                   "zero_based": ("--zero-based", ("svmlight",), "auto")}
+
+
+def _check_format_options(args: argparse.Namespace, paths: list[str]) -> None:
+    """Refuse a data option (``--label-column``, ``--header``, ``--na-values``, ``--zero-based``)
+    given for data ``paths`` none of which is of a format it applies to."""
+    from .datafile import guess_format
+
+    formats = {path: args.format or guess_format(path) for path in paths}
+    for dest, (option, applies, default) in _FORMAT_OPTIONS.items():
+        if getattr(args, dest) != default and not set(formats.values()) & set(applies):
+            files = ", ".join(f"{path} is {fmt}" for path, fmt in formats.items())
+            raise ParameterError(f"{option} applies only to {'/'.join(applies)} files, and {files}: it would be "
+                                 "ignored")
+
+
 def _check_output(path: str) -> None:
     """Refuse an ``--output`` that cannot be written before the data is read and the model
     trained (or predicted), not after."""
@@ -331,6 +353,7 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     from ._params import resolve_params
 
     _check_output(args.output)
+    _check_format_options(args, [args.data, *(args.valid or [])])
     params: dict[str, Any] = _read_config(args.config) if args.config else {}
     params.update(_extra_params(extra))
     # a bad option fails at once, before the data is read and the kernels compile
@@ -388,6 +411,7 @@ def _load_model(path: str):
 def _predict(args: argparse.Namespace, extra: list[str]) -> int:
     if args.output is not None:
         _check_output(args.output)
+    _check_format_options(args, [args.data])
     booster = _load_model(args.model)
     data = _read_for_booster(args.data, args, booster)
     prediction = booster.predict(data.X, raw_score=args.raw_score)
@@ -405,6 +429,7 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     from ._data import to_query_starts
     from .metrics import get_metric
 
+    _check_format_options(args, [args.data])
     booster = _load_model(args.model)
     data = _read_for_booster(args.data, args, booster)
     if data.label is None:
