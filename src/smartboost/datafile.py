@@ -55,7 +55,8 @@ Columns for a model (:func:`select_columns`)
 
 Queries: svmlight ``qid:`` fields, or a LightGBM-style side file next to the data (``<name>.query``,
 one query size per line; ``rank.train.gz`` pairs with ``rank.train.query.gz``), become
-``DataFile.qid``.
+``DataFile.qid``. A file with both is read only when they give the same queries (the side file's
+sizes are the runs of equal ``qid:`` fields); else it is an error.
 """
 
 from __future__ import annotations
@@ -691,9 +692,25 @@ def read_data(path: str | Path, format: str | None = None, label_column: int | s
     except DataError as exc:
         raise DataError(f"{path}: {exc}") from None
     side = query_file(path)
-    if data.qid is None and side is not None:
+    if side is not None:
         sizes = read_query_sizes(side)
         if sizes.sum() != data.X.shape[0]:
             raise DataError(f"{side}: query sizes sum to {sizes.sum()} but {path} has {data.X.shape[0]} rows")
-        data.qid = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+        if data.qid is None:
+            data.qid = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+        else:  # qid: fields too: which queries are meant is ambiguous unless both say the same
+            _check_same_queries(data.qid, sizes, path, side)
     return data
+
+
+def _check_same_queries(qid: np.ndarray, sizes: np.ndarray, path: Path, side: Path) -> None:
+    """Refuse a ``.query`` side file whose query sizes are not the runs of equal ``qid:``
+    fields of its data file."""
+    runs = np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]))
+    if np.array_equal(runs, sizes):
+        return
+    # both sum to the rows (checked before), so they differ within the shorter one
+    n = min(runs.size, sizes.size)
+    q = int(np.argmax(runs[:n] != sizes[:n]))
+    raise DataError(f"{path} has qid: fields and a query file {side}, and they disagree: query {q + 1} has "
+                    f"{runs[q]} rows by the qid fields, {sizes[q]} by {side.name}; remove one of them")
