@@ -349,3 +349,13 @@ def test_an_option_of_another_data_format_is_refused(tmp_path, capsys):
                                                              tmp_path / "m.json", option, value)
     assert "--zero-based applies only to svmlight files, and " in _fails(
         capsys, "evaluate", tmp_path / "m.json", tmp_path / "d.csv", "--zero-based", "true")
+
+
+def test_an_empty_column_name_in_a_header_is_an_error(tmp_path, capsys):
+    # a feature named '' of missing values was trained on
+    (tmp_path / "t.csv").write_text("y,a,\n1,2,\n0,3,\n")
+    assert "t.csv: line 1 (the header), column 3: an empty column name (the line ends with a delimiter)" in _fails(
+        capsys, "train", tmp_path / "t.csv", "-o", tmp_path / "m.json")
+    (tmp_path / "m.tsv").write_text('y\t""\ta\n1\t2\t3\n')
+    assert "m.tsv: line 1 (the header), column 2: an empty column name; every" in _fails(
+        capsys, "train", tmp_path / "m.tsv", "-o", tmp_path / "m.json")

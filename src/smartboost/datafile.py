@@ -26,8 +26,9 @@ CSV/TSV
     the empty field staying missing. Any other field (``0.5x``, ``?`` unless declared, a word)
     is an error. ``header="auto"`` (the default) takes the first line for a header when one of
     its fields is neither a number nor a missing value; ``True`` always, ``False`` never (a
-    first line that is not numeric is then an error at line 1). Every row has as many fields as
-    the first line; blank lines are skipped.
+    first line that is not numeric is then an error at line 1). A header's names are unique and
+    not empty (``y,a,`` is an error, not a feature ''). Every row has as many fields as the
+    first line (``1,2,`` under ``y,a`` is an error); blank lines are skipped.
 
 svmlight/LETOR
     Indices are one-based or zero-based for a whole file: ``zero_based="auto"`` (the default)
@@ -350,7 +351,7 @@ def read_delimited(source: IO[bytes], delimiter: str, label_column: int | str | 
     first = _fields(lines[0], 1, delimiter)
     if header == "auto":
         header = any(field not in missing and not _is_number(field) for field in first)
-    names = _unique(first) if header else None
+    names = _header_names(first) if header else None
     body = lines[1:] if header else lines
     if not any(line.strip() for line in body):
         raise DataError("the file has no data rows")
@@ -438,6 +439,17 @@ def _value(field: str, line: int, column: int, names: list[str] | None, missing:
         name = f" ({names[column]!r})" if names else ""
         raise DataError(f"line {line}, column {column + 1}{name}: {field!r} is not a number; a missing value is "
                         f"{_describe_missing(missing)} (na_values sets them)") from None
+
+
+def _header_names(fields: list[str]) -> list[str]:
+    """The column names of a header line; an empty one (``y,a,``: a trailing delimiter) would
+    name a feature '' of a column of missing values, and is an error naming its column."""
+    if "" in fields:
+        j = fields.index("")
+        raise DataError(f"line 1 (the header), column {j + 1}: an empty column name"
+                        + (" (the line ends with a delimiter)" if j == len(fields) - 1 else "")
+                        + "; every column needs a name")
+    return _unique(fields)
 
 
 def _unique(names: list[str]) -> list[str]:
