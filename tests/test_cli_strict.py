@@ -315,6 +315,9 @@ def test_bad_labels_name_the_file_they_are_in(csv_model, tmp_path, capsys):
     assert "nan.csv: label contains nan at row 1" in _fails(
         capsys, "train", folder / "train.csv", "--valid", tmp_path / "nan.csv", "-o", tmp_path / "m.json", *TRAIN)
     assert "five.csv: label must be 0 or 1" in _fails(capsys, "evaluate", folder / "model.json", tmp_path / "five.csv")
+    # the training file's own, checked in train(), did not name it
+    assert "five.csv: label must be 0 or 1" in _fails(capsys, "train", tmp_path / "five.csv", "-o",
+                                                      tmp_path / "m.json", *TRAIN)
 
 
 def test_a_directory_given_as_a_data_file_is_called_one(tmp_path, capsys):

@@ -350,7 +350,8 @@ def _read_config(path: str) -> dict[str, Any]:
 def _train(args: argparse.Namespace, extra: list[str]) -> int:
     from . import Checkpoint, Dataset, TrainingInterrupted, log_evaluation, train
     from ._config import set_verbosity
-    from ._params import resolve_params
+    from ._params import resolve_params, training_params
+    from .engine import training_objective
 
     _check_output(args.output)
     _check_format_options(args, [args.data, *(args.valid or [])])
@@ -369,6 +370,8 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     with _naming(args.data):
         train_set = Dataset(data.X, data.label, feature_name=data.feature_names, params=params, qid=data.qid,
                             reference=init_model)
+        # the objective's label checks (binary 0/1, ...) here, as train() makes them without the file's name
+        training_objective(training_params(params)).check_label(train_set.label, "label")
     valid_sets, valid_names = [], []
     for path in args.valid or []:
         valid = _read_for_model(path, args, data.X.shape[1], data.feature_names, data.zero_based,
