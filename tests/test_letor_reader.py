@@ -190,3 +190,12 @@ def test_qid_fields_and_a_query_side_file_must_agree(tmp_path):
     (tmp_path / "q.svm.query").write_text("2\n")
     with pytest.raises(DataError, match="query sizes sum to 2 but"):
         read_data(tmp_path / "q.svm")
+
+
+@pytest.mark.parametrize("bad", [b"1 :2", b"0 1:1 x", b"1 3:1 2:1"])
+def test_errors_of_the_sklearn_reader_name_their_line(bad):
+    lines = [b"1 1:0.5 2:1", b"# a comment", b"", b"0 2:3"] * 5
+    lines[13:13] = [bad]
+    # scikit-learn's message ("invalid literal for int() with base 10: b''") had no line
+    with pytest.raises(DataError, match="not a valid svmlight file: line 14: "):
+        read_svmlight(b"\n".join(lines) + b"\n")

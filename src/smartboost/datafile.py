@@ -198,6 +198,38 @@ def read_svmlight(source: bytes | IO[bytes], n_features: int | None = None,
     return DataFile(X, label, qid, None, zero_based)
 
 
+_SKLEARN_ERRORS = (ValueError, OverflowError)  # OverflowError: an index or qid beyond 64 bits
+
+
+def _sklearn_bad_line(load_svmlight_file: Callable, data: bytes) -> int | None:
+    """The number (from 1) of the line of ``data`` that scikit-learn's loader refuses, which
+    its errors do not say; None when no line is refused alone (the error is between lines).
+
+    Found by halving: the half that fails alone holds it. Each step reads the half of the
+    previous one's lines, about twice the file in all, and only once an error is known.
+    """
+    # where each line starts, and where the text ends
+    ends = np.r_[0, np.flatnonzero(np.frombuffer(data, np.uint8) == ord("\n")) + 1, len(data)]
+
+    def fails(start: int, stop: int) -> bool:
+        try:
+            load_svmlight_file(io.BytesIO(data[ends[start]:ends[stop]]), zero_based=True, query_id=True)
+        except _SKLEARN_ERRORS:
+            return True
+        return False
+
+    start, stop = 0, len(ends) - 1
+    while stop - start > 1:
+        middle = (start + stop) // 2
+        if fails(start, middle):
+            stop = middle
+        elif fails(middle, stop):
+            start = middle
+        else:
+            return None
+    return start + 1
+
+
 def _parse_svmlight_sklearn(data: bytes) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
     """scikit-learn's ``load_svmlight_file``: the reference, and the reader of what the fast parser leaves.
 
@@ -209,8 +241,9 @@ def _parse_svmlight_sklearn(data: bytes) -> tuple[np.ndarray, np.ndarray | None,
         raise ImportError("reading this svmlight file needs scikit-learn: pip install 'smartboost[sklearn]'") from None
     try:
         X, y, qid = load_svmlight_file(io.BytesIO(data), zero_based=True, query_id=True)
-    except (ValueError, OverflowError) as exc:  # OverflowError: an index or qid beyond 64 bits
-        raise DataError(f"not a valid svmlight file: {exc}") from None
+    except _SKLEARN_ERRORS as exc:
+        line = _sklearn_bad_line(load_svmlight_file, data)
+        raise DataError(f"not a valid svmlight file: {f'line {line}: ' if line else ''}{exc}") from None
     if 0 < qid.size < y.size:
         raise DataError("not a valid svmlight file: some rows have a qid and others not")
     X = sp.csr_matrix(X)
