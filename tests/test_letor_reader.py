@@ -199,3 +199,10 @@ def test_errors_of_the_sklearn_reader_name_their_line(bad):
     # scikit-learn's message ("invalid literal for int() with base 10: b''") had no line
     with pytest.raises(DataError, match="not a valid svmlight file: line 14: "):
         read_svmlight(b"\n".join(lines) + b"\n")
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_label():
+    # it was "could not convert string to float: b'\xef\xbb\xbf1'"
+    data = read_svmlight(b"\xef\xbb\xbf1 1:2\n0 2:3\n")
+    np.testing.assert_array_equal(data.label, [1, 0])
+    np.testing.assert_array_equal(data.X.toarray(), [[2, 0], [0, 3]])

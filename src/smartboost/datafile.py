@@ -174,7 +174,8 @@ def read_svmlight(source: bytes | IO[bytes], n_features: int | None = None,
         Whether index 0 is the first feature; 'auto': when some index is 0 (scikit-learn's
         rule). With False, an index 0 is an error.
     """
-    data = _content(source)
+    # a byte-order mark (some Windows editors write one) is not part of the first label, as in CSV/TSV
+    data = _content(source).removeprefix(b"\xef\xbb\xbf")
     status, label, qid, has_qid, indptr, indices, values, slow, n_slow = parse_svmlight(
         np.frombuffer(data, np.uint8), max(1, min(4096, len(data) // _BLOCK_BYTES)))
     if status != OK:
