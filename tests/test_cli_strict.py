@@ -94,6 +94,31 @@ def test_ragged_rows_and_header_options(tmp_path, capsys):
                                                                    "--header", "false")
 
 
+@pytest.mark.parametrize("text, message", [
+    # the csv module and numpy glue these into 23: a silent wrong number
+    ('y,a\n1,"2"3\n', "line 2, column 2 ('a'): a field with text after its closing quote ('3')"),
+    ('y,a\n1,"2\n3"\n0,4\n', "line 2, column 2 ('a'): a field with a quote not closed on this line"),
+    ('1,"2\n3"\n0,4\n', "line 1, column 2: a field with a quote not closed on this line"),
+    ('y\ta\n"1"\t"2"x\n', "line 2, column 2 ('a'): a field with text after its closing quote ('x')"),
+])
+def test_quotes_that_would_glue_text_or_lines_into_a_number_are_errors(tmp_path, capsys, text, message):
+    path = tmp_path / ("q.tsv" if "\t" in text else "q.csv")
+    path.write_text(text)
+    assert f"{path.name}: {message}" in _fails(capsys, "train", path, "-o", tmp_path / "m.json")
+
+
+def test_well_formed_quotes_are_read(tmp_path, capsys):
+    from smartboost.datafile import read_data
+
+    (tmp_path / "q.csv").write_text('"y","a b","c"\n"1","2" ,"2""x"\n0,"3",""\n')
+    with pytest.raises(sb.errors.DataError, match="column 3 \\('c'\\): '2\"x' is not a number"):
+        read_data(tmp_path / "q.csv")
+    (tmp_path / "q.csv").write_text('"y","a b","c"\n"1","2" ,"4"\n0,"3",""\n')
+    data = read_data(tmp_path / "q.csv")
+    assert data.feature_names == ["a b", "c"]
+    np.testing.assert_array_equal(data.X, [[2, 4], [3, np.nan]])
+
+
 def test_predict_and_evaluate_match_columns_by_name(csv_model, tmp_path, capsys):
     folder, X, y = csv_model
     model = folder / "model.json"
@@ -220,3 +245,120 @@ def test_damaged_gzip_files_are_one_line_errors(tmp_path, capsys, damage, messag
 def test_text_that_is_not_utf8_is_a_one_line_error(tmp_path, capsys):
     (tmp_path / "latin.csv").write_bytes("y,a\n1,2\n0,caf\xe9\n".encode("latin-1"))
     assert "latin.csv: line 3: not UTF-8 text (byte 0xe9)" in _fails(capsys, "train", tmp_path / "latin.csv")
+
+
+def test_a_file_of_no_rows_predicts_nothing_and_cannot_be_evaluated(tmp_path, capsys):
+    X, y = make_binary(n=300, seed=8)
+    model = tmp_path / "m.json"
+    sb.train({"objective": "binary", "verbosity": -1}, sb.Dataset(X, y), 2).save_model(model)
+    (tmp_path / "empty.svm").write_text("# no rows\n")
+    assert _ok(capsys, "predict", model, tmp_path / "empty.svm") == ""
+    assert "empty.svm has no rows; evaluation needs labelled rows" in _fails(capsys, "evaluate", model,
+                                                                             tmp_path / "empty.svm")
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"num_leaves = 7\n\xff\xfe\n", "bad.toml: line 2: not UTF-8 text (byte 0xff)"),  # was a UnicodeDecodeError
+    (b"num_leaves = \n", "bad.toml: not a TOML file: Invalid value (at line 1, column 14)"),
+])
+def test_a_config_file_that_is_not_toml_is_a_one_line_error_naming_it(tmp_path, capsys, content, message):
+    (tmp_path / "bad.toml").write_bytes(content)
+    (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
+    assert message in _fails(capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json", "--config",
+                                   tmp_path / "bad.toml")
+
+
+def test_running_out_of_memory_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    import smartboost.cli
+
+    def huge(*args, **kwargs):  # numpy's error for a one-row svmlight file with index 2000000000
+        raise MemoryError("Unable to allocate 7.45 GiB for an array with shape (2000000001,) and data type int32")
+
+    monkeypatch.setattr(smartboost.cli, "_read_training", huge)
+    (tmp_path / "huge.svm").write_text("1 2000000000:1\n")
+    assert "out of memory: Unable to allocate 7.45 GiB" in _fails(capsys, "train", tmp_path / "huge.svm")
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_training(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
+    (tmp_path / "folder").mkdir()
+    for command in (["train", tmp_path / "d.csv"], ["predict", tmp_path / "no-model.json", tmp_path / "d.csv"]):
+        assert "--output is empty" in _fails(capsys, *command, "-o", "")  # predict wrote to stdout
+        assert f"--output {tmp_path / 'folder'} is a directory" in _fails(capsys, *command, "-o",
+                                                                           tmp_path / "folder")
+        assert "the folder" in _fails(capsys, *command, "-o", tmp_path / "missing" / "out")
+
+
+def test_a_parameter_given_twice_with_different_values_is_an_error(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
+    # the first value was dropped silently (aliases given twice were already refused)
+    assert "parameter 'metric' given twice with different values: 'auc' and 'logloss' (several metrics" in _fails(
+        capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json", "--metric", "auc", "--metric", "logloss")
+    assert "parameter 'num_leaves' given twice with different values: 5 and 7" in _fails(
+        capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json", "--num_leaves", "5", "--num-leaves=7")
+
+
+def test_an_unknown_metric_leaves_no_half_table(csv_model, tmp_path, capsys):
+    folder, X, y = csv_model
+    capsys.readouterr()
+    assert main(["evaluate", str(folder / "model.json"), str(folder / "train.csv"), "--metric", "auc",
+                 "--metric", "nonsense"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "unknown metric 'nonsense'" in err  # the table's header and auc row were printed
+
+
+def test_bad_labels_name_the_file_they_are_in(csv_model, tmp_path, capsys):
+    folder, X, y = csv_model
+    (tmp_path / "nan.csv").write_text("y,a,b,c,d,e\n1,1,2,3,4,5\nnan,1,2,3,4,5\n")
+    (tmp_path / "five.csv").write_text("y,a,b,c,d,e\n1,1,2,3,4,5\n5,1,2,3,4,5\n")
+    # which of the training and validation files held it was not said
+    assert "nan.csv: label contains nan at row 1" in _fails(
+        capsys, "train", folder / "train.csv", "--valid", tmp_path / "nan.csv", "-o", tmp_path / "m.json", *TRAIN)
+    assert "five.csv: label must be 0 or 1" in _fails(capsys, "evaluate", folder / "model.json", tmp_path / "five.csv")
+    # the training file's own, checked in train(), did not name it
+    assert "five.csv: label must be 0 or 1" in _fails(capsys, "train", tmp_path / "five.csv", "-o",
+                                                      tmp_path / "m.json", *TRAIN)
+
+
+def test_a_directory_given_as_a_data_file_is_called_one(tmp_path, capsys):
+    (tmp_path / "d.csv").mkdir()
+    assert f"{tmp_path / 'd.csv'} is a directory, not a data file" in _fails(capsys, "train", tmp_path / "d.csv")
+
+
+def test_an_option_without_its_value_says_so(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
+    # it was "parameter 'num_iterations' must be an integer, got True"
+    for argv in (["--num_iterations"], ["--learning-rate", "--num_leaves", "5"]):
+        err = _fails(capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json", *argv)
+        assert f"{argv[0]} needs a value" in err
+    assert "unknown parameter 'nonsense'" in _fails(capsys, "train", tmp_path / "d.csv", "--nonsense")
+
+
+def test_debug_may_follow_the_command(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("y,a\n2,2\n0,3\n")
+    # it was read as a training parameter: "unknown parameter 'debug'"
+    with pytest.raises(sb.errors.DataError, match="label must be 0 or 1"):
+        main(["train", str(tmp_path / "d.csv"), "-o", str(tmp_path / "m.json"), "--debug", "--objective", "binary"])
+    assert "label must be 0 or 1" in _fails(capsys, "train", tmp_path / "d.csv", "-o", tmp_path / "m.json",
+                                            "--objective", "binary")  # without it, still one line
+
+
+def test_an_option_of_another_data_format_is_refused(tmp_path, capsys):
+    (tmp_path / "d.svm").write_text("1 1:2 2:3\n0 1:3 2:1\n")
+    (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
+    # each was silently ignored: the svmlight label stayed the first field of every line
+    for option, value in (("--label-column", "2"), ("--header", "true"), ("--na-values", "?")):
+        assert f"{option} applies only to csv/tsv" in _fails(capsys, "train", tmp_path / "d.svm", "-o",
+                                                             tmp_path / "m.json", option, value)
+    assert "--zero-based applies only to svmlight files, and " in _fails(
+        capsys, "evaluate", tmp_path / "m.json", tmp_path / "d.csv", "--zero-based", "true")
+
+
+def test_an_empty_column_name_in_a_header_is_an_error(tmp_path, capsys):
+    # a feature named '' of missing values was trained on
+    (tmp_path / "t.csv").write_text("y,a,\n1,2,\n0,3,\n")
+    assert "t.csv: line 1 (the header), column 3: an empty column name (the line ends with a delimiter)" in _fails(
+        capsys, "train", tmp_path / "t.csv", "-o", tmp_path / "m.json")
+    (tmp_path / "m.tsv").write_text('y\t""\ta\n1\t2\t3\n')
+    assert "m.tsv: line 1 (the header), column 2: an empty column name; every" in _fails(
+        capsys, "train", tmp_path / "m.tsv", "-o", tmp_path / "m.json")

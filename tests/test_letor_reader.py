@@ -176,3 +176,33 @@ def test_public_letor_files_read_as_sklearn_does(shared_data, name):
     text = gzip.decompress(path.read_bytes())
     assert _fast_path_used(text)
     assert_same_as_sklearn(text)
+
+
+def test_qid_fields_and_a_query_side_file_must_agree(tmp_path):
+    (tmp_path / "q.svm").write_bytes(b"1 qid:4 1:1\n0 qid:4 2:1\n2 qid:9 1:3\n")
+    (tmp_path / "q.svm.query").write_text("2\n1\n")
+    np.testing.assert_array_equal(read_data(tmp_path / "q.svm").qid, [4, 4, 9])  # the same queries: read
+    # the side file was silently ignored
+    (tmp_path / "q.svm.query").write_text("1\n2\n")
+    with pytest.raises(DataError, match=r"q.svm has qid: fields and a query file .*q.svm.query, and they disagree: "
+                                        r"query 1 has 2 rows by the qid fields, 1 by q.svm.query"):
+        read_data(tmp_path / "q.svm")
+    (tmp_path / "q.svm.query").write_text("2\n")
+    with pytest.raises(DataError, match="query sizes sum to 2 but"):
+        read_data(tmp_path / "q.svm")
+
+
+@pytest.mark.parametrize("bad", [b"1 :2", b"0 1:1 x", b"1 3:1 2:1"])
+def test_errors_of_the_sklearn_reader_name_their_line(bad):
+    lines = [b"1 1:0.5 2:1", b"# a comment", b"", b"0 2:3"] * 5
+    lines[13:13] = [bad]
+    # scikit-learn's message ("invalid literal for int() with base 10: b''") had no line
+    with pytest.raises(DataError, match="not a valid svmlight file: line 14: "):
+        read_svmlight(b"\n".join(lines) + b"\n")
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_label():
+    # it was "could not convert string to float: b'\xef\xbb\xbf1'"
+    data = read_svmlight(b"\xef\xbb\xbf1 1:2\n0 2:3\n")
+    np.testing.assert_array_equal(data.label, [1, 0])
+    np.testing.assert_array_equal(data.X.toarray(), [[2, 0], [0, 3]])

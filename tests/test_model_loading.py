@@ -275,6 +275,13 @@ def test_documents_that_are_not_models(text):
         sb.Booster(model_str=text)
 
 
+def test_a_key_twice_in_one_object_is_refused(model):
+    booster, text, X = model
+    # json keeps the last value: the first 'trees' (or best_iteration, or a tree's 'value') was dropped silently
+    _refused(text[:-1] + ',"trees":[]}', "model field 'trees' appears twice in one object")
+    _refused(text.replace('"value":', '"value":[0],"value":', 1), "model field 'value' appears twice")
+
+
 def test_a_model_string_must_be_text():
     with pytest.raises(ModelFormatError, match="must be str"):
         sb.Booster(model_str=b"{}")
@@ -342,10 +349,12 @@ def test_a_dangling_symlink_creates_its_target(model, tmp_path, umask):
 
 def test_a_failed_write_leaves_no_temporary_file(model, tmp_path):
     (tmp_path / "model.json").mkdir()  # os.replace cannot put a file over a folder
-    with pytest.raises(OSError):
+    with pytest.raises(OSError) as error:
         model[0].save_model(tmp_path / "model.json")
     assert [p.name for p in tmp_path.iterdir()] == ["model.json"]
-    with pytest.raises(FileNotFoundError):
+    # the error names the file asked for, not the hidden temporary file
+    assert str(error.value) == f"[Errno 21] Is a directory: '{tmp_path / 'model.json'}'"
+    with pytest.raises(FileNotFoundError, match=r"No such file or directory: '.*missing/model\.json'$"):
         model[0].save_model(tmp_path / "missing" / "model.json")
 
 
@@ -376,3 +385,12 @@ def test_non_finite_numbers_are_refused_on_save(model, edit, match):
     edit(booster)
     with pytest.raises(ModelFormatError, match=match):
         booster.model_to_string()
+
+
+@pytest.mark.parametrize("text", ["tree\nversion=v4\nnum_class=1\n", "tree\r\nversion=v3\r\n"])
+def test_a_lightgbm_text_model_is_named_as_one(text, tmp_path):
+    # it was "model is not valid JSON (corrupt or truncated file?)", as if the file were damaged
+    path = tmp_path / "lightgbm.txt"
+    path.write_text(text)
+    with pytest.raises(ModelFormatError, match="LightGBM text model"):
+        sb.Booster(model_file=path)

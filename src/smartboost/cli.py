@@ -27,6 +27,8 @@ Errors print one line and exit with status 1 (2 for usage errors); ``--debug`` s
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import signal
 import sys
 import threading
@@ -135,7 +137,7 @@ def _option_value(text: str) -> Any:
 
 
 def _extra_params(tokens: list[str]) -> dict[str, Any]:
-    """``--key value`` / ``--key=value`` pairs (a bare ``--flag`` is True) as a params dict."""
+    """``--key value`` / ``--key=value`` pairs (a bare ``--switch`` is True) as a params dict."""
     params: dict[str, Any] = {}
     i = 0
     while i < len(tokens):
@@ -143,14 +145,34 @@ def _extra_params(tokens: list[str]) -> dict[str, Any]:
         if not token.startswith("--") or len(token) == 2:
             raise argparse.ArgumentTypeError(f"unexpected argument {token!r}; parameters are given as --name value")
         key, has_value, value = token[2:].partition("=")
+        key = key.replace("-", "_")
         if not has_value:
             if i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
                 value, i = tokens[i + 1], i + 1
             else:
-                value = "true"
-        params[key.replace("-", "_")] = _option_value(value)
+                value = _bare_value(key, token)
+        value = _option_value(value)
+        if params.get(key, value) != value:  # the last would silently win, as between aliases it may not
+            raise ParameterError(f"parameter '{key}' given twice with different values: {params[key]!r} and {value!r}"
+                                 + (" (several metrics are one comma-separated value: --metric auc,logloss)"
+                                    if key == "metric" else ""))
+        params[key] = value
         i += 1
     return params
+
+
+def _bare_value(key: str, option: str) -> str:
+    """The value of a bare ``option`` of parameter ``key`` (no value follows): 'true' for a parameter that takes
+    True (a switch, ``--lambdarank_norm``); any other needs a value, and would otherwise be
+    refused as "must be an integer, got True"."""
+    from ._params import canonical_param_name, resolve_params
+
+    canonical_param_name(key)  # an unknown name is refused as such
+    try:
+        resolve_params({key: True})
+    except ParameterError:
+        raise ParameterError(f"{option} needs a value ({option} VALUE or {option}=VALUE)") from None
+    return "true"
 
 
 def _label_column(text: str) -> int | str | None:
@@ -253,6 +275,16 @@ def _read_for_booster(path: str, args: argparse.Namespace, booster):
                            _categorical_refs(booster.bin_mapper.categorical, names))
 
 
+@contextlib.contextmanager
+def _naming(path: str):
+    """Raise a DataError of the data of file ``path`` (its labels, query ids: "row 2 has 5.0")
+    with the file's name, so that the one of several files it is about is known."""
+    try:
+        yield
+    except DataError as exc:
+        raise DataError(f"{path}: {exc}") from None
+
+
 class _KeepDataFormat(TrainingCallback):
     """Put how the training file was read into the model, before the checkpoint first writes it,
     so that every later file of the model is read the same way."""
@@ -265,15 +297,65 @@ class _KeepDataFormat(TrainingCallback):
         env.booster.data_format = self.data_format
 
 
+# The data options of some formats only, with their defaults. One given when no data file of the
+# command is of those formats would be silently ignored (--label-column 3 with an svmlight file
+# trained on the first field); a file of another format beside one of them may need it, though.
+_FORMAT_OPTIONS = {"label_column": ("--label-column", ("csv", "tsv", "parquet"), "auto"),
+                   "header": ("--header", ("csv", "tsv"), "auto"),
+                   "na_values": ("--na-values", ("csv", "tsv"), None),
+                   "zero_based": ("--zero-based", ("svmlight",), "auto")}
+
+
+def _check_format_options(args: argparse.Namespace, paths: list[str]) -> None:
+    """Refuse a data option (``--label-column``, ``--header``, ``--na-values``, ``--zero-based``)
+    given for data ``paths`` none of which is of a format it applies to."""
+    from .datafile import guess_format
+
+    formats = {path: args.format or guess_format(path) for path in paths}
+    for dest, (option, applies, default) in _FORMAT_OPTIONS.items():
+        if getattr(args, dest) != default and not set(formats.values()) & set(applies):
+            files = ", ".join(f"{path} is {fmt}" for path, fmt in formats.items())
+            raise ParameterError(f"{option} applies only to {'/'.join(applies)} files, and {files}: it would be "
+                                 "ignored")
+
+
+def _check_output(path: str) -> None:
+    """Refuse an ``--output`` that cannot be written before the data is read and the model
+    trained (or predicted), not after."""
+    if not path:
+        raise ParameterError("--output is empty: name the file to write")
+    target = Path(os.path.realpath(path))
+    if target.is_dir():
+        raise ParameterError(f"--output {path} is a directory: name the file to write")
+    if not target.parent.is_dir():
+        raise ParameterError(f"--output {path}: the folder {target.parent} does not exist")
+    if not os.access(target.parent, os.W_OK | os.X_OK) or target.exists() and not os.access(target, os.W_OK):
+        raise ParameterError(f"--output {path}: permission denied")
+
+
+def _read_config(path: str) -> dict[str, Any]:
+    """The parameters of a ``--config`` TOML file; text that is not UTF-8 or not TOML is a
+    ParameterError naming the file (and the line and column where TOML says)."""
+    with open(path, "rb") as f:
+        content = f.read()
+    try:
+        return tomllib.loads(content.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        line = content.count(b"\n", 0, exc.start) + 1
+        raise ParameterError(f"--config {path}: line {line}: not UTF-8 text (byte {content[exc.start]:#04x})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ParameterError(f"--config {path}: not a TOML file: {exc}") from None
+
+
 def _train(args: argparse.Namespace, extra: list[str]) -> int:
     from . import Checkpoint, Dataset, TrainingInterrupted, log_evaluation, train
     from ._config import set_verbosity
-    from ._params import resolve_params
+    from ._params import resolve_params, training_params
+    from .engine import training_objective
 
-    params: dict[str, Any] = {}
-    if args.config:
-        with open(args.config, "rb") as f:
-            params.update(tomllib.load(f))
+    _check_output(args.output)
+    _check_format_options(args, [args.data, *(args.valid or [])])
+    params: dict[str, Any] = _read_config(args.config) if args.config else {}
     params.update(_extra_params(extra))
     # a bad option fails at once, before the data is read and the kernels compile
     resolved = resolve_params(params)
@@ -285,15 +367,19 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     if data.label is None:
         raise SmartBoostError(f"{args.data} has no label column; training needs labels")
     start = time.perf_counter()
-    train_set = Dataset(data.X, data.label, feature_name=data.feature_names, params=params, qid=data.qid,
-                        reference=init_model)
+    with _naming(args.data):
+        train_set = Dataset(data.X, data.label, feature_name=data.feature_names, params=params, qid=data.qid,
+                            reference=init_model)
+        # the objective's label checks (binary 0/1, ...) here, as train() makes them without the file's name
+        training_objective(training_params(params)).check_label(train_set.label, "label")
     valid_sets, valid_names = [], []
     for path in args.valid or []:
         valid = _read_for_model(path, args, data.X.shape[1], data.feature_names, data.zero_based,
                                 _categorical_refs(train_set.bin_mapper.categorical, data.feature_names))
         if valid.label is None:
             raise SmartBoostError(f"{path} has no label column; a validation file needs labels")
-        valid_sets.append(Dataset(valid.X, valid.label, reference=train_set, qid=valid.qid))
+        with _naming(path):
+            valid_sets.append(Dataset(valid.X, valid.label, reference=train_set, qid=valid.qid))
         valid_names.append(Path(path).name)
     # the checkpoint also writes the final model, and the model so far on Ctrl-C or SIGTERM
     saver = Checkpoint(args.output, args.checkpoint_period or sys.maxsize, verbose=False)
@@ -326,12 +412,16 @@ def _load_model(path: str):
 
 
 def _predict(args: argparse.Namespace, extra: list[str]) -> int:
+    if args.output is not None:
+        _check_output(args.output)
+    _check_format_options(args, [args.data])
     booster = _load_model(args.model)
     data = _read_for_booster(args.data, args, booster)
     prediction = booster.predict(data.X, raw_score=args.raw_score)
     out = open(args.output, "w") if args.output else sys.stdout
     try:
-        np.savetxt(out, prediction.reshape(len(prediction), -1), fmt="%.17g", delimiter="\t")
+        # one column per output; reshape(n, -1) cannot size the columns of zero rows
+        np.savetxt(out, prediction[:, None] if prediction.ndim == 1 else prediction, fmt="%.17g", delimiter="\t")
     finally:
         if args.output:
             out.close()
@@ -342,23 +432,28 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     from ._data import to_query_starts
     from .metrics import get_metric
 
+    _check_format_options(args, [args.data])
     booster = _load_model(args.model)
     data = _read_for_booster(args.data, args, booster)
     if data.label is None:
         raise SmartBoostError(f"{args.data} has no label column; evaluation needs labels")
-    label = booster.objective.check_label(np.asarray(data.label, np.float64), "label", training=False)
+    if len(data.label) == 0:  # every metric of no rows is NaN
+        raise DataError(f"{args.data} has no rows; evaluation needs labelled rows")
+    with _naming(args.data):
+        label = booster.objective.check_label(np.asarray(data.label, np.float64), "label", training=False)
+        queries = to_query_starts(None, data.qid, len(label))
     raw = booster.predict(data.X, raw_score=True)
     raw = raw.T if raw.ndim == 2 else raw  # metrics take class-major multiclass scores
     prediction = booster.objective.transform(raw)
-    queries = to_query_starts(None, data.qid, len(label))
     names = args.metric or [m for m in [booster.objective.default_metric] if m]
     if not names:
         raise SmartBoostError("the model's objective has no default metric; name one with --metric")
-    print(f"| metric | {Path(args.data).name} |\n|---|---|")
+    rows = []  # every metric computed before the table is printed, so that an error leaves no half table
     for name in names:
         metric = get_metric(name, getattr(booster.objective, "label_gain", None))
         value = metric(label, booster.objective.metric_score(raw), prediction, None, queries)
-        print(f"| {metric.name} | {value:.6g} |")
+        rows.append(f"| {metric.name} | {value:.6g} |")
+    print("\n".join([f"| metric | {Path(args.data).name} |", "|---|---|", *rows]))
     return 0
 
 
@@ -544,7 +639,7 @@ def _experiment_rgbm(args: argparse.Namespace, extra: list[str]) -> int:
 def _add_experiment(commands, name: str, run, help: str, description: str, dataset: str, trees: str,
                     epilog: str) -> argparse.ArgumentParser:
     command = commands.add_parser(name, help=help, description=description, epilog=epilog,
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+                                  formatter_class=argparse.RawDescriptionHelpFormatter, parents=[_DEBUG])
     command.add_argument("--protocol", choices=["default", "paper"], default="default",
                          help="'default': smartboost's settings; 'paper': the paper's own protocol (docs/papers.md) "
                               "(default: default)")
@@ -655,6 +750,12 @@ def _add_experiment_commands(commands) -> None:
 
 # -- parser ----------------------------------------------------------------------------------
 
+# --debug is also an option of every command, so that it may follow the command name as it may
+# precede it ('smartboost train data --debug' read it as a training parameter). No default there:
+# a command without it keeps the top-level value.
+_DEBUG = argparse.ArgumentParser(add_help=False)
+_DEBUG.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+
 def _add_data_options(command: argparse.ArgumentParser) -> None:
     from .datafile import FORMATS, NA_VALUES
 
@@ -694,7 +795,7 @@ def _parser() -> argparse.ArgumentParser:
                     "an option: --objective binary --num_leaves 63 --learning-rate 0.05 --num_iterations 500 "
                     "--sampling mvs --sample_rate 0.2 ...",
         epilog="example: smartboost train a9a --valid a9a.t --objective binary --metric auc -o model.json",
-        allow_abbrev=False)
+        allow_abbrev=False, parents=[_DEBUG])
     train.add_argument("data", help="training data file")
     train.add_argument("-o", "--output", default="model.json", help="model file to write (default model.json)")
     train.add_argument("--valid", action="append", help="validation data file (repeatable)")
@@ -711,7 +812,8 @@ def _parser() -> argparse.ArgumentParser:
     train.set_defaults(run=_train, extra_params=True)
 
     predict = commands.add_parser("predict", help="predict a data file with a saved model",
-                                  description="Write one prediction per row (multiclass: one column per class).")
+                                  description="Write one prediction per row (multiclass: one column per class).",
+                                  parents=[_DEBUG])
     predict.add_argument("model", help="model file")
     predict.add_argument("data", help="data file; a label column, if any, is ignored (see --label-column)")
     predict.add_argument("-o", "--output", help="output file (default: stdout)")
@@ -720,7 +822,8 @@ def _parser() -> argparse.ArgumentParser:
     predict.set_defaults(run=_predict)
 
     evaluate = commands.add_parser("evaluate", help="evaluate a saved model on a labelled data file",
-                                   description="Print a table of metrics of the model on the data.")
+                                   description="Print a table of metrics of the model on the data.",
+                                   parents=[_DEBUG])
     evaluate.add_argument("model", help="model file")
     evaluate.add_argument("data", help="labelled data file")
     evaluate.add_argument("--metric", action="append", help="metric name (repeatable; default: the objective's)")
@@ -733,7 +836,7 @@ def _parser() -> argparse.ArgumentParser:
                     "~/.cache/smartboost). list: every set, whether it is cached and where its checksums come "
                     "from; info NAME: addresses, cache paths and checksums; fetch NAME: download what is missing "
                     "and check every file.",
-        epilog="example: smartboost datasets fetch mq2008")
+        epilog="example: smartboost datasets fetch mq2008", parents=[_DEBUG])
     data.add_argument("action", choices=["list", "info", "fetch"])
     data.add_argument("name", nargs="?", help="dataset name (info, fetch)")
     data.add_argument("--offline", action="store_true", help="fetch: only check the cached files, never download")
@@ -741,7 +844,8 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="train and evaluate on generated data, print a table",
                                description="Train smartboost on a generated HIGGS-like binary set (no download) "
-                                           "and print binning, training and prediction times and test metrics.")
+                                           "and print binning, training and prediction times and test metrics.",
+                               parents=[_DEBUG])
     demo.add_argument("--rows", type=int, default=200_000, help="training rows (test: a quarter more)")
     demo.add_argument("--trees", type=int, default=100, help="boosting iterations")
     demo.add_argument("--leaves", type=int, default=31, help="leaves per tree")
@@ -783,6 +887,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"smartboost: error: {exc}", file=sys.stderr)
+        return 1
+    except MemoryError as exc:  # e.g. an svmlight index of 2e9 makes as many features
+        if args.debug:
+            raise
+        print(f"smartboost: error: out of memory{f': {exc}' if str(exc) else ''} (the data, or the number of "
+              "features its largest svmlight index implies, is too large for this machine)", file=sys.stderr)
         return 1
 
 

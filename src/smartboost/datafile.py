@@ -15,7 +15,9 @@ for CSV/TSV, the column (counted from 1, with its header name), never a silent N
 A truncated or corrupt ``.gz`` file and text that is not UTF-8 are errors too.
 
 CSV/TSV
-    Fields are separated by ``,`` (``.csv``) or a tab (``.tsv``) and may be quoted with ``"``.
+    Fields are separated by ``,`` (``.csv``) or a tab (``.tsv``) and may be quoted with ``"``;
+    a quoted field ends at its closing quote (spaces may follow) and on its own line: text after
+    the closing quote, or a quote open to the next line, is an error.
     A field is a number when Python's ``float()`` reads it (``3``, ``-2.5e-3``, ``inf``;
     ``nan`` in any case is a number: NaN), spaces around it allowed. A missing value is an
     empty field or a missing-value token: by default those of :data:`NA_VALUES` (``NA N/A n/a
@@ -24,8 +26,9 @@ CSV/TSV
     the empty field staying missing. Any other field (``0.5x``, ``?`` unless declared, a word)
     is an error. ``header="auto"`` (the default) takes the first line for a header when one of
     its fields is neither a number nor a missing value; ``True`` always, ``False`` never (a
-    first line that is not numeric is then an error at line 1). Every row has as many fields as
-    the first line; blank lines are skipped.
+    first line that is not numeric is then an error at line 1). A header's names are unique and
+    not empty (``y,a,`` is an error, not a feature ''). Every row has as many fields as the
+    first line (``1,2,`` under ``y,a`` is an error); blank lines are skipped.
 
 svmlight/LETOR
     Indices are one-based or zero-based for a whole file: ``zero_based="auto"`` (the default)
@@ -53,7 +56,8 @@ Columns for a model (:func:`select_columns`)
 
 Queries: svmlight ``qid:`` fields, or a LightGBM-style side file next to the data (``<name>.query``,
 one query size per line; ``rank.train.gz`` pairs with ``rank.train.query.gz``), become
-``DataFile.qid``.
+``DataFile.qid``. A file with both is read only when they give the same queries (the side file's
+sizes are the runs of equal ``qid:`` fields); else it is an error.
 """
 
 from __future__ import annotations
@@ -170,7 +174,8 @@ def read_svmlight(source: bytes | IO[bytes], n_features: int | None = None,
         Whether index 0 is the first feature; 'auto': when some index is 0 (scikit-learn's
         rule). With False, an index 0 is an error.
     """
-    data = _content(source)
+    # a byte-order mark (some Windows editors write one) is not part of the first label, as in CSV/TSV
+    data = _content(source).removeprefix(b"\xef\xbb\xbf")
     status, label, qid, has_qid, indptr, indices, values, slow, n_slow = parse_svmlight(
         np.frombuffer(data, np.uint8), max(1, min(4096, len(data) // _BLOCK_BYTES)))
     if status != OK:
@@ -194,6 +199,38 @@ def read_svmlight(source: bytes | IO[bytes], n_features: int | None = None,
     return DataFile(X, label, qid, None, zero_based)
 
 
+_SKLEARN_ERRORS = (ValueError, OverflowError)  # OverflowError: an index or qid beyond 64 bits
+
+
+def _sklearn_bad_line(load_svmlight_file: Callable, data: bytes) -> int | None:
+    """The number (from 1) of the line of ``data`` that scikit-learn's loader refuses, which
+    its errors do not say; None when no line is refused alone (the error is between lines).
+
+    Found by halving: the half that fails alone holds it. Each step reads the half of the
+    previous one's lines, about twice the file in all, and only once an error is known.
+    """
+    # where each line starts, and where the text ends
+    ends = np.r_[0, np.flatnonzero(np.frombuffer(data, np.uint8) == ord("\n")) + 1, len(data)]
+
+    def fails(start: int, stop: int) -> bool:
+        try:
+            load_svmlight_file(io.BytesIO(data[ends[start]:ends[stop]]), zero_based=True, query_id=True)
+        except _SKLEARN_ERRORS:
+            return True
+        return False
+
+    start, stop = 0, len(ends) - 1
+    while stop - start > 1:
+        middle = (start + stop) // 2
+        if fails(start, middle):
+            stop = middle
+        elif fails(middle, stop):
+            start = middle
+        else:
+            return None
+    return start + 1
+
+
 def _parse_svmlight_sklearn(data: bytes) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
     """scikit-learn's ``load_svmlight_file``: the reference, and the reader of what the fast parser leaves.
 
@@ -205,8 +242,9 @@ def _parse_svmlight_sklearn(data: bytes) -> tuple[np.ndarray, np.ndarray | None,
         raise ImportError("reading this svmlight file needs scikit-learn: pip install 'smartboost[sklearn]'") from None
     try:
         X, y, qid = load_svmlight_file(io.BytesIO(data), zero_based=True, query_id=True)
-    except (ValueError, OverflowError) as exc:  # OverflowError: an index or qid beyond 64 bits
-        raise DataError(f"not a valid svmlight file: {exc}") from None
+    except _SKLEARN_ERRORS as exc:
+        line = _sklearn_bad_line(load_svmlight_file, data)
+        raise DataError(f"not a valid svmlight file: {f'line {line}: ' if line else ''}{exc}") from None
     if 0 < qid.size < y.size:
         raise DataError("not a valid svmlight file: some rows have a qid and others not")
     X = sp.csr_matrix(X)
@@ -257,8 +295,40 @@ def _decode(data: bytes) -> str:
         raise DataError(f"line {_line_at(data, exc.start)}: not UTF-8 text (byte {byte:#04x})") from None
 
 
+# A line of well-quoted fields: a quoted field ends at its closing quote (spaces may follow), an
+# unquoted one holds no delimiter; the csv module, and numpy's reader, would instead glue text
+# after a closing quote to the field ('"2"3' is 23) and join the lines of an unclosed quote.
+_QUOTED_FIELD = {",": '"(?:[^"]|"")*"[ \t]*', "\t": '"(?:[^"]|"")*" *'}
+_WELL_QUOTED = {delimiter: re.compile(f'(?:{quoted}|[^{delimiter}"][^{delimiter}]*|)'
+                                      f'(?:{delimiter}(?:{quoted}|[^{delimiter}"][^{delimiter}]*|))*')
+                for delimiter, quoted in _QUOTED_FIELD.items()}
+
+
+def _check_quotes(line: str, number: int, delimiter: str, names: list[str] | None = None) -> None:
+    """Refuse a line whose quotes the csv module would misread (see ``_WELL_QUOTED``), naming
+    the line and the column of the first such field."""
+    if '"' not in line or _WELL_QUOTED[delimiter].fullmatch(line):
+        return
+    quoted = re.compile(_QUOTED_FIELD[delimiter])
+    position, column = 0, 0
+    problem = "quotes the csv format does not allow"
+    while position <= len(line):  # find the field, only once the line is known to be bad
+        match = quoted.match(line, position) if line.startswith('"', position) else None
+        end = line.find(delimiter, position) if match is None else match.end()
+        if line.startswith('"', position) and match is None:
+            problem = "a quote not closed on this line (a line break inside quotes is not read)"
+            break
+        if match is not None and end < len(line) and line[end] != delimiter:
+            problem = f"text after its closing quote ({line[end:].split(delimiter, 1)[0]!r})"
+            break
+        position, column = (len(line) + 1 if end < 0 else end + 1), column + 1
+    name = f" ({names[column]!r})" if names and column < len(names) else ""
+    raise DataError(f"line {number}, column {column + 1}{name}: a field with {problem}")
+
+
 def _fields(line: str, number: int, delimiter: str) -> list[str]:
     """The fields of one line, unquoted and stripped."""
+    _check_quotes(line, number, delimiter)
     try:
         return [field.strip() for field in next(csv.reader([line], delimiter=delimiter))]
     except csv.Error as exc:
@@ -315,7 +385,7 @@ def read_delimited(source: IO[bytes], delimiter: str, label_column: int | str | 
     first = _fields(lines[0], 1, delimiter)
     if header == "auto":
         header = any(field not in missing and not _is_number(field) for field in first)
-    names = _unique(first) if header else None
+    names = _header_names(first) if header else None
     body = lines[1:] if header else lines
     if not any(line.strip() for line in body):
         raise DataError("the file has no data rows")
@@ -326,6 +396,9 @@ def read_delimited(source: IO[bytes], delimiter: str, label_column: int | str | 
             table = np.loadtxt(body, delimiter=delimiter, quotechar='"', comments=None, dtype=np.float64, ndmin=2)
         except ValueError:  # a missing value, or a field that is not a number: the exact reader says which
             table = None
+        else:  # numbers read, but numpy reads quotes as loosely as the csv module
+            for number, line in enumerate(body, 2 if header else 1):
+                _check_quotes(line, number, delimiter, names)
     if table is None or table.shape[1] != len(first):
         table = _read_fields(body, 2 if header else 1, delimiter, names, len(first), missing, text)
     return _split_label(table, names, label_column)
@@ -362,9 +435,12 @@ def _csv_rows(lines: list[str], first_line: int, delimiter: str, names: list[str
     """``(line number, fields)`` of each non-empty CSV row; a ragged row or a CSV syntax error is
     a DataError naming its line."""
     reader = csv.reader(lines, delimiter=delimiter)
+    start = 0  # the index in lines of the record's (first) line
     try:
         for fields in reader:
-            line = first_line + reader.line_num - 1
+            line = first_line + start
+            _check_quotes(lines[start], line, delimiter, names)  # so that each record is one line
+            start = reader.line_num
             if not fields:
                 continue
             if len(fields) != n_columns:
@@ -397,6 +473,17 @@ def _value(field: str, line: int, column: int, names: list[str] | None, missing:
         name = f" ({names[column]!r})" if names else ""
         raise DataError(f"line {line}, column {column + 1}{name}: {field!r} is not a number; a missing value is "
                         f"{_describe_missing(missing)} (na_values sets them)") from None
+
+
+def _header_names(fields: list[str]) -> list[str]:
+    """The column names of a header line; an empty one (``y,a,``: a trailing delimiter) would
+    name a feature '' of a column of missing values, and is an error naming its column."""
+    if "" in fields:
+        j = fields.index("")
+        raise DataError(f"line 1 (the header), column {j + 1}: an empty column name"
+                        + (" (the line ends with a delimiter)" if j == len(fields) - 1 else "")
+                        + "; every column needs a name")
+    return _unique(fields)
 
 
 def _unique(names: list[str]) -> list[str]:
@@ -630,6 +717,8 @@ def read_data(path: str | Path, format: str | None = None, label_column: int | s
         Anything in the file that cannot be read exactly, naming the file, line and column.
     """
     path = Path(path)
+    if path.is_dir():  # not "no such data file": it exists
+        raise IsADirectoryError(f"{path} is a directory, not a data file")
     if not path.is_file():
         raise FileNotFoundError(f"no such data file: {path}")
     for name, value in (("zero_based", zero_based), ("header", header)):
@@ -649,9 +738,25 @@ def read_data(path: str | Path, format: str | None = None, label_column: int | s
     except DataError as exc:
         raise DataError(f"{path}: {exc}") from None
     side = query_file(path)
-    if data.qid is None and side is not None:
+    if side is not None:
         sizes = read_query_sizes(side)
         if sizes.sum() != data.X.shape[0]:
             raise DataError(f"{side}: query sizes sum to {sizes.sum()} but {path} has {data.X.shape[0]} rows")
-        data.qid = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+        if data.qid is None:
+            data.qid = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+        else:  # qid: fields too: which queries are meant is ambiguous unless both say the same
+            _check_same_queries(data.qid, sizes, path, side)
     return data
+
+
+def _check_same_queries(qid: np.ndarray, sizes: np.ndarray, path: Path, side: Path) -> None:
+    """Refuse a ``.query`` side file whose query sizes are not the runs of equal ``qid:``
+    fields of its data file."""
+    runs = np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]))
+    if np.array_equal(runs, sizes):
+        return
+    # both sum to the rows (checked before), so they differ within the shorter one
+    n = min(runs.size, sizes.size)
+    q = int(np.argmax(runs[:n] != sizes[:n]))
+    raise DataError(f"{path} has qid: fields and a query file {side}, and they disagree: query {q + 1} has "
+                    f"{runs[q]} rows by the qid fields, {sizes[q]} by {side.name}; remove one of them")

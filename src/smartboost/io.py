@@ -172,6 +172,22 @@ def _refuse_constants(value: Any, path: str) -> None:
         _refuse_constants(item, schema.child(path, key))
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object whose keys are all different: with a key twice (an edited or concatenated
+    file), json would silently keep the last value."""
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen = set()
+        key = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise ModelFormatError(f"model field '{key}' appears twice in one object (edited or corrupt file?); a model "
+                               "file holds each field once")
+    return document
+
+
+# The first two lines of a model LightGBM's save_model writes ("tree", then "version=v4")
+_LIGHTGBM_TEXT = re.compile(r"\ufeff?tree\r?\nversion=")
+
+
 def _parse(text: Any) -> dict:
     """The JSON document of a model text, refusing what is not JSON, a NaN/Infinity token, or
     anything but a smartboost model of a version this smartboost reads."""
@@ -184,8 +200,13 @@ def _parse(text: Any) -> dict:
         constants.append(_Constant(token))
         return constants[-1]
 
+    if _LIGHTGBM_TEXT.match(text):  # a common mix-up; "not valid JSON" would suggest a damaged file
+        raise ModelFormatError("this is a LightGBM text model (it starts with 'tree' and 'version='); smartboost "
+                               "reads only its own JSON models and cannot load LightGBM's")
     try:
-        document = json.loads(text, parse_constant=constant)
+        document = json.loads(text, parse_constant=constant, object_pairs_hook=_unique_keys)
+    except ModelFormatError:
+        raise
     except ValueError as exc:  # JSONDecodeError, or an integer of more digits than Python converts
         raise ModelFormatError(f"model is not valid JSON (corrupt or truncated file?): {exc}") from None
     if type(document) is not dict or document.get("format") != FORMAT_NAME:
@@ -357,18 +378,21 @@ def write_model_text(path: str | os.PathLike, text: str) -> None:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         mode = None
-    fd, tmp = _new_file_beside(target)
     try:
-        if mode is not None:  # before the text is written, so it is never readable by more users than before
-            os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        fd, tmp = _new_file_beside(target)
+        try:
+            if mode is not None:  # before the text is written, so it is never readable by more users than before
+                os.chmod(tmp, mode)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    except OSError as exc:  # named by the file asked for, not by the hidden temporary one
+        raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
     _sync_folder(target.parent)
 
 
