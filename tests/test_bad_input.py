@@ -234,3 +234,17 @@ def test_training_that_overflows_stops_with_the_reason_and_keeps_no_infinity(par
     X, y = make_binary(n=300)
     with pytest.raises(DataError, match=match):
         sb.train({**params, "verbosity": -1}, sb.Dataset(X, y), 20)
+
+
+@pytest.mark.parametrize("num_iteration", [float("nan"), "3", 2.5, True])
+def test_num_iteration_that_is_not_a_whole_number_is_a_parameter_error(num_iteration):
+    X, y = make_binary(n=200)
+    booster = sb.train({"objective": "binary", "verbosity": -1}, sb.Dataset(X, y), 3)
+    with pytest.raises(ParameterError, match="num_iteration must be an integer"):
+        booster.predict(X, num_iteration=num_iteration)
+    with pytest.raises(ParameterError, match="num_iteration must be an integer"):
+        booster.model_to_string(num_iteration)
+    with pytest.raises(ParameterError, match="iteration must be an integer"):
+        booster.feature_importance(iteration=num_iteration)
+    assert booster.predict(X, num_iteration=2.0).shape == (200,)  # a whole float is accepted
+    np.testing.assert_array_equal(booster.predict(X, num_iteration=np.int64(2)), booster.predict(X, num_iteration=2))
