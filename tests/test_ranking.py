@@ -39,10 +39,19 @@ def test_group_and_qid_give_the_same_queries():
     ({"qid": [1, 1, 2, 2, 1, 3, 3]}, "row 4 has 1 after 2"),
     ({"qid": ["a", "a", "b", "b", "a", "c", "c"]}, "contiguous"),
     ({"group": [7], "qid": [0] * 7}, "not both"),
+    ({"qid": [0, 0, 0, 1, 1, 1, np.nan]}, r"missing value \(nan\) at row 6"),
+    ({"qid": np.array([None] * 7, object)}, r"missing value \(None\) at row 0"),
+    ({"qid": np.array([1, 1, "a", "a", 1, 2, 2], object)}, "contiguous"),  # not orderable: no TypeError
+    ({"qid": np.array([[0], [0], [0], [1], [1], [1, 2], [1]], object)}, "numbers or texts, got list at row 0"),
 ])
 def test_bad_queries_are_reported(kwargs, match):
     with pytest.raises(DataError, match=match):
         sb.Dataset(np.zeros((7, 2)), np.zeros(7), **kwargs)
+
+
+def test_qid_of_mixed_types_gives_its_queries():
+    qid = np.array([7, 7, "a", "a", "a", 2.5, 2.5], object)
+    assert sb.Dataset(np.zeros((7, 2)), np.zeros(7), qid=qid).query_starts.tolist() == [0, 2, 5, 7]
 
 
 def test_ndcg_matches_a_hand_computed_value():
