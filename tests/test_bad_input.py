@@ -248,3 +248,20 @@ def test_num_iteration_that_is_not_a_whole_number_is_a_parameter_error(num_itera
         booster.feature_importance(iteration=num_iteration)
     assert booster.predict(X, num_iteration=2.0).shape == (200,)  # a whole float is accepted
     np.testing.assert_array_equal(booster.predict(X, num_iteration=np.int64(2)), booster.predict(X, num_iteration=2))
+
+
+def test_callbacks_that_are_not_training_callbacks_are_parameter_errors():
+    X, y = make_binary(n=200)
+    train_set = sb.Dataset(X, y)
+    params = {"objective": "binary", "verbosity": -1}
+    with pytest.raises(ParameterError, match=r"callbacks\[1\] must be a smartboost.TrainingCallback, got function"):
+        sb.train(params, train_set, 2, callbacks=[sb.log_evaluation(1), lambda env: None])
+    with pytest.raises(ParameterError, match=r"callbacks\[0\] .* got int"):
+        sb.cv(params, train_set, 2, nfold=2, callbacks=[3])
+    with pytest.raises(ParameterError, match="callbacks must be a list"):
+        sb.train(params, train_set, 2, callbacks=3)
+    result = {}
+    sb.train(params, train_set, 2, valid_sets=train_set, callbacks=sb.record_evaluation(result))  # one of each
+    assert len(result["training"]["logloss"]) == 2
+    with pytest.raises(ParameterError, match="valid_sets must be a list of smartboost.Dataset, got int"):
+        sb.train(params, train_set, 2, valid_sets=3)

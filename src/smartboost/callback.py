@@ -77,6 +77,32 @@ class TrainingCallback:
         """Called once after the last iteration, also when Ctrl-C interrupted the run."""
 
 
+def callback_list(callbacks: Any) -> list[TrainingCallback]:
+    """The ``callbacks`` argument of :func:`~smartboost.train` and :func:`~smartboost.cv` as a
+    list: None is none, a single callback is a list of one.
+
+    Raises
+    ------
+    ParameterError
+        An entry that is not a :class:`TrainingCallback` (a plain function, as LightGBM takes,
+        would otherwise fail with an AttributeError once training started).
+    """
+    if callbacks is None:
+        return []
+    if isinstance(callbacks, TrainingCallback):
+        return [callbacks]
+    if isinstance(callbacks, (str, bytes)) or not hasattr(callbacks, "__iter__"):
+        raise ParameterError(f"callbacks must be a list of TrainingCallback, got {type(callbacks).__name__}")
+    out = list(callbacks)
+    for i, callback in enumerate(out):
+        if not isinstance(callback, TrainingCallback):
+            hint = (" (a function is not a callback: subclass smartboost.TrainingCallback and override "
+                    "after_iteration)" if callable(callback) else "")
+            raise ParameterError(f"callbacks[{i}] must be a smartboost.TrainingCallback, got "
+                                 f"{type(callback).__name__}{hint}")
+    return out
+
+
 def _format(evaluation: list[EvalResult]) -> str:
     return "\t".join(f"{e.data_name}'s {e.metric}: {e.value:.6g}" for e in evaluation)
 

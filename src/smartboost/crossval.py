@@ -29,7 +29,7 @@ from ._config import set_verbosity, threads
 from ._interrupt import interruptible
 from ._params import canonical_param_name, explicit_params, training_params, with_data_defaults
 from .booster import Booster
-from .callback import EarlyStopping, EvalResult, TrainingCallback
+from .callback import EarlyStopping, EvalResult, TrainingCallback, callback_list
 from .dataset import Dataset
 from .engine import Trainer, run_training, training_objective
 from .errors import ParameterError
@@ -161,6 +161,7 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
     train_set.check_binning_params(given)
     if not (isinstance(nfold, int) and nfold >= 2) and folds is None:
         raise ParameterError(f"nfold must be an integer >= 2, got {nfold!r}")
+    callbacks = callback_list(callbacks)
     set_verbosity(resolved.verbosity)
     objective = training_objective(resolved)
     fold_rows = list(_folds(train_set, objective, nfold, stratified, shuffle, folds, seed))
@@ -178,7 +179,6 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
             trainers.append(Trainer.local(resolved, fold_train, valid_sets, valid_names, init_model,
                                           n_threads))
         folded = _FoldTrainers(trainers)
-        callbacks = list(callbacks or [])
         cvbooster = run_training(folded, callbacks)
     results = dict(folded.results)
     if resolved.early_stopping_round > 0 or any(isinstance(c, EarlyStopping) for c in callbacks):
