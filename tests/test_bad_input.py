@@ -265,3 +265,17 @@ def test_callbacks_that_are_not_training_callbacks_are_parameter_errors():
     assert len(result["training"]["logloss"]) == 2
     with pytest.raises(ParameterError, match="valid_sets must be a list of smartboost.Dataset, got int"):
         sb.train(params, train_set, 2, valid_sets=3)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: sb.early_stopping(float("nan")), "stopping_rounds' must be an integer, got nan"),
+    (lambda: sb.early_stopping("3"), "stopping_rounds' must be an integer, got '3'"),
+    (lambda: sb.early_stopping(0), r"stopping_rounds' must be in \[1, "),
+    (lambda: sb.early_stopping(3, min_delta=float("nan")), "min_delta' must be a finite number"),
+    (lambda: sb.early_stopping(3, min_delta=-1.0), "min_delta"),
+    (lambda: sb.log_evaluation(float("nan")), "log_evaluation period' must be an integer"),
+    (lambda: sb.checkpoint("m.json", "10"), "checkpoint period' must be an integer"),
+])
+def test_callback_arguments_are_checked_when_made(make, match):
+    with pytest.raises(ParameterError, match=match):
+        make()
