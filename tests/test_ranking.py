@@ -66,6 +66,12 @@ def test_ndcg_matches_a_hand_computed_value():
     assert get_metric("ndcg@1")(label, score, None, None, starts) == pytest.approx((3 / 7 + 1 + 0) / 3)
     with pytest.raises(DataError, match="needs queries"):
         get_metric("ndcg@3")(label, score, None)
+    # a cut-off beyond int64 is the whole list (it failed to compile in the kernel)
+    for base in ("ndcg", "map"):
+        assert get_metric(f"{base}@{10**20}")(label, score, None, None, starts) == \
+            get_metric(base)(label, score, None, None, starts)
+    with pytest.raises(ParameterError, match="unknown metric 'ndcg@²'"):
+        get_metric("ndcg@²")
 
 
 def test_map_matches_a_hand_computed_value():
