@@ -41,6 +41,13 @@ def test_dataframe_with_text_column_not_declared_categorical():
         sb.Dataset(df, [0, 1], categorical_feature=[])
 
 
+def test_feature_name_given_as_text_is_not_split_into_letters():
+    X = np.ones((10, 4))
+    with pytest.raises(DataError, match="feature_name must be a list of names .* got the text 'abcd'"):
+        sb.Dataset(X, np.zeros(10), feature_name="abcd")
+    assert sb.Dataset(X, np.zeros(10), feature_name="auto").feature_name == [f"Column_{i}" for i in range(4)]
+
+
 def test_label_and_weight_shapes():
     X = np.ones((10, 2))
     with pytest.raises(DataError, match="label has 9 entries but the data has 10 rows"):
