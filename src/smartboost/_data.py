@@ -87,12 +87,16 @@ def _text_column(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.
     """A categorical column from its distinct ``values`` and each row's index into them
     (``codes``, -1: missing): the integers themselves, or indexes into the sorted text of the
     values and that vocabulary."""
+    column = np.full(codes.shape, np.nan)
+    present = codes >= 0  # indexed by these only: a column of missing values may have no values at all
     numbers = _integer_values(values)
     if numbers is not None:
-        return np.where(codes >= 0, numbers[codes], np.nan), None
+        column[present] = numbers[codes[present]]
+        return column, None
     text = np.array([str(v) for v in values], dtype=object)
     vocabulary, position = np.unique(text, return_inverse=True)
-    return np.where(codes >= 0, position[codes].astype(np.float64), np.nan), vocabulary
+    column[present] = position[codes[present]]
+    return column, vocabulary
 
 
 def _from_dataframe(data: Any) -> Features:
