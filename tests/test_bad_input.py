@@ -286,3 +286,15 @@ def test_callbacks_that_are_not_training_callbacks_are_parameter_errors():
 def test_callback_arguments_are_checked_when_made(make, match):
     with pytest.raises(ParameterError, match=match):
         make()
+
+
+@pytest.mark.parametrize("sampling", ["none", "goss"])
+def test_weights_near_the_smallest_float_train_without_dividing_by_zero(sampling):
+    X, y = make_binary(n=200)
+    # |w g| of about 1e-324: the fixed-point unit underflowed to 0 (ZeroDivisionError), or to a
+    # subnormal whose reciprocal is infinite
+    for weight in (5e-324, 1e-310):
+        params = {"objective": "binary", "verbosity": -1, "min_sum_hessian_in_leaf": 0, "sampling": sampling,
+                  "sample_rate": 0.5 if sampling == "goss" else 1.0}
+        booster = sb.train(params, sb.Dataset(X, y, weight=np.full(200, weight)), 3)
+        assert np.isfinite(booster.predict(X)).all()
