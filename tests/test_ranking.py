@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.special import expit
 
@@ -41,6 +42,7 @@ def test_group_and_qid_give_the_same_queries():
     ({"group": [7], "qid": [0] * 7}, "not both"),
     ({"qid": [0, 0, 0, 1, 1, 1, np.nan]}, r"missing value \(nan\) at row 6"),
     ({"qid": np.array([None] * 7, object)}, r"missing value \(None\) at row 0"),
+    ({"qid": np.array([0, 0, 0, 1, 1, 1, pd.NA], object)}, r"missing value \(<NA>\) at row 6"),
     ({"qid": np.array([1, 1, "a", "a", 1, 2, 2], object)}, "contiguous"),  # not orderable: no TypeError
     ({"qid": np.array([[0], [0], [0], [1], [1], [1, 2], [1]], object)}, "numbers or texts, got list at row 0"),
 ])

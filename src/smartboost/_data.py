@@ -15,6 +15,7 @@ categories are integers holds those integers (category codes are never read).
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -275,6 +276,13 @@ def to_vector(values: Any, n_rows: int, name: str, *, nonnegative: bool = False)
     return np.ascontiguousarray(array)
 
 
+def _is_missing(value: Any) -> bool:
+    """Whether one entry of an object array is a missing value: None, NaN, or pandas' NA or NaT
+    (compared as ``value != value``, pandas' NA has no truth value)."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or \
+        type(value).__name__ in ("NAType", "NaTType")
+
+
 def to_query_starts(group: Any, qid: Any, n_rows: int) -> np.ndarray | None:
     """Query boundaries from group sizes or per-row query ids.
 
@@ -311,7 +319,7 @@ def to_query_starts(group: Any, qid: Any, n_rows: int) -> np.ndarray | None:
             raise DataError("qid given for empty data")
         # a missing id is no query: NaN != NaN would make each such row a query of its own
         missing = np.isnan(ids) if ids.dtype.kind == "f" else np.array(
-            [v is None or v != v for v in ids.tolist()], np.bool_) if ids.dtype.kind == "O" else None
+            [_is_missing(v) for v in ids.tolist()], np.bool_) if ids.dtype.kind == "O" else None
         if missing is not None and missing.any():
             row = int(np.argmax(missing))
             raise DataError(f"qid has a missing value ({ids[row]}) at row {row}; every row needs a query id")
