@@ -41,6 +41,13 @@ def test_dataframe_with_text_column_not_declared_categorical():
         sb.Dataset(df, [0, 1], categorical_feature=[])
 
 
+def test_feature_name_given_as_text_is_not_split_into_letters():
+    X = np.ones((10, 4))
+    with pytest.raises(DataError, match="feature_name must be a list of names .* got the text 'abcd'"):
+        sb.Dataset(X, np.zeros(10), feature_name="abcd")
+    assert sb.Dataset(X, np.zeros(10), feature_name="auto").feature_name == [f"Column_{i}" for i in range(4)]
+
+
 def test_label_and_weight_shapes():
     X = np.ones((10, 2))
     with pytest.raises(DataError, match="label has 9 entries but the data has 10 rows"):
@@ -234,3 +241,60 @@ def test_training_that_overflows_stops_with_the_reason_and_keeps_no_infinity(par
     X, y = make_binary(n=300)
     with pytest.raises(DataError, match=match):
         sb.train({**params, "verbosity": -1}, sb.Dataset(X, y), 20)
+
+
+@pytest.mark.parametrize("num_iteration", [float("nan"), "3", 2.5, True])
+def test_num_iteration_that_is_not_a_whole_number_is_a_parameter_error(num_iteration):
+    X, y = make_binary(n=200)
+    booster = sb.train({"objective": "binary", "verbosity": -1}, sb.Dataset(X, y), 3)
+    with pytest.raises(ParameterError, match="num_iteration must be an integer"):
+        booster.predict(X, num_iteration=num_iteration)
+    with pytest.raises(ParameterError, match="num_iteration must be an integer"):
+        booster.model_to_string(num_iteration)
+    with pytest.raises(ParameterError, match="iteration must be an integer"):
+        booster.feature_importance(iteration=num_iteration)
+    assert booster.predict(X, num_iteration=2.0).shape == (200,)  # a whole float is accepted
+    np.testing.assert_array_equal(booster.predict(X, num_iteration=np.int64(2)), booster.predict(X, num_iteration=2))
+
+
+def test_callbacks_that_are_not_training_callbacks_are_parameter_errors():
+    X, y = make_binary(n=200)
+    train_set = sb.Dataset(X, y)
+    params = {"objective": "binary", "verbosity": -1}
+    with pytest.raises(ParameterError, match=r"callbacks\[1\] must be a smartboost.TrainingCallback, got function"):
+        sb.train(params, train_set, 2, callbacks=[sb.log_evaluation(1), lambda env: None])
+    with pytest.raises(ParameterError, match=r"callbacks\[0\] .* got int"):
+        sb.cv(params, train_set, 2, nfold=2, callbacks=[3])
+    with pytest.raises(ParameterError, match="callbacks must be a list"):
+        sb.train(params, train_set, 2, callbacks=3)
+    result = {}
+    sb.train(params, train_set, 2, valid_sets=train_set, callbacks=sb.record_evaluation(result))  # one of each
+    assert len(result["training"]["logloss"]) == 2
+    with pytest.raises(ParameterError, match="valid_sets must be a list of smartboost.Dataset, got int"):
+        sb.train(params, train_set, 2, valid_sets=3)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: sb.early_stopping(float("nan")), "stopping_rounds' must be an integer, got nan"),
+    (lambda: sb.early_stopping("3"), "stopping_rounds' must be an integer, got '3'"),
+    (lambda: sb.early_stopping(0), r"stopping_rounds' must be in \[1, "),
+    (lambda: sb.early_stopping(3, min_delta=float("nan")), "min_delta' must be a finite number"),
+    (lambda: sb.early_stopping(3, min_delta=-1.0), "min_delta"),
+    (lambda: sb.log_evaluation(float("nan")), "log_evaluation period' must be an integer"),
+    (lambda: sb.checkpoint("m.json", "10"), "checkpoint period' must be an integer"),
+])
+def test_callback_arguments_are_checked_when_made(make, match):
+    with pytest.raises(ParameterError, match=match):
+        make()
+
+
+@pytest.mark.parametrize("sampling", ["none", "goss"])
+def test_weights_near_the_smallest_float_train_without_dividing_by_zero(sampling):
+    X, y = make_binary(n=200)
+    # |w g| of about 1e-324: the fixed-point unit underflowed to 0 (ZeroDivisionError), or to a
+    # subnormal whose reciprocal is infinite
+    for weight in (5e-324, 1e-310):
+        params = {"objective": "binary", "verbosity": -1, "min_sum_hessian_in_leaf": 0, "sampling": sampling,
+                  "sample_rate": 0.5 if sampling == "goss" else 1.0}
+        booster = sb.train(params, sb.Dataset(X, y, weight=np.full(200, weight)), 3)
+        assert np.isfinite(booster.predict(X)).all()

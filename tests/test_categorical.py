@@ -200,6 +200,19 @@ def test_a_frames_category_order_does_not_change_predictions():
     np.testing.assert_array_equal(booster.predict(frame.assign(city=frame["city"].astype(object))), expected)
 
 
+@pytest.mark.parametrize("dtype", ["category", object, "string"])
+def test_a_text_column_with_only_missing_values_is_all_missing(dtype):
+    pd = pytest.importorskip("pandas")
+    frame, y = _frame()
+    booster = _train(frame, y)
+    # every row missing: no category at all (pandas gives an empty list of them); it was an IndexError
+    missing = frame.assign(city=pd.Series([None] * len(frame), dtype=dtype))
+    expected = booster.predict(frame.assign(city=frame["city"].cat.set_categories(["zz"])))  # unseen: missing
+    np.testing.assert_array_equal(booster.predict(missing), expected)
+    trained = sb.train({**_PARAMS, "num_iterations": 2}, sb.Dataset(missing, y))
+    assert np.isfinite(trained.predict(missing)).all()
+
+
 def test_auto_takes_a_frames_category_and_text_columns_only():
     frame, y = _frame()
     data = sb.Dataset(frame, y)

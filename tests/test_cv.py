@@ -185,3 +185,22 @@ def test_cv_with_categorical_features_equals_the_folds_trained_by_hand():
     for metric in ("auc", "logloss"):
         values = np.array([h["valid"][metric] for h in histories]).T
         assert result[f"valid {metric}-mean"] == [np.mean(v) for v in values]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"nfold": 10}, "nfold=10 is more than the 6 rows of train_set"),
+    ({"nfold": 2, "seed": -1}, r"'seed' must be in \[0, "),
+    ({"nfold": 2, "seed": "a"}, "'seed' must be an integer"),
+    ({"folds": 3}, "folds must be a scikit-learn splitter or a list"),
+    ({"folds": [(np.arange(3), np.arange(3, 6)), "x"]}, r"folds\[1\] must be a \(train_idx, test_idx\) pair"),
+])
+def test_bad_folds_nfold_and_seed_are_parameter_errors(kwargs, match):
+    X, y = make_regression(n=6, seed=1)
+    with pytest.raises(ParameterError, match=match):
+        sb.cv({"verbosity": -1}, sb.Dataset(X, y), 2, **kwargs)
+
+
+def test_nfold_may_be_a_numpy_integer():
+    X, y = make_regression(n=60, seed=1)
+    result = sb.cv({"verbosity": -1}, sb.Dataset(X, y), 2, nfold=np.int64(3), return_cvbooster=True)
+    assert len(result["cvbooster"].boosters) == 3

@@ -11,7 +11,7 @@ from conftest import make_binary, make_regression
 
 import smartboost as sb
 from smartboost import io
-from smartboost.errors import ModelFormatError
+from smartboost.errors import ModelFormatError, ParameterError
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes and symlinks")
 
@@ -285,6 +285,20 @@ def test_a_key_twice_in_one_object_is_refused(model):
 def test_a_model_string_must_be_text():
     with pytest.raises(ModelFormatError, match="must be str"):
         sb.Booster(model_str=b"{}")
+
+
+def test_a_model_file_must_be_a_path_not_a_file_descriptor(model, tmp_path):
+    booster = model[0]
+    X = np.zeros((20, booster.num_feature()))
+    y = np.arange(20) % 2
+    with pytest.raises(ParameterError, match="model_file must be a path .* got int"):
+        sb.Booster(model_file=0)  # os.stat(0) is the stdin descriptor's
+    with pytest.raises(ParameterError, match="model_file must be a path"):
+        sb.train({"objective": "binary", "verbosity": -1}, sb.Dataset(X, y, reference=booster), 1, init_model=1)
+    with pytest.raises(ParameterError, match="filename must be a path .* got int"):
+        booster.save_model(1)
+    with pytest.raises(ParameterError, match="filename must be a path .* got bytes"):
+        booster.save_model(str(tmp_path / "m.json").encode())
 
 
 # -- writing ---------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.special import expit
 
@@ -39,10 +40,20 @@ def test_group_and_qid_give_the_same_queries():
     ({"qid": [1, 1, 2, 2, 1, 3, 3]}, "row 4 has 1 after 2"),
     ({"qid": ["a", "a", "b", "b", "a", "c", "c"]}, "contiguous"),
     ({"group": [7], "qid": [0] * 7}, "not both"),
+    ({"qid": [0, 0, 0, 1, 1, 1, np.nan]}, r"missing value \(nan\) at row 6"),
+    ({"qid": np.array([None] * 7, object)}, r"missing value \(None\) at row 0"),
+    ({"qid": np.array([0, 0, 0, 1, 1, 1, pd.NA], object)}, r"missing value \(<NA>\) at row 6"),
+    ({"qid": np.array([1, 1, "a", "a", 1, 2, 2], object)}, "contiguous"),  # not orderable: no TypeError
+    ({"qid": np.array([[0], [0], [0], [1], [1], [1, 2], [1]], object)}, "numbers or texts, got list at row 0"),
 ])
 def test_bad_queries_are_reported(kwargs, match):
     with pytest.raises(DataError, match=match):
         sb.Dataset(np.zeros((7, 2)), np.zeros(7), **kwargs)
+
+
+def test_qid_of_mixed_types_gives_its_queries():
+    qid = np.array([7, 7, "a", "a", "a", 2.5, 2.5], object)
+    assert sb.Dataset(np.zeros((7, 2)), np.zeros(7), qid=qid).query_starts.tolist() == [0, 2, 5, 7]
 
 
 def test_ndcg_matches_a_hand_computed_value():
@@ -57,6 +68,12 @@ def test_ndcg_matches_a_hand_computed_value():
     assert get_metric("ndcg@1")(label, score, None, None, starts) == pytest.approx((3 / 7 + 1 + 0) / 3)
     with pytest.raises(DataError, match="needs queries"):
         get_metric("ndcg@3")(label, score, None)
+    # a cut-off beyond int64 is the whole list (it failed to compile in the kernel)
+    for base in ("ndcg", "map"):
+        assert get_metric(f"{base}@{10**20}")(label, score, None, None, starts) == \
+            get_metric(base)(label, score, None, None, starts)
+    with pytest.raises(ParameterError, match="unknown metric 'ndcg@²'"):
+        get_metric("ndcg@²")
 
 
 def test_map_matches_a_hand_computed_value():

@@ -222,3 +222,31 @@ def test_ranker_grid_search_with_metadata_routing():
     default = GridSearchCV(SmartBoostRanker(n_estimators=10), {"num_leaves": [3, 7]}, cv=GroupKFold(3)).fit(
         frame, y, groups=qid)
     np.testing.assert_array_equal(search.cv_results_["mean_test_score"], default.cv_results_["mean_test_score"])
+
+
+def test_eval_sets_weights_and_labels_are_checked_at_fit():
+    from smartboost.errors import DataError
+
+    X, y = make_binary(n=200)
+    model = SmartBoostClassifier(n_estimators=2)
+    assert list(model.fit(X, y, eval_set=(X, y)).evals_result_) == ["valid_0"]  # one pair, as LightGBM takes it
+    with pytest.raises(ParameterError, match=r"eval_set\[0\] must be an \(X, y\) pair, got tuple of length 3"):
+        model.fit(X, y, eval_set=[(X, y, y)])
+    with pytest.raises(ParameterError, match="eval_sample_weight has 1 entries for 2 eval sets"):
+        model.fit(X, y, eval_set=[(X, y), (X, y)], eval_sample_weight=[None])
+    with pytest.raises(DataError, match=r"labels not in classes_ \[0, 1\]: \['a'\]"):  # not orderable with ints
+        model.fit(X, y.astype(int), eval_set=[(X, np.array([1, "a"] * 100, dtype=object))])
+    with pytest.raises(DataError, match="one class"):
+        model.fit(X, np.ones(200))
+
+
+def test_ranker_score_checks_the_labels():
+    from smartboost.errors import DataError
+    from smartboost.sklearn import SmartBoostRanker
+
+    X, y = make_binary(n=200)
+    model = SmartBoostRanker(n_estimators=2).fit(X, y, group=[100, 100])
+    with pytest.raises(DataError, match="y has 100 entries but the data has 200 rows"):  # was read past its end
+        model.score(X, y[:100], group=[100, 100])
+    with pytest.raises(DataError, match="y must be numeric"):
+        model.score(X, ["a"] * 200, group=[100, 100])

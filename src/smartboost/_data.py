@@ -15,7 +15,9 @@ categories are integers holds those integers (category codes are never read).
 
 from __future__ import annotations
 
+import math
 import sys
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -86,12 +88,16 @@ def _text_column(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.
     """A categorical column from its distinct ``values`` and each row's index into them
     (``codes``, -1: missing): the integers themselves, or indexes into the sorted text of the
     values and that vocabulary."""
+    column = np.full(codes.shape, np.nan)
+    present = codes >= 0  # indexed by these only: a column of missing values may have no values at all
     numbers = _integer_values(values)
     if numbers is not None:
-        return np.where(codes >= 0, numbers[codes], np.nan), None
+        column[present] = numbers[codes[present]]
+        return column, None
     text = np.array([str(v) for v in values], dtype=object)
     vocabulary, position = np.unique(text, return_inverse=True)
-    return np.where(codes >= 0, position[codes].astype(np.float64), np.nan), vocabulary
+    column[present] = position[codes[present]]
+    return column, vocabulary
 
 
 def _from_dataframe(data: Any) -> Features:
@@ -270,6 +276,13 @@ def to_vector(values: Any, n_rows: int, name: str, *, nonnegative: bool = False)
     return np.ascontiguousarray(array)
 
 
+def _is_missing(value: Any) -> bool:
+    """Whether one entry of an object array is a missing value: None, NaN, or pandas' NA or NaT
+    (compared as ``value != value``, pandas' NA has no truth value)."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or \
+        type(value).__name__ in ("NAType", "NaTType")
+
+
 def to_query_starts(group: Any, qid: Any, n_rows: int) -> np.ndarray | None:
     """Query boundaries from group sizes or per-row query ids.
 
@@ -304,13 +317,24 @@ def to_query_starts(group: Any, qid: Any, n_rows: int) -> np.ndarray | None:
             raise DataError(f"qid must have one entry per row ({n_rows}), got shape {ids.shape}")
         if n_rows == 0:
             raise DataError("qid given for empty data")
+        # a missing id is no query: NaN != NaN would make each such row a query of its own
+        missing = np.isnan(ids) if ids.dtype.kind == "f" else np.array(
+            [_is_missing(v) for v in ids.tolist()], np.bool_) if ids.dtype.kind == "O" else None
+        if missing is not None and missing.any():
+            row = int(np.argmax(missing))
+            raise DataError(f"qid has a missing value ({ids[row]}) at row {row}; every row needs a query id")
         if ids.dtype.kind in "iuf" and (np.diff(ids) < 0).any():
             row = int(np.argmax(np.diff(ids) < 0)) + 1
             raise DataError(f"qid must be sorted (rows of a query contiguous, ids non-decreasing); row {row} has "
                             f"{ids[row]} after {ids[row - 1]}")
         change = np.flatnonzero(ids[1:] != ids[:-1]) + 1
         starts = np.concatenate([[0], change, [n_rows]]).astype(np.int64)
-        if np.unique(ids).size != starts.size - 1:
+        try:  # by hashing: ids of mixed types (an object array) need not be orderable
+            distinct = len(set(ids[starts[:-1]].tolist()))
+        except TypeError:
+            row = next(i for i, v in enumerate(ids.tolist()) if not isinstance(v, Hashable))
+            raise DataError(f"qid must hold numbers or texts, got {type(ids[row]).__name__} at row {row}") from None
+        if distinct != starts.size - 1:
             raise DataError("qid must keep the rows of each query contiguous; a query id appears in two places")
         return starts
     return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Iterator
 from functools import cached_property
@@ -141,10 +142,22 @@ class Booster:
     def _packed(self) -> PackedTrees:
         return PackedTrees(self.trees)
 
-    def _n_trees(self, num_iteration: int | None) -> int:
-        """Trees of the first ``num_iteration`` iterations (None: ``best_iteration``; <= 0: all)."""
+    def _n_trees(self, num_iteration: int | None, name: str = "num_iteration") -> int:
+        """Trees of the first ``num_iteration`` iterations (None: ``best_iteration``; <= 0: all).
+
+        Raises
+        ------
+        ParameterError
+            ``num_iteration`` (called ``name`` in the message) is not a whole number: a NaN or
+            2.5 would otherwise be truncated or fail inside numpy.
+        """
         if num_iteration is None:
             num_iteration = self.best_iteration
+        if isinstance(num_iteration, float) and num_iteration.is_integer():
+            num_iteration = int(num_iteration)
+        if not isinstance(num_iteration, numbers.Integral) or isinstance(num_iteration, bool):
+            raise ParameterError(f"{name} must be an integer (None: the best iteration, <= 0: all), "
+                                 f"got {num_iteration!r}")
         if num_iteration <= 0:
             return self.num_trees()
         return min(int(num_iteration), self.current_iteration()) * self.objective.num_outputs
@@ -269,7 +282,7 @@ class Booster:
         if importance_type not in ("split", "gain"):
             raise ParameterError(f"importance_type must be 'split' or 'gain', got {importance_type!r}")
         out = np.zeros(self.num_feature())
-        for tree in self.trees[:self._n_trees(iteration)]:
+        for tree in self.trees[:self._n_trees(iteration, "iteration")]:
             internal = tree.left >= 0
             np.add.at(out, tree.feature[internal], 1.0 if importance_type == "split" else tree.gain[internal])
         return out

@@ -14,10 +14,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._config import logger
+from ._params import _float, _int
 from .errors import ParameterError
 
 if TYPE_CHECKING:
     from .booster import Booster
+
+_NO_LIMIT = 2**63 - 1
+"""The bound of the callbacks' periods and round counts (the command line saves a checkpoint
+only at the end with a period of ``sys.maxsize``)."""
 
 __all__ = ["CallbackEnv", "TrainingCallback", "Checkpoint", "EarlyStopping", "LogEvaluation", "ProgressBar",
            "RecordEvaluation", "checkpoint", "early_stopping", "log_evaluation", "progress_bar", "record_evaluation"]
@@ -77,6 +82,32 @@ class TrainingCallback:
         """Called once after the last iteration, also when Ctrl-C interrupted the run."""
 
 
+def callback_list(callbacks: Any) -> list[TrainingCallback]:
+    """The ``callbacks`` argument of :func:`~smartboost.train` and :func:`~smartboost.cv` as a
+    list: None is none, a single callback is a list of one.
+
+    Raises
+    ------
+    ParameterError
+        An entry that is not a :class:`TrainingCallback` (a plain function, as LightGBM takes,
+        would otherwise fail with an AttributeError once training started).
+    """
+    if callbacks is None:
+        return []
+    if isinstance(callbacks, TrainingCallback):
+        return [callbacks]
+    if isinstance(callbacks, (str, bytes)) or not hasattr(callbacks, "__iter__"):
+        raise ParameterError(f"callbacks must be a list of TrainingCallback, got {type(callbacks).__name__}")
+    out = list(callbacks)
+    for i, callback in enumerate(out):
+        if not isinstance(callback, TrainingCallback):
+            hint = (" (a function is not a callback: subclass smartboost.TrainingCallback and override "
+                    "after_iteration)" if callable(callback) else "")
+            raise ParameterError(f"callbacks[{i}] must be a smartboost.TrainingCallback, got "
+                                 f"{type(callback).__name__}{hint}")
+    return out
+
+
 def _format(evaluation: list[EvalResult]) -> str:
     return "\t".join(f"{e.data_name}'s {e.metric}: {e.value:.6g}" for e in evaluation)
 
@@ -91,9 +122,7 @@ class LogEvaluation(TrainingCallback):
     """
 
     def __init__(self, period: int = 1) -> None:
-        if period < 1:
-            raise ParameterError(f"log_evaluation period must be >= 1, got {period}")
-        self.period = period
+        self.period = _int(1, _NO_LIMIT)("log_evaluation period", period)  # NaN or '3' would never log, or fail later
 
     def after_iteration(self, env: CallbackEnv) -> bool:
         """Log ``[iteration]\\tvalid_0's metric: value ...``."""
@@ -150,13 +179,10 @@ class EarlyStopping(TrainingCallback):
 
     def __init__(self, stopping_rounds: int, first_metric_only: bool = False, min_delta: float = 0.0,
                  verbose: bool = True) -> None:
-        if stopping_rounds < 1:
-            raise ParameterError(f"stopping_rounds must be >= 1, got {stopping_rounds}")
-        if min_delta < 0:
-            raise ParameterError(f"min_delta must be >= 0, got {min_delta}")
-        self.stopping_rounds = stopping_rounds
+        # checked here: a NaN would make every comparison false (never stop, or stop at once)
+        self.stopping_rounds = _int(1, _NO_LIMIT)("stopping_rounds", stopping_rounds)
         self.first_metric_only = first_metric_only
-        self.min_delta = min_delta
+        self.min_delta = _float(0.0)("min_delta", min_delta)
         self.verbose = verbose
 
     def before_training(self, env: CallbackEnv) -> None:
@@ -230,10 +256,8 @@ class Checkpoint(TrainingCallback):
     """
 
     def __init__(self, path: str | os.PathLike, period: int = 10, verbose: bool = True) -> None:
-        if period < 1:
-            raise ParameterError(f"checkpoint period must be >= 1, got {period}")
+        self.period = _int(1, _NO_LIMIT)("checkpoint period", period)
         self.path = os.fspath(path)
-        self.period = period
         self.verbose = verbose
         self.saved_iterations: int | None = None
 

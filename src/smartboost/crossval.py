@@ -27,9 +27,9 @@ import numpy as np
 
 from ._config import set_verbosity, threads
 from ._interrupt import interruptible
-from ._params import canonical_param_name, explicit_params, training_params, with_data_defaults
+from ._params import _int, canonical_param_name, explicit_params, training_params, with_data_defaults
 from .booster import Booster
-from .callback import EarlyStopping, EvalResult, TrainingCallback
+from .callback import EarlyStopping, EvalResult, TrainingCallback, callback_list
 from .dataset import Dataset
 from .engine import Trainer, run_training, training_objective
 from .errors import ParameterError
@@ -159,10 +159,15 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
         raise ParameterError(f"train_set must be a smartboost.Dataset, got {type(train_set).__name__}")
     given = explicit_params(params)
     train_set.check_binning_params(given)
-    if not (isinstance(nfold, int) and nfold >= 2) and folds is None:
-        raise ParameterError(f"nfold must be an integer >= 2, got {nfold!r}")
+    if folds is None:
+        nfold = _int(2)("nfold", nfold)  # numpy integers too
+    seed = _int(0, 2**63 - 1)("seed", seed)  # the folds' generator takes a non-negative integer only
+    callbacks = callback_list(callbacks)
     set_verbosity(resolved.verbosity)
     objective = training_objective(resolved)
+    if folds is None and objective.task != "ranking" and nfold > train_set.num_data():
+        raise ParameterError(f"nfold={nfold} is more than the {train_set.num_data()} rows of train_set: a fold would "
+                             "be empty")
     fold_rows = list(_folds(train_set, objective, nfold, stratified, shuffle, folds, seed))
     if not fold_rows:
         raise ParameterError("folds gave no fold")
@@ -178,7 +183,6 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
             trainers.append(Trainer.local(resolved, fold_train, valid_sets, valid_names, init_model,
                                           n_threads))
         folded = _FoldTrainers(trainers)
-        callbacks = list(callbacks or [])
         cvbooster = run_training(folded, callbacks)
     results = dict(folded.results)
     if resolved.early_stopping_round > 0 or any(isinstance(c, EarlyStopping) for c in callbacks):
@@ -199,7 +203,14 @@ def _folds(train_set: Dataset, objective: Any, nfold: int, stratified: bool, shu
     if folds is not None:
         if hasattr(folds, "split"):
             return list(folds.split(np.zeros((n, 1)), train_set.label, query_of_row))
-        return [(np.asarray(train), np.asarray(test)) for train, test in folds]
+        if isinstance(folds, (str, bytes)) or not hasattr(folds, "__iter__"):
+            raise ParameterError(f"folds must be a scikit-learn splitter or a list of (train_idx, test_idx) pairs, got "
+                                 f"{type(folds).__name__}")
+        pairs = list(folds)
+        for i, pair in enumerate(pairs):
+            if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+                raise ParameterError(f"folds[{i}] must be a (train_idx, test_idx) pair, got {type(pair).__name__}")
+        return [(np.asarray(train), np.asarray(test)) for train, test in pairs]
     rng = np.random.default_rng(seed)
     if objective.task == "ranking":
         if starts is None or starts.size - 1 < nfold:

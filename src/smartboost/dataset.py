@@ -34,8 +34,8 @@ class Dataset:
     init_score : array-like, shape (n_rows,), optional
         Per-row raw scores that boosting starts from (added to the model's base score; not
         part of the model's predictions).
-    feature_name : list of str, optional
-        Feature names (default: the DataFrame's columns, else ``Column_<i>``).
+    feature_name : list of str or 'auto', optional
+        Feature names (default or 'auto': the DataFrame's columns, else ``Column_<i>``).
     group : array-like of int, optional
         Ranking: the number of rows of each query, in row order.
     qid : array-like, optional
@@ -68,6 +68,11 @@ class Dataset:
                 raise DataError(f"data has {n_features} features but the reference has {mapper.n_features}")
             if names := _reference_names(reference):
                 column_names = column_names or names
+        if isinstance(feature_name, str):
+            # a text would be split into one-letter names; 'auto' is LightGBM's "the data's own names"
+            if feature_name != "auto":
+                raise DataError(f"feature_name must be a list of names (or 'auto'), got the text {feature_name!r}")
+            feature_name = None
         names = _feature_names(feature_name if feature_name is not None else column_names, n_features)
         categorical = (features.from_dtype if declared == "auto"
                        else categorical_mask(declared, names, "categorical_feature"))

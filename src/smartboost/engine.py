@@ -26,7 +26,8 @@ from ._params import (TrainingParams, check_objective_params, explicit_params, l
 from ._rows import TrainingRows
 from .binning import BinMapper
 from .booster import Booster
-from .callback import CallbackEnv, EarlyStopping, EvalResult, ProgressBar, RecordEvaluation, TrainingCallback
+from .callback import (CallbackEnv, EarlyStopping, EvalResult, ProgressBar, RecordEvaluation, TrainingCallback,
+                       callback_list)
 from .dataset import Dataset
 from .errors import DataError, ParameterError
 from .grower import GrownTree, TreeGrower, check_units
@@ -83,6 +84,7 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     train_set.check_binning_params(given)
     resolved = with_data_defaults(resolved, given, train_set.num_data(), train_set.num_feature(),
                                   training_objective(resolved))
+    callbacks = callback_list(callbacks)
     set_verbosity(resolved.verbosity)
     with threads(resolved.num_threads) as n_threads:
         trainer = Trainer.local(resolved, train_set, valid_sets, valid_names, init_model, n_threads)
@@ -225,6 +227,10 @@ class Trainer:
         return np.concatenate([tree.value[tree.left < 0] for tree in last]) / self.params.learning_rate
 
     def _eval_sets(self, valid_sets: list[Dataset] | None, valid_names: list[str] | None) -> list[_EvalSet]:
+        if isinstance(valid_sets, Dataset):  # one set, as valid_names may be one name
+            valid_sets = [valid_sets]
+        elif valid_sets is not None and (isinstance(valid_sets, (str, bytes)) or not hasattr(valid_sets, "__iter__")):
+            raise ParameterError(f"valid_sets must be a list of smartboost.Dataset, got {type(valid_sets).__name__}")
         valid_sets = list(valid_sets or [])
         if isinstance(valid_names, str):
             valid_names = [valid_names]

@@ -33,7 +33,7 @@ from . import __version__
 from . import _schema as schema
 from ._params import explicit_params, file_params, resolve_params
 from .binning import BinMapper
-from .errors import ModelFormatError, SmartBoostError
+from .errors import ModelFormatError, ParameterError, SmartBoostError
 from .objectives import Objective, make_objective
 from .tree import Tree
 
@@ -350,8 +350,16 @@ def _check_size(n_bytes: int) -> None:
                                "have: corrupt or not a smartboost model")
 
 
+def _check_path(path: Any, name: str) -> None:
+    """Raise ParameterError unless ``path`` is a file path: ``os.stat`` takes an integer as an
+    open file descriptor, which would read or report on an unrelated file."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ParameterError(f"{name} must be a path (str or os.PathLike), got {type(path).__name__}")
+
+
 def read_model_text(path: str | os.PathLike) -> str:
     """Read a model file's text; a file too large, binary or not UTF-8 is a ModelFormatError."""
+    _check_path(path, "model_file")
     _check_size(os.stat(path).st_size)
     try:
         return Path(path).read_text(encoding="utf-8")
@@ -373,6 +381,7 @@ def write_model_text(path: str | os.PathLike, text: str) -> None:
     path : str or path-like
     text : str
     """
+    _check_path(path, "filename")
     target = Path(os.path.realpath(path))
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)

@@ -273,9 +273,11 @@ def _ranking_metric(name: str, label_gain: Sequence[float] | str | None = None) 
     """``ndcg``/``map`` or ``ndcg@k``/``map@k`` (``k >= 1``), else None."""
     base, at, cut = name.lower().partition("@")
     base = {"lambdarank": "ndcg", "mean_average_precision": "map"}.get(base, base)
-    if base not in ("ndcg", "map") or (at and not (cut.isdigit() and int(cut) > 0)):
+    # isdecimal, not isdigit: int() refuses digits such as '²' that isdigit accepts
+    if base not in ("ndcg", "map") or (at and not (cut.isdecimal() and int(cut) > 0)):
         return None
-    k = int(cut) if cut else np.iinfo(np.int64).max
+    # a cut-off beyond int64 (the kernels' k) is the whole list, as is any beyond the longest query
+    k = min(int(cut), np.iinfo(np.int64).max) if cut else np.iinfo(np.int64).max
     canonical = f"{base}@{int(cut)}" if cut else base
     if base == "map":
         return Metric(canonical, lambda label, raw, queries: mean_average_precision(label, raw, queries, k), True,

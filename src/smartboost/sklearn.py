@@ -29,12 +29,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError(f"smartboost.sklearn needs scikit-learn >= 1.6 ({exc}): pip install 'smartboost[sklearn]'",
                       name=exc.name) from exc
 
-from ._data import to_query_starts
+from ._data import to_query_starts, to_vector
 from ._params import canonical_param_name
 from .booster import Booster
 from .callback import TrainingCallback
 from .dataset import Dataset
 from .engine import train
+from .errors import DataError, ParameterError
 from .metrics import get_metric
 
 __all__ = ["SmartBoostRegressor", "SmartBoostClassifier", "SmartBoostRanker"]
@@ -196,7 +197,11 @@ class _SmartBoostModel(BaseEstimator):
         train_set = Dataset(X, y, weight=weight, feature_name=names, params=params, reference=init_model,
                             categorical_feature=self._categorical_feature(X), **(queries or {}))
         valid_sets = []
-        for i, (X_valid, y_valid) in enumerate(eval_set or []):
+        eval_set = _eval_pairs(eval_set)
+        if eval_sample_weight is not None and len(eval_sample_weight) != len(eval_set):
+            raise ParameterError(f"eval_sample_weight has {len(eval_sample_weight)} entries for {len(eval_set)} "
+                                 "eval sets (give one per eval set, None for unweighted)")
+        for i, (X_valid, y_valid) in enumerate(eval_set):
             X_valid = self._check_X(X_valid)
             w = None if eval_sample_weight is None else eval_sample_weight[i]
             valid_sets.append(Dataset(X_valid, self._encode_target(y_valid), weight=w, reference=train_set,
@@ -213,13 +218,13 @@ class _SmartBoostModel(BaseEstimator):
             return []
         if isinstance(value, str):
             if value != "from_dtype":
-                raise ValueError(f"categorical_features must be 'from_dtype', None, indices, names or a boolean mask, "
+                raise ParameterError(f"categorical_features must be 'from_dtype', None, indices, names or a boolean mask, "
                                  f"got {value!r}")
             return "auto"
         value = np.asarray(value)
         if value.dtype == bool:
             if value.shape != (np.shape(X)[1],):
-                raise ValueError(f"categorical_features as a boolean mask needs one entry per feature "
+                raise ParameterError(f"categorical_features as a boolean mask needs one entry per feature "
                                  f"({np.shape(X)[1]}), got shape {value.shape}")
             return np.flatnonzero(value).tolist()
         return value.tolist()
@@ -357,10 +362,18 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
     def _encode_target(self, y: Any) -> np.ndarray:
         """Labels as ``classes_`` indices; unseen labels (in an eval set) raise."""
         y = np.asarray(y)
-        index = np.minimum(np.searchsorted(self.classes_, y), self.classes_.size - 1)
-        unknown = self.classes_[index] != y
+        try:
+            index = np.minimum(np.searchsorted(self.classes_, y), self.classes_.size - 1)
+            unknown = self.classes_[index] != y
+        except TypeError:  # labels that do not compare with the classes (int and str): looked up instead
+            position = {c: i for i, c in enumerate(self.classes_.tolist())}
+            index = np.array([position.get(v, 0) for v in y.ravel().tolist()]).reshape(y.shape)
+            unknown = np.array([v not in position for v in y.ravel().tolist()]).reshape(y.shape)
+            if unknown.any():
+                raise DataError(f"y contains labels not in classes_ {self.classes_.tolist()}: "
+                                f"{list(dict.fromkeys(y[unknown].tolist()))[:5]}") from None
         if unknown.any():
-            raise ValueError(f"y contains labels not in classes_ {self.classes_.tolist()}: "
+            raise DataError(f"y contains labels not in classes_ {self.classes_.tolist()}: "
                              f"{np.unique(y[unknown])[:5].tolist()}")
         return index.astype(np.float64)
 
@@ -368,7 +381,7 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.size == 1:
-            raise ValueError(f"y has one class ({classes[0]!r}); a classifier needs two")
+            raise DataError(f"y has one class ({classes[0]!r}); a classifier needs two")
         self.classes_ = classes
         self.n_classes_ = classes.size
         return self._encode_target(y)
@@ -434,15 +447,16 @@ class SmartBoostRanker(_SmartBoostModel):
         """
         X, qid = _qid_column(X, qid, group)
         if group is None and qid is None:
-            raise ValueError("SmartBoostRanker.fit needs the queries: group= (rows per query), qid= (per row) or a "
+            raise DataError("SmartBoostRanker.fit needs the queries: group= (rows per query), qid= (per row) or a "
                              "qid column of a DataFrame X")
         eval_queries = None
+        eval_set = _eval_pairs(eval_set)
         if eval_set:
             if (eval_group is None) == (eval_qid is None):
-                raise ValueError("give the eval sets' queries as eval_group or eval_qid (one entry per eval set)")
+                raise ParameterError("give the eval sets' queries as eval_group or eval_qid (one entry per eval set)")
             given = eval_group if eval_group is not None else eval_qid
             if len(given) != len(eval_set):
-                raise ValueError(f"{len(given)} query entries for {len(eval_set)} eval sets")
+                raise ParameterError(f"{len(given)} query entries for {len(eval_set)} eval sets")
             key = "group" if eval_group is not None else "qid"
             eval_queries = [{key: value} for value in given]
         return self._fit(X, y, sample_weight, eval_set, eval_names, None, init_model, {"group": group, "qid": qid},
@@ -479,12 +493,34 @@ class SmartBoostRanker(_SmartBoostModel):
         raw = self.predict(X)
         starts = to_query_starts(group, qid, raw.shape[0])
         if starts is None:
-            raise ValueError("SmartBoostRanker.score needs the queries: a qid column of a DataFrame X, or qid= or "
+            raise DataError("SmartBoostRanker.score needs the queries: a qid column of a DataFrame X, or qid= or "
                              "group= (scikit-learn passes them with metadata routing and set_score_request(qid=True))")
         params = self.booster_.params
         ranking = [m for m in params["metric"] or () if m.startswith(("ndcg", "map"))]
         metric = get_metric(ranking[0] if ranking else self.booster_.objective.default_metric, params["label_gain"])
-        return metric(np.asarray(y, np.float64), raw, None, None, starts)
+        # checked: a label of another length would be read past its end by the metric's kernel
+        return metric(to_vector(y, raw.shape[0], "y"), raw, None, None, starts)
+
+
+def _eval_pairs(eval_set: Any) -> list[tuple[Any, Any]]:
+    """``eval_set`` as a list of ``(X, y)`` pairs; one pair alone is a list of one (as LightGBM
+    takes it).
+
+    Raises
+    ------
+    ParameterError
+        An entry that is not an ``(X, y)`` pair (unpacking it failed with a bare ValueError).
+    """
+    if eval_set is None:
+        return []
+    if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
+        eval_set = [eval_set]
+    pairs = list(eval_set)
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise ParameterError(f"eval_set[{i}] must be an (X, y) pair, got {type(pair).__name__}"
+                                 + (f" of length {len(pair)}" if hasattr(pair, "__len__") else ""))
+    return pairs
 
 
 def _qid_column(X: Any, qid: Any, group: Any) -> tuple[Any, Any]:
@@ -493,7 +529,7 @@ def _qid_column(X: Any, qid: Any, group: Any) -> tuple[Any, Any]:
     if not (hasattr(X, "columns") and "qid" in X.columns):
         return X, qid
     if qid is not None or group is not None:
-        raise ValueError("the queries are given twice: as the qid column of X and as qid= or group=")
+        raise DataError("the queries are given twice: as the qid column of X and as qid= or group=")
     return X.drop(columns="qid"), X["qid"].to_numpy()
 
 

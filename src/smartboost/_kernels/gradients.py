@@ -22,6 +22,11 @@ from numba import njit, prange
 
 _ROW_BITS = 30
 
+MIN_UNIT = 2.0 ** -1022
+"""The smallest fixed-point unit: the smallest normal float, whose reciprocal (the scale values
+are multiplied by) is finite. Values below ``2**30`` of it (weights or gradients near 1e-300)
+are counted in it; a unit of their own would be subnormal, its reciprocal infinite, or 0."""
+
 
 @njit(cache=True, nogil=True)
 def _unit(max_abs):
@@ -32,7 +37,7 @@ def _unit(max_abs):
     if not max_abs > 0.0:
         return 1.0
     _, exponent = math.frexp(max_abs)
-    return math.ldexp(1.0, exponent - _ROW_BITS)
+    return max(math.ldexp(1.0, exponent - _ROW_BITS), MIN_UNIT)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -20,6 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._kernels.gradients import MIN_UNIT
 from .._kernels.importance import abs_fixed_sum
 from .._kernels.random import fill_row_ids, hash_pair
 from .._params import TrainingParams
@@ -330,7 +331,7 @@ def fixed_sum_unit(extent: float, n_rows: int) -> float | None:
         return None
     if not extent > 0.0:
         return 1.0
-    return math.ldexp(1.0, math.frexp(extent * max(n_rows, 1))[1] - FIXED_SUM_BITS)
+    return max(math.ldexp(1.0, math.frexp(extent * max(n_rows, 1))[1] - FIXED_SUM_BITS), MIN_UNIT)
 
 
 def fixed_point_sums(extent: np.ndarray, n_rows: int,
