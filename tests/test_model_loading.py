@@ -408,3 +408,13 @@ def test_a_lightgbm_text_model_is_named_as_one(text, tmp_path):
     path.write_text(text)
     with pytest.raises(ModelFormatError, match="LightGBM text model"):
         sb.Booster(model_file=path)
+
+
+def test_a_model_file_that_does_not_load_is_named(tmp_path):
+    """A run may read several model files (a model, init_model, the CLI's): the error names the one."""
+    path = tmp_path / "cut.json"
+    path.write_text('{"format": "smartboost", "trees": [')
+    with pytest.raises(ModelFormatError, match=r"cut\.json: model is not valid JSON"):
+        sb.Booster(model_file=path)
+    with pytest.raises(ModelFormatError, match="^model is not valid JSON"):
+        sb.Booster(model_str=path.read_text())

@@ -16,7 +16,7 @@ from ._data import dense_rows, issparse, to_features
 from ._kernels.predict import predict_trees
 from ._params import model_params
 from .binning import BinMapper, BinnedData
-from .errors import DataError, ParameterError
+from .errors import DataError, ModelFormatError, ParameterError
 from .explain import explain_contributions, explain_interactions, explain_leaves
 from .objectives import Objective
 from .tree import PackedTrees, Tree
@@ -80,7 +80,13 @@ class Booster:
                                  "create a model)")
         if model_file is not None:
             model_str = io.read_model_text(model_file)
-        self._init_from(io.model_from_string(model_str))
+        try:
+            content = io.model_from_string(model_str)
+        except ModelFormatError as exc:  # name the file: a run may read several (a model, init_model, a CLI's)
+            if model_file is None:
+                raise
+            raise ModelFormatError(f"{os.fspath(model_file)}: {exc}") from None
+        self._init_from(content)
 
     @classmethod
     def _new(cls, *, objective: Objective, bin_mapper: BinMapper, base_score: float,
