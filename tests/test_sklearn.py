@@ -94,6 +94,18 @@ def test_estimators_take_the_objective_by_an_alias_and_classify_with_binary_loss
         SmartBoostClassifier(n_estimators=2, objective="binary").fit(X, np.arange(200) % 3)
 
 
+def test_multiclass_objective_on_two_classes_gets_num_class_from_them():
+    X, y = make_binary(n=300)
+    model = SmartBoostClassifier(n_estimators=5, objective="multiclass").fit(X, y)  # was 'needs num_class >= 2'
+    assert model.booster_.num_model_per_iteration() == 2 and model.decision_function(X).shape == (300, 2)
+    proba = model.predict_proba(X)
+    assert proba.shape == (300, 2) and np.allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[proba.argmax(axis=1)])
+    with pytest.raises(ParameterError, match="num_class=3 disagrees with the 2 classes of y"):  # 3 columns of proba
+        SmartBoostClassifier(n_estimators=2, objective="multiclass", num_class=3).fit(X, y)
+    assert SmartBoostClassifier(n_estimators=2, num_class=3).fit(X, np.arange(300) % 3).n_classes_ == 3
+
+
 def test_extra_parameters_survive_clone_and_reach_training():
     model = SmartBoostClassifier(n_estimators=5, sampling="smart2", sample_rate=0.5, smart_eta=0.25)
     params = clone(model).get_params()

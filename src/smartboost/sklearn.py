@@ -381,7 +381,9 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
     ``"binary"`` (logistic loss) for two classes and ``"multiclass"`` (softmax, one tree per
     class and iteration) for more. It must predict class probabilities: a binary objective
     (``"binary"``, ``"cross_entropy"``, the margin losses) for two classes, or ``"multiclass"``;
-    another objective is a ParameterError at :meth:`fit`. Labels of any type are accepted.
+    another objective is a ParameterError at :meth:`fit`. ``num_class`` is set from the classes
+    (``"multiclass"`` on two classes included: then :meth:`decision_function` gives a score per
+    class). Labels of any type are accepted.
 
     Attributes
     ----------
@@ -425,13 +427,16 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
         return "binary" if self.n_classes_ == 2 else "multiclass"
 
     def _objective_params(self) -> dict[str, Any]:
-        """The objective, and ``num_class`` for more than two classes.
+        """The objective, and ``num_class`` from ``classes_`` for a multiclass one (as LightGBM's
+        ``LGBMClassifier`` sets it; for two classes too, where LightGBM leaves it unset and
+        refuses 'multiclass').
 
         Raises
         ------
         ParameterError
             An objective that does not predict class probabilities (``predict_proba`` would be
-            meaningless), or a binary one for more than two classes.
+            meaningless), a binary one for more than two classes, or a ``num_class`` that is
+            not the number of classes.
         """
         objective = self._given_objective()
         cls = _objective_class(objective)
@@ -445,7 +450,12 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
             if self.n_classes_ > 2:
                 raise ParameterError(f"objective {objective!r} classifies two classes, but y has {self.n_classes_}; "
                                      "use 'multiclass' or leave objective unset")
-        return {"objective": objective, "num_class": self.n_classes_} if self.n_classes_ > 2 else {"objective": objective}
+        num_class = self.n_classes_ if multiclass else 1
+        given = self._extra_param("num_class")
+        if given is not None and given != num_class:  # predict_proba's columns would not be the classes
+            raise ParameterError(f"num_class={given!r} disagrees with the {self.n_classes_} classes of y for objective "
+                                 f"{objective!r}; leave it unset (the classifier sets it from the classes)")
+        return {"objective": objective, "num_class": num_class} if multiclass else {"objective": objective}
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, shape (n_samples, ``n_classes_``), columns in ``classes_`` order."""
