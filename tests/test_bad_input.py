@@ -41,6 +41,23 @@ def test_dataframe_with_text_column_not_declared_categorical():
         sb.Dataset(df, [0, 1], categorical_feature=[])
 
 
+def test_dates_and_durations_are_refused_naming_the_column():
+    pd = pytest.importorskip("pandas")
+    days = np.arange("2020-01-01", "2020-01-11", dtype="datetime64[D]")
+    frame = pd.DataFrame({"x": np.ones(10), "when": days})
+    # the arrays became counts of days silently, the frame's column a text category per date
+    for data in (days.reshape(-1, 1), (days - days[0]).reshape(-1, 1)):
+        with pytest.raises(DataError, match="data holds dates or durations .*in every column; convert them"):
+            sb.Dataset(data, np.zeros(10))
+    booster = sb.train({"verbosity": -1, "min_data_in_leaf": 1}, sb.Dataset(frame.assign(when=1.0), np.arange(10.0)),
+                       1)
+    for column in (days, days - days[0], pd.period_range("2020-01", periods=10, freq="M")):
+        with pytest.raises(DataError, match="column 'when' holds dates or durations"):
+            sb.Dataset(frame.assign(when=column), np.zeros(10))
+        with pytest.raises(DataError, match="column 'when' holds dates or durations"):
+            booster.predict(frame.assign(when=column))
+
+
 def test_feature_name_given_as_text_is_not_split_into_letters():
     X = np.ones((10, 4))
     with pytest.raises(DataError, match="feature_name must be a list of names .* got the text 'abcd'"):

@@ -360,6 +360,23 @@ def test_text_predicted_for_a_numeric_feature_is_refused():
         booster.predict(frame[["x", "code"]].assign(code=["a"] * len(frame)))
 
 
+@pytest.mark.parametrize("numbers", ["numpy", "float column", "integer category column"])
+def test_numbers_predicted_for_a_text_feature_are_refused(numbers):
+    frame, y = _frame()
+    booster = _train(frame, y, rounds=2)
+    codes = frame["city"].cat.codes.to_numpy()  # were read as positions among the training categories
+    data = {"numpy": frame.assign(city=codes).to_numpy(np.float64),
+            "float column": frame.assign(city=codes.astype(np.float64)),
+            "integer category column": frame.assign(city=pd.Categorical(codes))}[numbers]
+    with pytest.raises(DataError, match="column (1|'city') holds numbers, but the model's categorical feature "
+                                        "(1|'city') has text categories"):
+        booster.predict(data)
+    # a column of missing values only has no number: every row is missing
+    missing = frame.assign(city=np.nan).to_numpy(np.float64)
+    np.testing.assert_array_equal(booster.predict(missing),
+                                  booster.predict(frame.assign(city=frame["city"].cat.set_categories(["zz"]))))
+
+
 def test_categorical_features_split_below_the_root():
     """A child's categorical split is its best one: the same as the root split of a model
     trained on the child's rows alone (binned alike)."""

@@ -713,6 +713,18 @@ def test_misaligned_data_and_local_arrays_are_refused(client):
         sbd.train(client, {"objective": "binary"}, dX, da.from_array(bad, chunks=200))
 
 
+def test_callbacks_are_checked_as_in_local_training(client):
+    X, y = _data(n=400)
+    dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
+    # a function was taken, then failed with an AttributeError once training started
+    with pytest.raises(sb.ParameterError, match=r"callbacks\[0\] must be a smartboost.TrainingCallback, got function"):
+        sbd.train(client, {"objective": "binary"}, dX, dy, callbacks=[lambda env: None])
+    recorded = {}
+    sbd.train(client, {"objective": "binary", "metric": "auc", "verbosity": -1}, dX, dy, num_boost_round=2,
+              eval_set=[(X, y)], callbacks=sb.record_evaluation(recorded))  # one callback, not in a list
+    assert len(recorded["valid_0"]["auc"]) == 2
+
+
 def test_a_step_slower_than_the_timeout_stops_training(client, monkeypatch):
     X, y = _data(n=400)
     original = Shard.op_gradients

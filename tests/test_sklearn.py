@@ -68,6 +68,44 @@ def test_classifier_one_class_and_multiclass():
     assert model.score(X, labels) > 0.9
 
 
+@pytest.mark.parametrize("estimator, objective, match", [
+    (SmartBoostClassifier, {"objective": "regression"},
+     r"needs a classification objective.*'regression', a regression objective \(use SmartBoostRegressor\)"),
+    (SmartBoostClassifier, {"loss": "huber"}, "needs a classification objective"),  # by an alias
+    (SmartBoostClassifier, {"objective": "lambdarank"}, r"a ranking objective \(use SmartBoostRanker\)"),
+    (SmartBoostRegressor, {"objective": "multiclass", "num_class": 2},
+     "SmartBoostRegressor predicts one value per row, but objective 'multiclass'"),
+])
+def test_estimators_refuse_an_objective_of_another_task(estimator, objective, match):
+    X, y = make_binary(n=200)
+    # the classifier's predict_proba read a regression's predictions as probabilities
+    with pytest.raises(ParameterError, match=match):
+        estimator(n_estimators=2, **objective).fit(X, y)
+
+
+def test_estimators_take_the_objective_by_an_alias_and_classify_with_binary_losses():
+    X, y = make_binary(n=200)
+    # the estimator's default objective stood beside the alias: 'given twice with different values'
+    assert SmartBoostRegressor(n_estimators=2, loss="huber").fit(X, y).booster_.objective.name == "huber"
+    for objective in ("cross_entropy", "exponential"):
+        proba = SmartBoostClassifier(n_estimators=2, objective=objective).fit(X, y).predict_proba(X)
+        assert proba.shape == (200, 2) and np.allclose(proba.sum(axis=1), 1.0)
+    with pytest.raises(ParameterError, match="objective 'binary' classifies two classes, but y has 3"):
+        SmartBoostClassifier(n_estimators=2, objective="binary").fit(X, np.arange(200) % 3)
+
+
+def test_multiclass_objective_on_two_classes_gets_num_class_from_them():
+    X, y = make_binary(n=300)
+    model = SmartBoostClassifier(n_estimators=5, objective="multiclass").fit(X, y)  # was 'needs num_class >= 2'
+    assert model.booster_.num_model_per_iteration() == 2 and model.decision_function(X).shape == (300, 2)
+    proba = model.predict_proba(X)
+    assert proba.shape == (300, 2) and np.allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[proba.argmax(axis=1)])
+    with pytest.raises(ParameterError, match="num_class=3 disagrees with the 2 classes of y"):  # 3 columns of proba
+        SmartBoostClassifier(n_estimators=2, objective="multiclass", num_class=3).fit(X, y)
+    assert SmartBoostClassifier(n_estimators=2, num_class=3).fit(X, np.arange(300) % 3).n_classes_ == 3
+
+
 def test_extra_parameters_survive_clone_and_reach_training():
     model = SmartBoostClassifier(n_estimators=5, sampling="smart2", sample_rate=0.5, smart_eta=0.25)
     params = clone(model).get_params()

@@ -11,6 +11,10 @@ column's own sorted list of categories (its vocabulary; NaN for a missing value)
 mapper maps to its bins by value (``binning.BinMapper``), so that two frames with the same
 categories in another order, or other categories, are read alike. A category column whose
 categories are integers holds those integers (category codes are never read).
+
+Dates and durations (datetime64, timedelta64 and pandas period columns) are refused, as LightGBM
+refuses them: read as numbers their unit decides the splits' scale, read as text categories each
+date is a category of its own, and either way the user had better choose the encoding.
 """
 
 from __future__ import annotations
@@ -100,12 +104,20 @@ def _text_column(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.
     return column, vocabulary
 
 
+_TIME_ADVICE = ("convert them first: to numbers (e.g. days since a date, or the year and month as columns of "
+                "their own) or to text categories")
+
+
 def _from_dataframe(data: Any) -> Features:
     names = [str(c) for c in data.columns]
     numeric = np.array([getattr(dt, "kind", "O") in "biuf" for dt in data.dtypes], np.bool_)
     if numeric.all():
         return Features(data.to_numpy(dtype=np.float64, na_value=np.nan), names)
     import pandas as pd
+
+    for j, dtype in enumerate(data.dtypes):  # not categories: they would be, one per date
+        if getattr(dtype, "kind", "O") in "mM" or isinstance(dtype, pd.PeriodDtype):
+            raise DataError(f"column {names[j]!r} holds dates or durations (dtype {dtype}); {_TIME_ADVICE}")
 
     matrix = np.empty((len(data), len(names)))
     vocabularies = {}
@@ -134,6 +146,8 @@ def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
         return data.astype(np.float64)
     if data.dtype.kind == "c":
         raise DataError(f"{name} is complex; only real numbers are supported")
+    if data.dtype.kind in "mM":  # astype would give counts of the dtype's unit
+        raise DataError(f"{name} holds dates or durations (dtype {data.dtype}) in every column; {_TIME_ADVICE}")
     try:
         return data.astype(np.float64)
     except (TypeError, ValueError):

@@ -118,7 +118,13 @@ class CategoryBins:
         category this feature does not have.
 
         ``column`` holds indexes into ``vocabulary`` (a text column), or else codes (integer
-        categories) or, for a feature of text categories, indexes into :attr:`values`.
+        categories; for a feature of text categories, only missing values).
+
+        Raises
+        ------
+        DataError
+            Text for a feature of integer categories, or numbers for one of text categories,
+            naming the column.
         """
         if vocabulary is not None:
             if not self.is_text:
@@ -132,10 +138,15 @@ class CategoryBins:
             out = np.full(column.shape, -1, np.int64)
             out[rows] = own[column[rows].astype(np.int64)]
             return out
-        codes, present = category_codes(column, name)
         if self.is_text:
-            present &= codes < self.values.size
-            return np.where(present, codes, -1)
+            # numbers cannot be matched to texts by value, and reading them as positions in
+            # :attr:`values` (the categories seen in training, not the frame's category codes)
+            # would silently pick arbitrary categories
+            if not np.isnan(column).all():
+                raise DataError(f"column {name} holds numbers, but the model's categorical feature {name} has text "
+                                "categories; pass its texts (a string, object or category column of a DataFrame)")
+            return np.full(column.shape, -1, np.int64)
+        codes, present = category_codes(column, name)
         position = np.minimum(np.searchsorted(self.values, codes), max(self.values.size - 1, 0))
         present &= self.values[position] == codes if self.values.size else False
         return np.where(present, position, -1)

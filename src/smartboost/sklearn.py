@@ -37,8 +37,13 @@ from .dataset import Dataset
 from .engine import train
 from .errors import DataError, ParameterError
 from .metrics import get_metric
+from .objectives import Objective, objective_class
 
 __all__ = ["SmartBoostRegressor", "SmartBoostClassifier", "SmartBoostRanker"]
+
+_BINARY_PROBABILITY_OBJECTIVES = frozenset({"cross_entropy"})
+"""Objectives of the regression task that classify two classes all the same: their labels are
+probabilities of class 1, the 0/1 classes among them, and they predict that probability."""
 
 _CHECK_X = {"accept_sparse": ["csr", "csc"], "dtype": [np.float64, np.float32], "ensure_all_finite": "allow-nan"}
 
@@ -145,9 +150,35 @@ class _SmartBoostModel(BaseEstimator):
         """The training labels as :func:`train` takes them (classifiers: learn ``classes_``)."""
         return y
 
+    _default_objective = "regression"
+
+    def _extra_param(self, name: str) -> Any:
+        """The extra keyword naming training parameter ``name`` under any alias (``loss=`` for
+        ``objective``), None when there is none."""
+        given = [value for key, value in self._other_params.items() if canonical_param_name(key) == name]
+        return given[-1] if given else None
+
+    def _given_objective(self) -> Any:
+        """The objective the user chose (``objective``, or an alias among the extra keywords),
+        else this estimator's default: the default must not stand beside an alias as a second,
+        different objective."""
+        given = self.objective if self.objective is not None else self._extra_param("objective")
+        return self._default_objective if given is None else given
+
     def _objective_params(self) -> dict[str, Any]:
-        """``objective`` (and ``num_class``) for the labels seen by ``fit``."""
-        return {"objective": self.objective or "regression"}
+        """``objective`` (and ``num_class``) for the labels seen by ``fit``.
+
+        Raises
+        ------
+        ParameterError
+            A multiclass objective: it predicts a probability per class, not one value per row.
+        """
+        objective = self._given_objective()
+        cls = _objective_class(objective)
+        if cls is not None and cls.task == "multiclass":
+            raise ParameterError(f"{type(self).__name__} predicts one value per row, but objective {objective!r} "
+                                 "predicts a probability per class; use SmartBoostClassifier")
+        return {"objective": objective}
 
     def _encode_target(self, y: Any) -> np.ndarray:
         """Labels of an eval set, encoded as the training labels were."""
@@ -279,7 +310,8 @@ class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
     Parameters
     ----------
     objective : str, optional
-        Loss (default ``"regression"``, squared error).
+        Loss (default ``"regression"``, squared error); not a multiclass one, which predicts a
+        probability per class (:class:`SmartBoostClassifier`).
     n_estimators : int
         Boosting iterations.
     learning_rate : float
@@ -347,7 +379,11 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
 
     Takes the parameters of :class:`SmartBoostRegressor`. ``objective`` defaults to
     ``"binary"`` (logistic loss) for two classes and ``"multiclass"`` (softmax, one tree per
-    class and iteration) for more. Labels of any type are accepted.
+    class and iteration) for more. It must predict class probabilities: a binary objective
+    (``"binary"``, ``"cross_entropy"``, the margin losses) for two classes, or ``"multiclass"``;
+    another objective is a ParameterError at :meth:`fit`. ``num_class`` is set from the classes
+    (``"multiclass"`` on two classes included: then :meth:`decision_function` gives a score per
+    class). Labels of any type are accepted.
 
     Attributes
     ----------
@@ -386,10 +422,40 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
         self.n_classes_ = classes.size
         return self._encode_target(y)
 
+    @property
+    def _default_objective(self) -> str:
+        return "binary" if self.n_classes_ == 2 else "multiclass"
+
     def _objective_params(self) -> dict[str, Any]:
-        if self.n_classes_ == 2:
-            return {"objective": self.objective or "binary"}
-        return {"objective": self.objective or "multiclass", "num_class": self.n_classes_}
+        """The objective, and ``num_class`` from ``classes_`` for a multiclass one (as LightGBM's
+        ``LGBMClassifier`` sets it; for two classes too, where LightGBM leaves it unset and
+        refuses 'multiclass').
+
+        Raises
+        ------
+        ParameterError
+            An objective that does not predict class probabilities (``predict_proba`` would be
+            meaningless), a binary one for more than two classes, or a ``num_class`` that is
+            not the number of classes.
+        """
+        objective = self._given_objective()
+        cls = _objective_class(objective)
+        # a gradient function's link is unknown: it gets num_class as before, for more than two classes
+        multiclass = self.n_classes_ > 2 if cls is None else cls.task == "multiclass"
+        if cls is not None and not multiclass:
+            if cls.task != "binary" and cls.name not in _BINARY_PROBABILITY_OBJECTIVES:
+                raise ParameterError(f"SmartBoostClassifier needs a classification objective ('binary', "
+                                     f"'multiclass', ...), got objective {objective!r}, a {cls.task} objective "
+                                     f"(use {'SmartBoostRanker' if cls.task == 'ranking' else 'SmartBoostRegressor'})")
+            if self.n_classes_ > 2:
+                raise ParameterError(f"objective {objective!r} classifies two classes, but y has {self.n_classes_}; "
+                                     "use 'multiclass' or leave objective unset")
+        num_class = self.n_classes_ if multiclass else 1
+        given = self._extra_param("num_class")
+        if given is not None and given != num_class:  # predict_proba's columns would not be the classes
+            raise ParameterError(f"num_class={given!r} disagrees with the {self.n_classes_} classes of y for objective "
+                                 f"{objective!r}; leave it unset (the classifier sets it from the classes)")
+        return {"objective": objective, "num_class": num_class} if multiclass else {"objective": objective}
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, shape (n_samples, ``n_classes_``), columns in ``classes_`` order."""
@@ -433,8 +499,7 @@ class SmartBoostRanker(_SmartBoostModel):
         GridSearchCV(ranker, grid, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
     """
 
-    def _objective_params(self) -> dict[str, Any]:
-        return {"objective": self.objective or "lambdarank"}
+    _default_objective = "lambdarank"
 
     def fit(self, X: Any, y: Any, *, group: Any = None, qid: Any = None, sample_weight: Any = None,
             eval_set: list[tuple[Any, Any]] | None = None, eval_group: list[Any] | None = None,
@@ -538,6 +603,12 @@ def _has_categories(X: Any) -> bool:
     dtypes = getattr(X, "dtypes", None)
     return dtypes is not None and hasattr(X, "columns") and any(
         getattr(dtype, "kind", "O") not in "biuf" for dtype in dtypes)
+
+
+def _objective_class(objective: Any) -> type[Objective] | None:
+    """The class of a named objective; None for a gradient function (or a value that
+    :func:`~smartboost.train` refuses, with its own error)."""
+    return objective_class(objective) if isinstance(objective, str) else None
 
 
 def _seed(random_state: int | np.random.RandomState | None) -> int:

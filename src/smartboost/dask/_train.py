@@ -18,7 +18,7 @@ from .._config import set_verbosity, threads
 from .._params import TrainingParams, explicit_params, training_params, with_data_defaults
 from ..binning import BinMapper, histogram_cells, search_features
 from ..booster import Booster
-from ..callback import Checkpoint, TrainingCallback
+from ..callback import Checkpoint, TrainingCallback, callback_list
 from ..dataset import Dataset, categorical_mask
 from ..engine import Trainer, check_start, load_init_model, run_training, start_model, training_objective
 from ..errors import DataError, DistributedError, ParameterError
@@ -57,7 +57,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         Their names, weights and query ids.
     feature_name : list of str, optional
         Feature names (default: the DataFrame's columns).
-    callbacks : list of TrainingCallback, optional
+    callbacks : TrainingCallback or list of them, optional
         Run on the driver, as in :func:`smartboost.train`.
     init_model : Booster or path, optional
         Continue training this model (its bin edges are used).
@@ -72,6 +72,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
     -------
     Booster
     """
+    callbacks = callback_list(callbacks)  # checked before the cluster is touched
     if client is None:
         client = distributed.default_client()
     resolved = training_params(params, num_boost_round)
@@ -136,9 +137,9 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names)
         try:
             with threads(_driver_threads(workers.link_ends, resolved.num_threads)):
-                booster = run_training(trainer, [*(callbacks or []), AllAtOnceAfterFirstIteration(workers)])
+                booster = run_training(trainer, [*callbacks, AllAtOnceAfterFirstIteration(workers)])
         except DistributedError as exc:
-            for callback in callbacks or []:
+            for callback in callbacks:
                 if isinstance(callback, Checkpoint) and os.path.exists(callback.path):
                     exc.add_note(f"the last checkpoint is {callback.path}: continue from it with "
                                  f"init_model='{callback.path}'")

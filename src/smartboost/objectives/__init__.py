@@ -9,10 +9,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import Objective, canonical_objective_name, make_objective, register
+from .base import Objective, canonical_objective_name, make_objective, objective_class, register
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.name != "base":
         importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["Objective", "canonical_objective_name", "make_objective", "register"]
+__all__ = ["Objective", "canonical_objective_name", "make_objective", "objective_class", "register"]

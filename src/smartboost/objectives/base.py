@@ -143,15 +143,20 @@ def register(cls: type[Objective]) -> type[Objective]:
     return cls
 
 
-def canonical_objective_name(name: str) -> str:
-    """Canonical name of an objective or alias; raises ParameterError for unknown names."""
+def objective_class(name: str) -> type[Objective]:
+    """The objective class registered under a name or alias; raises ParameterError for unknown names."""
     cls = _REGISTRY.get(name.lower())
     if cls is None:
         close = difflib.get_close_matches(name.lower(), list(_REGISTRY), n=3)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         known = sorted({c.name for c in _REGISTRY.values()})
         raise ParameterError(f"unknown objective {name!r}{hint} (known: {known})")
-    return cls.name
+    return cls
+
+
+def canonical_objective_name(name: str) -> str:
+    """Canonical name of an objective or alias; raises ParameterError for unknown names."""
+    return objective_class(name).name
 
 
 def make_objective(name: str | Callable, params: Mapping[str, Any] | None = None) -> Objective:
@@ -167,7 +172,7 @@ def make_objective(name: str | Callable, params: Mapping[str, Any] | None = None
     """
     if callable(name):
         return _REGISTRY["custom"](name)
-    cls = _REGISTRY[canonical_objective_name(name)]
+    cls = objective_class(name)
     params = params or {}
     if "num_class" not in cls.options and params.get("num_class", 1) != 1:
         raise ParameterError(f"num_class={params['num_class']} is only for multiclass objectives, not '{cls.name}'")
