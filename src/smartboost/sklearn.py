@@ -249,8 +249,8 @@ class _SmartBoostModel(BaseEstimator):
             return []
         if isinstance(value, str):
             if value != "from_dtype":
-                raise ParameterError(f"categorical_features must be 'from_dtype', None, indices, names or a boolean mask, "
-                                 f"got {value!r}")
+                raise ParameterError("categorical_features must be 'from_dtype', None, indices, names or a boolean "
+                                     f"mask, got {value!r}")
             return "auto"
         value = np.asarray(value)
         if value.dtype == bool:
