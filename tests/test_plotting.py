@@ -92,3 +92,16 @@ def test_shap_waterfall_goes_from_the_expected_value_to_the_raw_score(boosters):
     assert end == pytest.approx(booster.predict(X[2:3], raw_score=True)[0], rel=1e-9)
     widths = [abs(b.get_width()) for b in bars[1:]]
     assert widths == sorted(widths)  # the largest on top
+
+
+def test_max_num_features_zero_or_negative_shows_every_feature(boosters):
+    # a negative bound sliced off the least important features; None or <= 0 is all (LightGBM)
+    booster = boosters[1.0]
+    X, _ = make_binary(n=50, seed=33)
+    used = int((booster.feature_importance() > 0).sum())
+    for limit in (None, 0, -1):
+        assert len(plot_importance(booster, max_num_features=limit).patches) == used
+        assert len(plot_shap_summary(booster, X, kind="bar", max_num_features=limit).patches) == X.shape[1]
+        assert len(plot_shap_waterfall(booster, X[0], max_num_features=limit).patches) == X.shape[1]
+    with pytest.raises(ParameterError, match="max_num_features"):
+        plot_importance(booster, max_num_features=2.5)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ._data import dense_rows, to_features
+from ._params import _int, _optional
 from .booster import Booster
 from .errors import DataError, ParameterError
 
@@ -39,6 +40,13 @@ def pyplot(headless: bool = False) -> Any:
 
 def _axes(ax: Any) -> Any:
     return pyplot().subplots()[1] if ax is None else ax
+
+
+def _feature_limit(max_num_features: Any) -> int | None:
+    """``max_num_features`` as a slice bound: None or <= 0 shows every feature, as in LightGBM
+    (a negative bound would silently drop the least important ones)."""
+    limit = _optional(_int())("max_num_features", max_num_features)
+    return None if limit is None or limit <= 0 else limit
 
 
 def plot_metric(runs: Booster | Mapping[str, Booster], metric: str | None = None, dataset: str | None = None,
@@ -98,7 +106,7 @@ def plot_importance(booster: Booster, importance_type: str = "split", max_num_fe
     booster : Booster
     importance_type : {'split', 'gain'}
     max_num_features : int, optional
-        Show at most this many features.
+        Show at most this many features (None or <= 0: all).
     ax : matplotlib Axes, optional
 
     Returns
@@ -106,7 +114,7 @@ def plot_importance(booster: Booster, importance_type: str = "split", max_num_fe
     matplotlib Axes
     """
     values = booster.feature_importance(importance_type)
-    order = [i for i in np.argsort(-values, kind="stable") if values[i] > 0][:max_num_features]
+    order = [i for i in np.argsort(-values, kind="stable") if values[i] > 0][:_feature_limit(max_num_features)]
     ax = _axes(ax)
     names = booster.feature_name()
     ax.barh(np.arange(len(order))[::-1], values[order], tick_label=[names[i] for i in order])
@@ -222,7 +230,7 @@ def plot_shap_summary(explained: Booster | np.ndarray, X: Any, kind: str = "bees
         feature's low values (blue) to its high ones (red), missing ones grey, spread vertically
         where dots crowd; ``'bar'``: the mean |SHAP value| of each feature.
     max_num_features : int, optional
-        Show at most this many features.
+        Show at most this many features (None or <= 0: all).
     class_index : int, optional
         The class whose contributions to show (multiclass models).
     ax : matplotlib Axes, optional
@@ -236,7 +244,7 @@ def plot_shap_summary(explained: Booster | np.ndarray, X: Any, kind: str = "bees
     contributions, values, names, _ = _explained(explained, X, class_index)
     shap_values = contributions[:, :-1]
     importance = np.abs(shap_values).mean(axis=0)
-    order = np.argsort(-importance, kind="stable")[:max_num_features]
+    order = np.argsort(-importance, kind="stable")[:_feature_limit(max_num_features)]
     ax = _axes(ax)
     positions = np.arange(len(order))[::-1]  # the most important feature on top
     if kind == "bar":
@@ -279,7 +287,7 @@ def plot_shap_waterfall(booster: Booster, x_row: Any, max_num_features: int = 10
     x_row : array-like, shape (n_features,) or (1, n_features)
         The row (a DataFrame or Series row too).
     max_num_features : int
-        Features shown on their own; the others form one bar.
+        Features shown on their own (<= 0: all); the others form one bar.
     class_index : int, optional
         The class to explain (multiclass models).
     precision : int
@@ -295,7 +303,8 @@ def plot_shap_waterfall(booster: Booster, x_row: Any, max_num_features: int = 10
     contributions, values, names, texts = _explained(booster, row, class_index)
     shap_values, expected = contributions[0, :-1], contributions[0, -1]
     order = np.argsort(-np.abs(shap_values), kind="stable")
-    shown, rest = order[:max_num_features], order[max_num_features:]
+    limit = _feature_limit(max_num_features)
+    shown, rest = order[:limit], order[len(order) if limit is None else limit:]
     labels = [f"{names[i]} = {texts[i][int(values[0, i])]}" if i in texts and values[0, i] == values[0, i]
               else f"{names[i]} = {values[0, i]:.{precision}g}" for i in shown]
     steps = list(shap_values[shown])
