@@ -8,7 +8,7 @@ import pytest
 from conftest import make_binary
 
 import smartboost as sb
-from smartboost.errors import ParameterError
+from smartboost.errors import DataError, ParameterError
 from smartboost.plotting import plot_importance, plot_metric, plot_shap_summary, plot_shap_waterfall, plot_tree
 
 matplotlib.use("Agg")
@@ -105,3 +105,24 @@ def test_max_num_features_zero_or_negative_shows_every_feature(boosters):
         assert len(plot_shap_waterfall(booster, X[0], max_num_features=limit).patches) == X.shape[1]
     with pytest.raises(ParameterError, match="max_num_features"):
         plot_importance(booster, max_num_features=2.5)
+
+
+def test_plot_arguments_of_the_wrong_kind_are_parameter_errors(boosters):
+    booster = boosters[1.0]
+    X, _ = make_binary(n=20, seed=34)
+    with pytest.raises(ParameterError, match="booster must be a smartboost.Booster"):
+        plot_importance(None)
+    with pytest.raises(ParameterError, match="runs must be"):
+        plot_metric([booster])
+    with pytest.raises(ParameterError, match=r"runs\['b'\] must be"):
+        plot_metric({"a": booster, "b": "model.json"})
+    with pytest.raises(ParameterError, match="tree_index"):
+        plot_tree(booster, tree_index=1.5)
+    with pytest.raises(ParameterError, match="precision"):
+        plot_tree(booster, precision=-1)
+    with pytest.raises(ParameterError, match="class_index"):
+        plot_shap_summary(booster, X, class_index=0.5)
+    with pytest.raises(DataError, match="contributions must have shape"):
+        plot_shap_summary(np.zeros(20), X)  # was an IndexError
+    with pytest.raises(DataError, match="x_row must be one row"):
+        plot_shap_waterfall(booster, X[:2])  # was 'data has 2 * n_features features'

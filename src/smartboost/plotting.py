@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._data import dense_rows, to_features
+from ._data import dense_rows, issparse, to_features
 from ._params import _int, _optional
 from .booster import Booster
 from .errors import DataError, ParameterError
@@ -40,6 +40,14 @@ def pyplot(headless: bool = False) -> Any:
 
 def _axes(ax: Any) -> Any:
     return pyplot().subplots()[1] if ax is None else ax
+
+
+def _booster(value: Any, name: str = "booster") -> Booster:
+    """``value``, checked to be a :class:`Booster` (anything else fails on a missing method)."""
+    if not isinstance(value, Booster):
+        raise ParameterError(f"{name} must be a smartboost.Booster (a fitted estimator's is its booster_), "
+                             f"got {type(value).__name__}")
+    return value
 
 
 def _feature_limit(max_num_features: Any) -> int | None:
@@ -71,7 +79,11 @@ def plot_metric(runs: Booster | Mapping[str, Booster], metric: str | None = None
     """
     if x not in ("iteration", "seconds"):
         raise ParameterError(f"x must be 'iteration' or 'seconds', got {x!r}")
-    runs = {"": runs} if isinstance(runs, Booster) else dict(runs)
+    if not isinstance(runs, (Booster, Mapping)):
+        raise ParameterError(f"runs must be a smartboost.Booster or a mapping of label to Booster, "
+                             f"got {type(runs).__name__}")
+    runs = {"": runs} if isinstance(runs, Booster) else {label: _booster(booster, f"runs[{label!r}]")
+                                                         for label, booster in runs.items()}
     ax = _axes(ax)
     for label, booster in runs.items():
         history = booster.evals_result
@@ -113,7 +125,7 @@ def plot_importance(booster: Booster, importance_type: str = "split", max_num_fe
     -------
     matplotlib Axes
     """
-    values = booster.feature_importance(importance_type)
+    values = _booster(booster).feature_importance(importance_type)
     order = [i for i in np.argsort(-values, kind="stable") if values[i] > 0][:_feature_limit(max_num_features)]
     ax = _axes(ax)
     names = booster.feature_name()
@@ -144,8 +156,10 @@ def plot_tree(booster: Booster, tree_index: int = 0, precision: int = 3, ax: Any
     -------
     matplotlib Axes
     """
-    if not 0 <= tree_index < booster.num_trees():
+    tree_index = _int()("tree_index", tree_index)
+    if not 0 <= tree_index < _booster(booster).num_trees():
         raise ParameterError(f"tree_index must be in [0, {booster.num_trees()}), got {tree_index}")
+    precision = _int(0)("precision", precision)
     tree = booster.trees[tree_index]
     names = booster.feature_name()
     position: dict[int, tuple[float, int]] = {}
@@ -185,8 +199,9 @@ def plot_tree(booster: Booster, tree_index: int = 0, precision: int = 3, ax: Any
 
 def _class_block(contributions: np.ndarray, n_features: int, class_index: int | None) -> np.ndarray:
     """Output ``class_index``'s block, shape (n_rows, n_features + 1), of ``pred_contrib``'s layout."""
-    n_outputs, remainder = divmod(contributions.shape[1], n_features + 1)
-    if contributions.ndim != 2 or remainder or n_outputs == 0:
+    class_index = _optional(_int())("class_index", class_index)
+    n_outputs, remainder = divmod(contributions.shape[1], n_features + 1) if contributions.ndim == 2 else (0, 0)
+    if remainder or n_outputs == 0:
         raise DataError(f"contributions must have shape (n_rows, K * (n_features + 1)) = (n_rows, K * "
                         f"{n_features + 1}) as predict(pred_contrib=True) returns them, got {contributions.shape}")
     if n_outputs == 1 and class_index in (None, 0):
@@ -207,11 +222,15 @@ def _explained(explained: Booster | np.ndarray, X: Any,
         contributions = explained.predict(X, pred_contrib=True)
         names = explained.feature_name()
     else:
-        contributions = np.asarray(explained, np.float64)
-        if contributions.shape[0] != values.shape[0]:
-            raise DataError(f"contributions have {contributions.shape[0]} rows but X has {values.shape[0]}")
+        try:
+            contributions = np.asarray(explained, np.float64)
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"contributions must be a Booster or a numeric matrix: {exc}") from None
         names = columns or [f"Column_{i}" for i in range(values.shape[1])]
-    return _class_block(contributions, values.shape[1], class_index), values, names, features.vocabularies
+    block = _class_block(contributions, values.shape[1], class_index)
+    if block.shape[0] != values.shape[0]:
+        raise DataError(f"contributions have {block.shape[0]} rows but X has {values.shape[0]}")
+    return block, values, names, features.vocabularies
 
 
 def plot_shap_summary(explained: Booster | np.ndarray, X: Any, kind: str = "beeswarm",
@@ -299,11 +318,16 @@ def plot_shap_waterfall(booster: Booster, x_row: Any, max_num_features: int = 10
     matplotlib Axes
     """
     row = x_row.to_frame().T.infer_objects() if hasattr(x_row, "to_frame") else x_row
-    row = row if hasattr(row, "columns") else np.asarray(row, np.float64).reshape(1, -1)
-    contributions, values, names, texts = _explained(booster, row, class_index)
+    if not (hasattr(row, "columns") or issparse(row)):
+        row = np.asarray(row)
+        row = row.reshape(1, -1) if row.ndim == 1 else row
+    if getattr(row, "ndim", 2) == 2 and row.shape[0] != 1:  # not reshaped: several rows would read as one long row
+        raise DataError(f"x_row must be one row, shape (n_features,) or (1, n_features), got shape {row.shape}")
+    contributions, values, names, texts = _explained(_booster(booster), row, class_index)
     shap_values, expected = contributions[0, :-1], contributions[0, -1]
     order = np.argsort(-np.abs(shap_values), kind="stable")
     limit = _feature_limit(max_num_features)
+    precision = _int(0)("precision", precision)
     shown, rest = order[:limit], order[len(order) if limit is None else limit:]
     labels = [f"{names[i]} = {texts[i][int(values[0, i])]}" if i in texts and values[0, i] == values[0, i]
               else f"{names[i]} = {values[0, i]:.{precision}g}" for i in shown]
