@@ -150,6 +150,19 @@ def test_sparse_and_dataframe_inputs_predict_like_dense():
         named.predict(df.rename(columns={"f0": "other"}))
 
 
+def test_default_named_model_refuses_its_own_names_in_another_order():
+    # a model trained on an array is named Column_i and takes frames of any names, but a frame of
+    # those very names in another order was read by position: a silently wrong prediction
+    pd = pytest.importorskip("pandas")
+    X, y = make_binary(n=200)
+    booster = sb.train({"objective": "binary", "verbosity": -1}, sb.Dataset(X, y), 3)
+    df = pd.DataFrame(X, columns=booster.feature_name())
+    np.testing.assert_array_equal(booster.predict(df.set_axis([f"f{i}" for i in range(6)], axis=1)),
+                                  booster.predict(X))
+    with pytest.raises(DataError, match="differ from the model's feature names"):
+        booster.predict(df[df.columns[::-1]], pred_contrib=True)
+
+
 @pytest.mark.parametrize("chunk_bytes", [1 << 24, 64])
 def test_wide_sparse_rows_predict_from_the_used_columns_only(chunk_bytes, monkeypatch):
     import tracemalloc

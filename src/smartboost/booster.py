@@ -249,7 +249,9 @@ class Booster:
         X, names = features.matrix, features.names
         if X.shape[1] != self.num_feature():
             raise DataError(f"data has {X.shape[1]} features but the model was trained on {self.num_feature()}")
-        if names is not None and names != self.feature_names and not _default_names(self.feature_names):
+        # a model of default names (trained on an array) takes any names, but not its own in another order
+        if names is not None and names != self.feature_names and (
+                not _default_names(self.feature_names) or sorted(names) == sorted(self.feature_names)):
             raise DataError(f"data column names {names[:5]}... differ from the model's feature names "
                             f"{self.feature_names[:5]}...")
         self.bin_mapper.check_text_columns(features)
