@@ -315,6 +315,12 @@ def test_a_model_without_trees_and_bad_requests():
     assert np.all(contributions[:, :-1] == 0.0) and np.all(contributions[:, -1] == 0.25)
     with pytest.raises(ParameterError, match="at most one of pred_leaf, pred_contrib and pred_interactions"):
         booster.predict(X, pred_leaf=True, pred_contrib=True)
+    # a text is truthy: "false" silently returned SHAP values (or raw scores)
+    with pytest.raises(ParameterError, match="'pred_contrib' must be true or false"):
+        booster.predict(X, pred_contrib="no")
+    with pytest.raises(ParameterError, match="'raw_score' must be true or false"):
+        booster.predict(X, raw_score=[])
+    np.testing.assert_array_equal(booster.predict(X, raw_score="false"), booster.predict(X))
 
 
 def _brute_force_interactions(tree, x, n_features):

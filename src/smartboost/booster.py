@@ -14,7 +14,7 @@ from . import io
 from ._config import threads
 from ._data import dense_rows, issparse, to_features
 from ._kernels.predict import predict_trees
-from ._params import model_params
+from ._params import _bool, model_params
 from .binning import BinMapper, BinnedData
 from .errors import DataError, ModelFormatError, ParameterError
 from .explain import explain_contributions, explain_interactions, explain_leaves
@@ -211,9 +211,12 @@ class Booster:
             the diagonal; (n_rows, num_class, n_features + 1, n_features + 1) for a multiclass
             model.
         """
+        # checked: a text such as "false" is truthy and would silently pick another output
+        raw_score = _bool("raw_score", raw_score)
         explained = {"pred_leaf": explain_leaves, "pred_contrib": explain_contributions,
                      "pred_interactions": explain_interactions}
-        asked = [name for name, flag in zip(explained, (pred_leaf, pred_contrib, pred_interactions)) if flag]
+        asked = [name for name, flag in zip(explained, (pred_leaf, pred_contrib, pred_interactions))
+                 if _bool(name, flag)]
         if len(asked) > 1:
             raise ParameterError(f"give at most one of pred_leaf, pred_contrib and pred_interactions, not {asked}")
         n_trees = self._n_trees(num_iteration)
