@@ -69,6 +69,12 @@ def test_early_stopping_sets_best_iteration_and_predict_uses_it():
     assert booster.best_score["valid_0"]["logloss"] == min(history)
     np.testing.assert_array_equal(booster.predict(Xte), booster.predict(Xte, num_iteration=best))
     assert not np.array_equal(booster.predict(Xte), booster.predict(Xte, num_iteration=0))
+    # saved whole or up to the best iteration, the best score is kept; cut before it, it was
+    # kept too, though the score of an iteration the model no longer has
+    for kept in (0, best):
+        assert sb.Booster(model_str=booster.model_to_string(kept)).best_score == booster.best_score
+    cut = sb.Booster(model_str=booster.model_to_string(best - 1))
+    assert (cut.best_iteration, cut.best_score) == (best - 1, {})
     # the same through params, and the callback object is reusable across runs
     via_params = sb.train({**params, "early_stopping_round": 5}, train, 500, valid_sets=[valid])
     assert via_params.best_iteration == best

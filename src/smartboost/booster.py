@@ -309,10 +309,13 @@ class Booster:
             Save only the first ``num_iteration`` iterations; None or <= 0 saves all.
         """
         n = self._n_trees(0 if num_iteration is None else num_iteration)
+        iterations = n // self.objective.num_outputs
+        # best_score is the score at best_iteration: a model cut before it has no such score
+        best_score = self.best_score if self.best_iteration <= iterations else {}
         return io.model_to_string(io.ModelContent(
             objective=self.objective, bin_mapper=self.bin_mapper, base_score=self.base_score,
             feature_names=self.feature_names, params=model_params(self.params), trees=self.trees[:n],
-            best_iteration=min(self.best_iteration, n // self.objective.num_outputs), best_score=self.best_score,
+            best_iteration=min(self.best_iteration, iterations), best_score=best_score,
             data_format=self.data_format))
 
     def save_model(self, filename: str | os.PathLike, num_iteration: int | None = None) -> Booster:
