@@ -713,6 +713,21 @@ def test_misaligned_data_and_local_arrays_are_refused(client):
         sbd.train(client, {"objective": "binary"}, dX, da.from_array(bad, chunks=200))
 
 
+def test_partitions_of_other_lengths_than_x_are_refused(client):
+    """A DataFrame's partition lengths are unknown to the driver: a label of other partition
+    lengths reached the kernels (a double free, or rows read past the label's end)."""
+    X, y = _data(n=200)
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=2)
+    with pytest.raises(DataError, match="partition 0: y has 120 entries but the data has 100 rows"):
+        sbd.train(client, {"objective": "binary"}, frame, da.from_array(y, chunks=((120, 80),)))
+    with pytest.raises(DataError, match="partition 0: sample_weight has 120 entries"):
+        sbd.train(client, {"objective": "binary"}, frame, da.from_array(y, chunks=100),
+                  sample_weight=da.from_array(np.ones(200), chunks=((120, 80),)))
+    with pytest.raises(DataError, match="partition 0: qid has 120 entries but X has 100 rows"):
+        sbd.train(client, {"objective": "lambdarank"}, frame, da.from_array(np.zeros(200), chunks=100),
+                  qid=da.from_array(np.arange(200) // 10, chunks=((120, 80),)))
+
+
 def test_callbacks_are_checked_as_in_local_training(client):
     X, y = _data(n=400)
     dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
