@@ -711,6 +711,11 @@ def test_misaligned_data_and_local_arrays_are_refused(client):
     bad[250] = np.nan
     with pytest.raises(DataError, match="partition 1: y contains nan at row 50"):
         sbd.train(client, {"objective": "binary"}, dX, da.from_array(bad, chunks=200))
+    weight = np.ones(400)
+    weight[250] = -1.0  # refused by Dataset; was taken here
+    with pytest.raises(DataError, match=r"partition 1: sample_weight contains a negative value \(-1.0\) at row 50"):
+        sbd.train(client, {"objective": "binary"}, dX, da.from_array(y, chunks=200),
+                  sample_weight=da.from_array(weight, chunks=200))
 
 
 def test_partitions_of_other_lengths_than_x_are_refused(client):
