@@ -571,6 +571,13 @@ def test_ranking_equals_single_machine_and_queries_must_stay_in_partitions(clien
     with pytest.raises(DataError, match="spans two partitions"):
         sbd.train(client, params, *(da.from_array(a, chunks=(bad,) + a.shape[1:]) for a in (X, y)),
                   qid=da.from_array(qid, chunks=(bad,)), num_boost_round=1)
+    # ids repeated in a later partition, not next to their first rows: each partition took
+    # them as a query of its own (one machine refuses such a qid)
+    again = np.r_[qid[:cut[30]], qid[:qid.size - cut[30]]]
+    with pytest.raises(DataError, match=r"query 0 spans two partitions \(0 and 1\)"):
+        sbd.train(client, params, *(da.from_array(a, chunks=((cut[30], qid.size - cut[30]),) + a.shape[1:])
+                                    for a in (X, y)), qid=da.from_array(again, chunks=((cut[30], qid.size - cut[30]),)),
+                  num_boost_round=1)
 
 
 @pytest.mark.parametrize("sampling", ["uniform", "bernoulli", "mvs", "smart1", "smart2", "loss", "auto"])

@@ -111,13 +111,14 @@ class Shard:
     # -- setup ------------------------------------------------------------------------------
 
     def op_describe(self) -> dict[str, Any]:
-        """Rows, features, the columns categorical by their type, and the first and last query
-        id of each partition and its number of queries."""
+        """Rows, features, the columns categorical by their type, and the query ids of each
+        partition (one per run of equal ids) and its number of queries."""
         qids = []
         start = 0
         for n in self.part_rows:
-            if self.qid is not None and n:
-                qids.append((self.qid[start], self.qid[start + n - 1]))
+            if self.qid is not None:
+                ids = self.qid[start:start + n]
+                qids.append(ids[np.r_[True, ids[1:] != ids[:-1]]] if n else ids)
             start += n
         return {"n_rows": self.X.matrix.shape[0], "n_features": self.X.matrix.shape[1], "part_rows": self.part_rows,
                 "part_qids": qids, "part_queries": self.part_queries, "from_dtype": self.X.from_dtype,
