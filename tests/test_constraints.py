@@ -139,6 +139,29 @@ def test_bad_constraints_are_named(params, match):
         sb.train({"verbosity": -1, **params}, sb.Dataset(X, y), 1)
 
 
+def test_leaf_values_from_every_row_keep_the_monotone_order():
+    """The intermediate method bounds a leaf by its neighbours' sampled values, which values
+    from every row crossed (15 violations on this grid): refused, and sampling='auto' keeps the
+    sample's values; the basic method's nested midpoint bounds keep the order."""
+    from smartboost._params import leaf_value_rows_mode, training_params
+    from smartboost.objectives.base import make_objective
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 - 2 * X[:, 2] * X[:, 3] + 0.3 * rng.normal(size=400)
+    params = {"verbosity": -1, "monotone_constraints": [1, -1, 1, 0], "num_leaves": 15, "min_data_in_leaf": 3,
+              "sampling": "mvs", "sample_rate": 0.3, "leaf_value_rows": "all"}
+    with pytest.raises(ParameterError, match="monotone_constraints_method='intermediate'"):
+        sb.train(params, sb.Dataset(X, y), 1)
+    auto = training_params({"monotone_constraints": [1, -1, 1, 0], "sampling": "auto"})
+    assert leaf_value_rows_mode(auto, make_objective("regression")) == "sample"
+    booster = sb.train({**params, "monotone_constraints_method": "basic"}, sb.Dataset(X, y), 30)
+    base = rng.normal(size=(50, 4))
+    for f, direction in enumerate([1, -1, 1]):
+        rows = np.repeat(base, 61, axis=0)
+        rows[:, f] = np.tile(np.linspace(-3, 3, 61), 50)
+        assert (direction * np.diff(booster.predict(rows).reshape(50, 61), axis=1) >= 0).all()
+
+
 def test_the_intermediate_method_fits_better_than_the_basic_one():
     """Both keep the predictions monotone; the intermediate method's bounds are looser (each
     leaf is bounded by its neighbours' outputs, not by midpoints), so it fits a monotone target

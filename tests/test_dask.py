@@ -571,6 +571,13 @@ def test_ranking_equals_single_machine_and_queries_must_stay_in_partitions(clien
     with pytest.raises(DataError, match="spans two partitions"):
         sbd.train(client, params, *(da.from_array(a, chunks=(bad,) + a.shape[1:]) for a in (X, y)),
                   qid=da.from_array(qid, chunks=(bad,)), num_boost_round=1)
+    # ids repeated in a later partition, not next to their first rows: each partition took
+    # them as a query of its own (one machine refuses such a qid)
+    again = np.r_[qid[:cut[30]], qid[:qid.size - cut[30]]]
+    with pytest.raises(DataError, match=r"query 0 spans two partitions \(0 and 1\)"):
+        sbd.train(client, params, *(da.from_array(a, chunks=((cut[30], qid.size - cut[30]),) + a.shape[1:])
+                                    for a in (X, y)), qid=da.from_array(again, chunks=((cut[30], qid.size - cut[30]),)),
+                  num_boost_round=1)
 
 
 @pytest.mark.parametrize("sampling", ["uniform", "bernoulli", "mvs", "smart1", "smart2", "loss", "auto"])
@@ -711,6 +718,26 @@ def test_misaligned_data_and_local_arrays_are_refused(client):
     bad[250] = np.nan
     with pytest.raises(DataError, match="partition 1: y contains nan at row 50"):
         sbd.train(client, {"objective": "binary"}, dX, da.from_array(bad, chunks=200))
+    weight = np.ones(400)
+    weight[250] = -1.0  # refused by Dataset; was taken here
+    with pytest.raises(DataError, match=r"partition 1: sample_weight contains a negative value \(-1.0\) at row 50"):
+        sbd.train(client, {"objective": "binary"}, dX, da.from_array(y, chunks=200),
+                  sample_weight=da.from_array(weight, chunks=200))
+
+
+def test_partitions_of_other_lengths_than_x_are_refused(client):
+    """A DataFrame's partition lengths are unknown to the driver: a label of other partition
+    lengths reached the kernels (a double free, or rows read past the label's end)."""
+    X, y = _data(n=200)
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=2)
+    with pytest.raises(DataError, match="partition 0: y has 120 entries but the data has 100 rows"):
+        sbd.train(client, {"objective": "binary"}, frame, da.from_array(y, chunks=((120, 80),)))
+    with pytest.raises(DataError, match="partition 0: sample_weight has 120 entries"):
+        sbd.train(client, {"objective": "binary"}, frame, da.from_array(y, chunks=100),
+                  sample_weight=da.from_array(np.ones(200), chunks=((120, 80),)))
+    with pytest.raises(DataError, match="partition 0: qid has 120 entries but X has 100 rows"):
+        sbd.train(client, {"objective": "lambdarank"}, frame, da.from_array(np.zeros(200), chunks=100),
+                  qid=da.from_array(np.arange(200) // 10, chunks=((120, 80),)))
 
 
 def test_callbacks_are_checked_as_in_local_training(client):

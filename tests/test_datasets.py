@@ -197,6 +197,13 @@ def test_categorical_sets_load_as_frames_with_categories(shared_data):
         datasets.load_frame("a9a", download=False)
 
 
+def test_a_file_as_the_cache_folder_is_named(tmp_path, monkeypatch):
+    (tmp_path / "data").write_text("not a folder")  # was NotADirectoryError on the dataset's folder
+    monkeypatch.setenv("SMARTBOOST_DATA", str(tmp_path / "data"))
+    with pytest.raises(DatasetNotFoundError, match=f"the dataset cache {tmp_path / 'data'} .SMARTBOOST_DATA. is not a"):
+        datasets.load("a8a")
+
+
 def test_unknown_name_lists_the_known_ones():
     with pytest.raises(DatasetNotFoundError, match="unknown dataset 'nope'; known: a8a, a9a"):
         datasets.load("nope")

@@ -921,8 +921,7 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
     if rule == "smooth" and objective.sigma_smooth is None:
         raise ParameterError(f"step_rule='smooth' needs a smooth loss; objective '{objective.name}' has no "
                              "smoothness constant")
-    monotone = params.monotone_constraints
-    if monotone is not None and any(monotone.values() if isinstance(monotone, Mapping) else monotone):
+    if _monotone(params):
         if params.weak_learner == "sign":
             raise ParameterError("weak_learner='sign' leaves output signs, which cannot be clamped to keep "
                                  "monotone_constraints; use weak_learner='tree'")
@@ -943,8 +942,19 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
         raise ParameterError(refusal)
 
 
+def _monotone(params: TrainingParams) -> bool:
+    """Whether ``monotone_constraints`` constrains any feature."""
+    monotone = params.monotone_constraints
+    return monotone is not None and any(monotone.values() if isinstance(monotone, Mapping) else monotone)
+
+
 def _leaf_values_kept(params: TrainingParams, objective: Any) -> str | None:
     """Why a sampled tree's leaf values cannot be recomputed from every row (None: they can)."""
+    if _monotone(params) and params.monotone_constraints_method == "intermediate":
+        # a leaf's bounds are its neighbours' values from the sample: recomputed neighbours can
+        # cross them (the basic method's midpoint bounds nest, so values within them keep the order)
+        return ("monotone_constraints_method='intermediate' bounds each leaf by its neighbours' values from the "
+                "sample, which those from every row can cross ('basic' keeps the order)")
     if objective.renews_leaves:
         return f"objective '{objective.name}' refits every leaf to a quantile of its rows"
     if params.step_rule == "leaf_line":

@@ -186,8 +186,18 @@ REGISTRY: dict[str, PublicDataset] = _read_registry()
 
 
 def cache_dir() -> Path:
-    """The dataset cache folder: ``$SMARTBOOST_DATA`` or ``~/.cache/smartboost``."""
-    return Path(os.environ.get("SMARTBOOST_DATA") or Path.home() / ".cache" / "smartboost")
+    """The dataset cache folder: ``$SMARTBOOST_DATA`` or ``~/.cache/smartboost``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        ``$SMARTBOOST_DATA`` names something that is not a folder (a file).
+    """
+    folder = Path(os.environ.get("SMARTBOOST_DATA") or Path.home() / ".cache" / "smartboost")
+    if folder.exists() and not folder.is_dir():
+        raise DatasetNotFoundError(f"the dataset cache {folder} (SMARTBOOST_DATA) is not a folder; set "
+                                   "SMARTBOOST_DATA to a folder")
+    return folder
 
 
 def get(name: str) -> PublicDataset:

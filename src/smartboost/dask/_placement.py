@@ -13,6 +13,7 @@ from typing import Any
 import dask.array as da
 import dask.dataframe as dd
 import distributed
+import numpy as np
 
 from ..errors import DataError
 from ._shard import Shard
@@ -44,12 +45,20 @@ def check_aligned(X: Any, others: dict[str, Any]) -> None:
             raise DataError(f"{name} has row chunks {array.chunks[0]} but X has {X.chunks[0]}; rechunk it like X")
 
 
-def check_queries_in_partitions(part_qids: list[tuple[Any, Any]]) -> None:
-    """Each partition's (first, last) query id; a query spanning two partitions is an error."""
-    for i in range(1, len(part_qids)):
-        if part_qids[i][0] == part_qids[i - 1][1]:
-            raise DataError(f"query {part_qids[i][0]!r} spans two partitions; repartition so that every query lies "
-                            "in one partition (e.g. set the index of a DataFrame to the query id)")
+def check_queries_in_partitions(part_qids: list[np.ndarray]) -> None:
+    """Each partition's query ids (one per run of equal ids), in partition order: an id in two
+    partitions is an error, whether its query was cut or the id comes back further on (each
+    worker would take its rows as a query of their own, where one machine refuses the qid)."""
+    partition_of: dict[Any, int] = {}
+    try:
+        for i, ids in enumerate(part_qids):
+            for q in ids.tolist():
+                j = partition_of.setdefault(q, i)
+                if j != i:
+                    raise DataError(f"query {q!r} spans two partitions ({j} and {i}); repartition so that every "
+                                    "query lies in one partition (e.g. set the index of a DataFrame to the query id)")
+    except TypeError:  # an id that is not hashable: the shards' own qid check names it
+        return
 
 
 def start_shards(client: distributed.Client, parts: list[Any],

@@ -62,10 +62,10 @@ class Shard:
     """
 
     def __init__(self, parts: list[tuple], part_index: list[int], authkey: bytes) -> None:
-        self.X, self.y, self.weight, self.qid, self.init_score = (
-            _concat([p[j] for p in parts], part_index, name)
-            for j, name in enumerate(("X", "y", "sample_weight", "qid", "init_score")))
         self.part_rows = [p[0].shape[0] for p in parts]
+        self.X, self.y, self.weight, self.qid, self.init_score = (
+            _concat([p[j] for p in parts], part_index, self.part_rows, name)
+            for j, name in enumerate(("X", "y", "sample_weight", "qid", "init_score")))
         bounds = np.cumsum([0] + self.part_rows)
         # queries of each partition: its runs of equal query ids (whole queries, checked by the driver)
         self.part_queries = [0 if self.qid is None or a == b else 1 + int(np.count_nonzero(np.diff(self.qid[a:b])))
@@ -111,13 +111,14 @@ class Shard:
     # -- setup ------------------------------------------------------------------------------
 
     def op_describe(self) -> dict[str, Any]:
-        """Rows, features, the columns categorical by their type, and the first and last query
-        id of each partition and its number of queries."""
+        """Rows, features, the columns categorical by their type, and the query ids of each
+        partition (one per run of equal ids) and its number of queries."""
         qids = []
         start = 0
         for n in self.part_rows:
-            if self.qid is not None and n:
-                qids.append((self.qid[start], self.qid[start + n - 1]))
+            if self.qid is not None:
+                ids = self.qid[start:start + n]
+                qids.append(ids[np.r_[True, ids[1:] != ids[:-1]]] if n else ids)
             start += n
         return {"n_rows": self.X.matrix.shape[0], "n_features": self.X.matrix.shape[1], "part_rows": self.part_rows,
                 "part_qids": qids, "part_queries": self.part_queries, "from_dtype": self.X.from_dtype,
@@ -490,20 +491,24 @@ class _PeerRows:
             self._free = free
 
 
-def _concat(parts: list[Any], part_index: list[int], name: str) -> np.ndarray | None:
-    """One array from a worker's partitions of ``name`` (None when it was not given); errors
-    name the partition."""
+def _concat(parts: list[Any], part_index: list[int], part_rows: list[int], name: str) -> np.ndarray | None:
+    """One array from a worker's partitions of ``name`` (None when it was not given), each
+    checked to have its partition of X's ``part_rows`` rows (the collections' partitions need
+    not match: a DataFrame's lengths are unknown to the driver); errors name the partition."""
     if parts[0] is None:
         return None
     arrays = []
-    for part, index in zip(parts, part_index):
+    for part, index, n_rows in zip(parts, part_index, part_rows):
         try:
             if name == "X":
                 arrays.append(to_features(part, name))
             elif name == "qid":
-                arrays.append(np.asarray(part).ravel())
+                ids = np.asarray(part).ravel()
+                if ids.shape[0] != n_rows:
+                    raise DataError(f"qid has {ids.shape[0]} entries but X has {n_rows} rows")
+                arrays.append(ids)
             else:
-                arrays.append(to_vector(part, len(part), name))
+                arrays.append(to_vector(part, n_rows, name, nonnegative=name == "sample_weight"))
         except DataError as exc:
             raise DataError(f"partition {index}: {exc}") from None
     if name == "X":

@@ -111,7 +111,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
             for i, q in zip(indices, d["part_qids"]):
                 part_qids[i] = q
         if qid is not None:
-            check_queries_in_partitions([q for q in part_qids if q is not None])
+            check_queries_in_partitions(part_qids)
         workers.call_each("connect", [(rank, [d["peer_address"] for d in described], worker_names, timeout)
                                       for rank in range(len(described))], together=True)
         names = feature_name or names_from_frame or [f"Column_{i}" for i in range(n_features)]
