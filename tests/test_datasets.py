@@ -205,8 +205,10 @@ def test_a_file_as_the_cache_folder_is_named(tmp_path, monkeypatch):
 
 
 def test_unknown_name_lists_the_known_ones():
-    with pytest.raises(DatasetNotFoundError, match="unknown dataset 'nope'; known: a8a, a9a"):
+    with pytest.raises(DatasetNotFoundError, match=r"unknown dataset 'nope' \(known: a8a, a9a"):
         datasets.load("nope")
+    with pytest.raises(DatasetNotFoundError, match=r"unknown dataset 'a9'; did you mean 'a9a'\?"):
+        datasets.load("a9")
 
 
 def test_registry_entries_are_consistent():

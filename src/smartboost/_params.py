@@ -15,7 +15,6 @@ from the table by :func:`parameters_markdown` (a test keeps it in sync).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import math
 import numbers
@@ -24,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ParameterError
+from .errors import ParameterError, did_you_mean
 
 __all__ = ["Param", "PARAMS", "TrainingParams", "model_params", "param_default", "resolve_params", "training_params",
            "check_objective_params", "file_params", "parameters_markdown"]
@@ -643,9 +642,7 @@ def canonical_param_name(name: str) -> str:
     """Return the canonical name of a parameter or alias, or raise naming close matches."""
     param = _BY_NAME.get(name)
     if param is None:
-        close = difflib.get_close_matches(name, list(_BY_NAME), n=3)
-        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise ParameterError(f"unknown parameter '{name}'{hint}")
+        raise ParameterError(f"unknown parameter '{name}'{did_you_mean(name, _BY_NAME)}")
     return param.name
 
 

@@ -45,7 +45,7 @@ import numpy as np
 
 from ._config import logger
 from .datafile import DataFile, read_delimited, read_query_sizes, read_svmlight
-from .errors import DataError, DatasetNotFoundError
+from .errors import DataError, DatasetNotFoundError, did_you_mean
 
 __all__ = ["DatasetFile", "PublicDataset", "REGISTRY", "cache_dir", "fetch", "get", "load", "load_frame",
            "load_splits", "INSURANCE_FEATURES", "make_higgs_like", "make_insurance_like", "make_ranking_like",
@@ -203,7 +203,8 @@ def cache_dir() -> Path:
 def get(name: str) -> PublicDataset:
     """The registry entry ``name``; a :class:`DatasetNotFoundError` lists the known names."""
     if name not in REGISTRY:
-        raise DatasetNotFoundError(f"unknown dataset {name!r}; known: {', '.join(REGISTRY)}")
+        raise DatasetNotFoundError(f"unknown dataset {name!r}{did_you_mean(name, REGISTRY)} (known: "
+                                   f"{', '.join(REGISTRY)})")
     return REGISTRY[name]
 
 

@@ -7,7 +7,16 @@ written against scikit-learn, LightGBM or XGBoost.
 
 from __future__ import annotations
 
+import difflib
 import signal
+from collections.abc import Iterable
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """The hint an error about an unknown ``name`` ends with: ``"; did you mean 'a' or 'b'?"`` for
+    the closest of the ``known`` names, or ``""`` when none is close."""
+    close = difflib.get_close_matches(name, list(known), n=3)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
 class SmartBoostError(Exception):

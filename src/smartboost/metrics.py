@@ -35,7 +35,6 @@ score, ties kept in row order (a stable sort); row weights are not used.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -43,7 +42,7 @@ import numpy as np
 
 from ._kernels.metrics import mean_average_precision, mean_ndcg, roc_auc
 from ._params import param_default
-from .errors import DataError, ParameterError
+from .errors import DataError, ParameterError, did_you_mean
 from .objectives.base import weighted_sum
 
 __all__ = ["Metric", "METRICS", "DEFAULT_LABEL_GAIN", "canonical_metric_name", "check_relevance", "get_metric",
@@ -300,8 +299,7 @@ def canonical_metric_name(name: str) -> str:
         return name.lower()
     metric = _BY_NAME.get(name.lower())
     if metric is None:
-        close = difflib.get_close_matches(name.lower(), [*_BY_NAME, *_OF_PARAMETER, "ndcg@10", "map@10"], n=3)
-        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        hint = did_you_mean(name.lower(), [*_BY_NAME, *_OF_PARAMETER, "ndcg@10", "map@10"])
         known = [m.name for m in METRICS] + list(_OF_PARAMETER)
         raise ParameterError(f"unknown metric {name!r}{hint} (known: {known}, ndcg@k, map@k)")
     return metric.name

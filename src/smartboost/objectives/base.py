@@ -7,13 +7,12 @@ is adding one file here: its gradient kernels, its class, its registration.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, did_you_mean
 
 _REGISTRY: dict[str, type[Objective]] = {}
 
@@ -147,10 +146,8 @@ def objective_class(name: str) -> type[Objective]:
     """The objective class registered under a name or alias; raises ParameterError for unknown names."""
     cls = _REGISTRY.get(name.lower())
     if cls is None:
-        close = difflib.get_close_matches(name.lower(), list(_REGISTRY), n=3)
-        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         known = sorted({c.name for c in _REGISTRY.values()})
-        raise ParameterError(f"unknown objective {name!r}{hint} (known: {known})")
+        raise ParameterError(f"unknown objective {name!r}{did_you_mean(name.lower(), _REGISTRY)} (known: {known})")
     return cls
 
 
