@@ -55,12 +55,14 @@ def test_the_leaves_of_a_sampled_tree_take_the_newton_values_of_every_row(sampli
 
 
 def test_values_from_every_row_keep_monotone_constraints_and_the_training_scores():
-    """Each leaf's value stays within its monotone bounds, so predictions keep the constraint; the
-    training scores are the model's predictions (the placed rows got the values the trees hold)."""
+    """Each leaf's value stays within its monotone bounds (the basic method's: the intermediate
+    one is refused with values from every row, tests/test_constraints.py), so predictions keep the
+    constraint; the training scores are the model's predictions (the placed rows got the values
+    the trees hold)."""
     X, y = make_binary(n=6000, seed=22)
     booster = sb.train({"objective": "binary", "sampling": "mvs", "sample_rate": 0.2, "leaf_value_rows": "all",
-                        "monotone_constraints": [1, 0, 0, 0, 0, 0], "num_leaves": 31, "verbosity": -1},
-                       sb.Dataset(X, y), 20)
+                        "monotone_constraints": [1, 0, 0, 0, 0, 0], "monotone_constraints_method": "basic",
+                        "num_leaves": 31, "verbosity": -1}, sb.Dataset(X, y), 20)
     grid = np.repeat(X[:200], 25, axis=0)
     grid[:, 0] = np.tile(np.linspace(-3, 3, 25), 200)
     scores = booster.predict(grid, raw_score=True).reshape(200, 25)
