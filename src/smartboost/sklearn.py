@@ -405,12 +405,9 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
             position = {c: i for i, c in enumerate(self.classes_.tolist())}
             index = np.array([position.get(v, 0) for v in y.ravel().tolist()]).reshape(y.shape)
             unknown = np.array([v not in position for v in y.ravel().tolist()]).reshape(y.shape)
-            if unknown.any():
-                raise DataError(f"y contains labels not in classes_ {self.classes_.tolist()}: "
-                                f"{list(dict.fromkeys(y[unknown].tolist()))[:5]}") from None
-        if unknown.any():
+        if unknown.any():  # listed in order of appearance: np.unique would sort, which mixed types cannot
             raise DataError(f"y contains labels not in classes_ {self.classes_.tolist()}: "
-                             f"{np.unique(y[unknown])[:5].tolist()}")
+                            f"{list(dict.fromkeys(y[unknown].tolist()))[:5]}")
         return index.astype(np.float64)
 
     def _fit_target(self, y: np.ndarray) -> np.ndarray:
