@@ -108,6 +108,12 @@ _MIN_RATE = 1e-9
 from overflowing in the fixed-point gradients."""
 
 
+def is_list_like(value: Any) -> bool:
+    """Whether ``value`` is a collection of items: iterable, and not a text (whose characters
+    would be taken for the items)."""
+    return hasattr(value, "__iter__") and not isinstance(value, (str, bytes))
+
+
 def _int(low: int | None = None, high: int | None = None) -> Callable[[str, Any], int]:
     """An integer in [low, high]; an unset bound is int32's, as every count and size is one."""
     low = -_INT32_MAX - 1 if low is None else low

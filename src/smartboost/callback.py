@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._config import logger
-from ._params import _float, _int
+from ._params import _float, _int, is_list_like
 from .errors import ParameterError
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def callback_list(callbacks: Any) -> list[TrainingCallback]:
         return []
     if isinstance(callbacks, TrainingCallback):
         return [callbacks]
-    if isinstance(callbacks, (str, bytes)) or not hasattr(callbacks, "__iter__"):
+    if not is_list_like(callbacks):
         raise ParameterError(f"callbacks must be a list of TrainingCallback, got {type(callbacks).__name__}")
     out = list(callbacks)
     for i, callback in enumerate(out):

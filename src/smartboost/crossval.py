@@ -27,7 +27,7 @@ import numpy as np
 
 from ._config import set_verbosity, threads
 from ._interrupt import interruptible
-from ._params import _int, canonical_param_name, explicit_params, training_params, with_data_defaults
+from ._params import _int, canonical_param_name, explicit_params, is_list_like, training_params, with_data_defaults
 from .booster import Booster
 from .callback import EarlyStopping, EvalResult, TrainingCallback, callback_list
 from .dataset import Dataset
@@ -203,7 +203,7 @@ def _folds(train_set: Dataset, objective: Any, nfold: int, stratified: bool, shu
     if folds is not None:
         if hasattr(folds, "split"):
             return list(folds.split(np.zeros((n, 1)), train_set.label, query_of_row))
-        if isinstance(folds, (str, bytes)) or not hasattr(folds, "__iter__"):
+        if not is_list_like(folds):
             raise ParameterError(f"folds must be a scikit-learn splitter or a list of (train_idx, test_idx) pairs, got "
                                  f"{type(folds).__name__}")
         pairs = list(folds)

@@ -21,8 +21,8 @@ from ._config import set_verbosity, threads
 from ._interrupt import deferred_interrupts, interrupt_of, interruptible
 from ._kernels.gradients import extent_units
 from ._kernels.records import Units
-from ._params import (TrainingParams, check_objective_params, explicit_params, leaf_value_rows_mode, training_params,
-                      with_data_defaults)
+from ._params import (TrainingParams, check_objective_params, explicit_params, is_list_like, leaf_value_rows_mode,
+                      training_params, with_data_defaults)
 from ._rows import TrainingRows
 from .binning import BinMapper
 from .booster import Booster
@@ -229,7 +229,7 @@ class Trainer:
     def _eval_sets(self, valid_sets: list[Dataset] | None, valid_names: list[str] | None) -> list[_EvalSet]:
         if isinstance(valid_sets, Dataset):  # one set, as valid_names may be one name
             valid_sets = [valid_sets]
-        elif valid_sets is not None and (isinstance(valid_sets, (str, bytes)) or not hasattr(valid_sets, "__iter__")):
+        elif valid_sets is not None and not is_list_like(valid_sets):
             raise ParameterError(f"valid_sets must be a list of smartboost.Dataset, got {type(valid_sets).__name__}")
         valid_sets = list(valid_sets or [])
         if isinstance(valid_names, str):
