@@ -58,6 +58,31 @@ def test_dates_and_durations_are_refused_naming_the_column():
             booster.predict(frame.assign(when=column))
 
 
+def test_dates_and_durations_in_object_arrays_and_columns_are_refused_naming_the_column():
+    import datetime
+
+    pd = pytest.importorskip("pandas")
+    booster = sb.train({"verbosity": -1, "min_data_in_leaf": 1},
+                       sb.Dataset(pd.DataFrame({"x": np.arange(4.0), "when": 1.0}), np.arange(4.0)), 1)
+    uses = (lambda data: sb.Dataset(data, np.zeros(4)), booster.predict)  # training and prediction
+    for value in (np.datetime64("2020-01-02"), np.timedelta64(3, "D"), datetime.datetime(2020, 1, 2),
+                  datetime.date(2020, 1, 2), datetime.timedelta(days=3), pd.Timestamp("2020-01-02"),
+                  pd.Timedelta(days=3), pd.Period("2020-01", freq="M")):
+        kind = type(value).__name__
+        # numpy's became counts of their unit (astype), the others the frame's text categories
+        array = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, value], [3.0, 1.0]], dtype=object)
+        for use in uses:
+            with pytest.raises(DataError, match=f"column 1 of data holds dates or durations \\({kind} at row 2\\)"):
+                use(array)
+        frame = pd.DataFrame({"x": np.arange(4.0), "when": pd.Series([value, None, value, value], dtype=object)})
+        for use in uses:
+            with pytest.raises(DataError, match=f"column 'when' holds dates or durations \\({kind} values"):
+                use(frame)
+    # object data without dates is read as before: numbers, and text categories
+    np.testing.assert_array_equal(booster.predict(np.ones((2, 2), dtype=object)), booster.predict(np.ones((2, 2))))
+    assert uses[0](pd.DataFrame({"x": np.arange(4.0), "city": ["a", "b", None, "a"]})).num_feature() == 2
+
+
 def test_feature_name_given_as_text_is_not_split_into_letters():
     X = np.ones((10, 4))
     with pytest.raises(DataError, match="feature_name must be a list of names .* got the text 'abcd'"):

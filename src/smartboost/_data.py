@@ -12,13 +12,15 @@ mapper maps to its bins by value (``binning.BinMapper``), so that two frames wit
 categories in another order, or other categories, are read alike. A category column whose
 categories are integers holds those integers (category codes are never read).
 
-Dates and durations (datetime64, timedelta64 and pandas period columns) are refused, as LightGBM
-refuses them: read as numbers their unit decides the splits' scale, read as text categories each
-date is a category of its own, and either way the user had better choose the encoding.
+Dates and durations (datetime64, timedelta64 and pandas period columns, and object arrays or
+columns holding dates, times or durations) are refused, as LightGBM refuses them: read as
+numbers their unit decides the splits' scale, read as text categories each date is a category
+of its own, and either way the user had better choose the encoding.
 """
 
 from __future__ import annotations
 
+import datetime
 import math
 import sys
 from collections.abc import Hashable
@@ -108,6 +110,22 @@ _TIME_ADVICE = ("convert them first: to numbers (e.g. days since a date, or the 
                 "their own) or to text categories")
 
 
+def _time_entry(values: np.ndarray) -> int | None:
+    """The flat index (C order) of the first date, time or duration among the entries of an
+    object array (datetime's date, time, datetime and timedelta, numpy's datetime64 and
+    timedelta64, pandas' Timestamp, Timedelta and Period), or None when it holds none.
+
+    Such entries would be read as numbers in their unit (numpy's, by ``astype``) or as one text
+    category per date: one pass over the entries' types finds them, the index only on a hit."""
+    kinds: tuple[type, ...] = (datetime.date, datetime.time, datetime.timedelta, np.datetime64, np.timedelta64)
+    pandas = sys.modules.get("pandas")  # a pandas Period exists only once pandas is imported
+    if pandas is not None:
+        kinds += (pandas.Period,)
+    if not any(issubclass(kind, kinds) for kind in set(map(type, values.flat))):
+        return None
+    return next(i for i, value in enumerate(values.flat) if isinstance(value, kinds))
+
+
 def _from_dataframe(data: Any) -> Features:
     names = [str(c) for c in data.columns]
     numeric = np.array([getattr(dt, "kind", "O") in "biuf" for dt in data.dtypes], np.bool_)
@@ -131,6 +149,10 @@ def _from_dataframe(data: Any) -> Features:
         else:
             codes, values = pd.factorize(column)
             values = np.asarray(values, dtype=object)
+            first = _time_entry(values)  # of the distinct values only: rows repeat them
+            if first is not None:
+                raise DataError(f"column {names[j]!r} holds dates or durations ({type(values[first]).__name__} "
+                                f"values in a column of dtype {column.dtype}); {_TIME_ADVICE}")
         matrix[:, j], vocabulary = _text_column(values, codes)
         if vocabulary is not None:
             vocabularies[j] = vocabulary
@@ -148,6 +170,13 @@ def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
         raise DataError(f"{name} is complex; only real numbers are supported")
     if data.dtype.kind in "mM":  # astype would give counts of the dtype's unit
         raise DataError(f"{name} holds dates or durations (dtype {data.dtype}) in every column; {_TIME_ADVICE}")
+    if data.dtype.kind == "O":  # astype takes numpy's dates and durations, as counts of their unit
+        first = _time_entry(data)
+        if first is not None:
+            at = np.unravel_index(first, data.shape)
+            where = f"column {at[1]} of {name}" if data.ndim == 2 else name
+            raise DataError(f"{where} holds dates or durations ({type(data.flat[first]).__name__} at row {at[0]}); "
+                            f"{_TIME_ADVICE}")
     try:
         return data.astype(np.float64)
     except (TypeError, ValueError):
