@@ -35,7 +35,7 @@ from smartboost.dask._peers import Peers  # noqa: E402
 from smartboost.dask._shard import _PeerRows, Shard  # noqa: E402
 from smartboost.dask._train import _driver_threads  # noqa: E402
 from smartboost.dask._transport import _link_ends, Workers  # noqa: E402
-from smartboost.errors import DataError, DistributedError  # noqa: E402
+from smartboost.errors import DataError, DistributedError, RawScoreWarning  # noqa: E402
 from smartboost.sampling import auto  # noqa: E402
 from smartboost.sampling.chunks import chunk_layout, exact_pieces, top_and_rest_pieces  # noqa: E402
 from smartboost.sampling.distributed import (count_top_for_sum_by_radix, kth_largest_by_radix,  # noqa: E402
@@ -869,3 +869,20 @@ def test_estimators_fit_on_dask_and_predict_dask_collections(client):
         qid=dd.from_pandas(pd.Series(np.arange(y.size) // 10), npartitions=2))
     assert list(ranker.feature_names_in_) == list("abcdef")
     assert ranker.predict(frame).compute().shape == (y.size,)
+
+
+def test_classifier_of_a_custom_objective_warns_and_gives_raw_scores(client):
+    def logloss(label, raw):
+        p = 1.0 / (1.0 + np.exp(-raw))
+        return p - label, p * (1.0 - p)
+
+    X, y = _data()
+    dX, labels = da.from_array(X, chunks=1000), np.where(y > 0, "yes", "no")
+    model = sbd.DaskSmartBoostClassifier(client=client, n_estimators=3, num_leaves=7, objective=logloss).fit(
+        dX, da.from_array(labels, chunks=1000))
+    raw = model.decision_function(dX).compute()
+    # predict_proba read the raw scores as probabilities of 'yes', as the local classifier did
+    with pytest.warns(RawScoreWarning, match=r"DaskSmartBoostClassifier.predict_proba: .*returns the raw scores"):
+        np.testing.assert_array_equal(model.predict_proba(dX).compute(), raw)
+    with pytest.warns(RawScoreWarning, match=r"DaskSmartBoostClassifier.predict: .*as if they were log-odds"):
+        np.testing.assert_array_equal(model.predict(dX).compute(), np.where(raw > 0, "yes", "no"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import smartboost as sb
-from smartboost.errors import ParameterError
+from smartboost.errors import ParameterError, RawScoreWarning
 from smartboost.sklearn import SmartBoostClassifier, SmartBoostRegressor
 
 
@@ -93,6 +95,29 @@ def test_estimators_take_the_objective_by_an_alias_and_classify_with_binary_loss
     with pytest.raises(ParameterError, match="objective 'binary' classifies two classes, but y has 3"):
         SmartBoostClassifier(n_estimators=2, objective="binary").fit(X, np.arange(200) % 3)
 
+
+
+def _logloss(label, raw):
+    p = 1.0 / (1.0 + np.exp(-raw))
+    return p - label, p * (1.0 - p)
+
+
+def test_classifier_of_a_custom_objective_warns_and_gives_raw_scores_as_lightgbm():
+    X, y = make_binary(n=300)
+    labels = np.where(y > 0, "yes", "no")
+    model = SmartBoostClassifier(n_estimators=5, objective=_logloss).fit(X, labels)
+    raw = model.decision_function(X)
+    # predict_proba read the raw scores as probabilities of 'yes' (1 - raw beside them)
+    with pytest.warns(RawScoreWarning, match=r"predict_proba: .*custom objective.*returns the raw scores"):
+        np.testing.assert_array_equal(model.predict_proba(X), raw)
+    with pytest.warns(RawScoreWarning, match=r"predict: .*custom objective.*as if they were log-odds"):
+        np.testing.assert_array_equal(model.predict(X), np.where(raw > 0, "yes", "no"))
+    with warnings.catch_warnings():  # a built-in objective's probabilities: no warning
+        warnings.simplefilter("error", RawScoreWarning)
+        SmartBoostClassifier(n_estimators=5).fit(X, labels).predict_proba(X)
+    # more than two classes: the gradient function trained one score per row, predict_proba gave two columns
+    with pytest.raises(ParameterError, match="objective '_logloss' is a gradient function, .* the 3 classes of y"):
+        SmartBoostClassifier(n_estimators=5, objective=_logloss).fit(X, np.arange(300) % 3)
 
 def test_multiclass_objective_on_two_classes_gets_num_class_from_them():
     X, y = make_binary(n=300)

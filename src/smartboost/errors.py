@@ -44,6 +44,14 @@ class DistributedError(SmartBoostError, RuntimeError):
     """Distributed training lost a worker, or a step took longer than its timeout."""
 
 
+class RawScoreWarning(UserWarning):
+    """Predictions that are raw scores, or class labels read off raw scores, where class
+    probabilities or labels were asked for: a classifier trained with a custom objective (a
+    gradient function) does not know the link from its raw scores to probabilities. LightGBM's
+    ``LGBMClassifier`` warns alike; ``warnings.filterwarnings("ignore", category=RawScoreWarning)``
+    silences it."""
+
+
 class TrainingInterrupted(KeyboardInterrupt):
     """Training stopped by a signal (Ctrl-C, or SIGTERM on the command line).
 

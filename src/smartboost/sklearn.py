@@ -17,6 +17,7 @@ HistGradientBoosting). Needs the ``sklearn`` extra (``pip install smartboost[skl
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ from .booster import Booster
 from .callback import TrainingCallback
 from .dataset import Dataset
 from .engine import train
-from .errors import DataError, ParameterError
+from .errors import DataError, ParameterError, RawScoreWarning
 from .metrics import get_metric
 from .objectives import Objective, objective_class
 
@@ -385,6 +386,14 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
     (``"multiclass"`` on two classes included: then :meth:`decision_function` gives a score per
     class). Labels of any type are accepted.
 
+    A custom objective (a gradient function ``fn(label, raw) -> (grad, hess)``, labels 0 and 1)
+    classifies two classes; its link from raw scores to probabilities is unknown, so, as with
+    LightGBM's ``LGBMClassifier``, :meth:`predict_proba` returns the raw scores
+    (:meth:`decision_function`, shape (n_samples,)) and :meth:`predict` the class of the raw
+    score's sign (``classes_[1]`` above 0), each with a
+    :class:`~smartboost.errors.RawScoreWarning`. A gradient function gives one score per row,
+    so more than two classes with one is a ParameterError at :meth:`fit`.
+
     Attributes
     ----------
     classes_ : ndarray
@@ -432,13 +441,16 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
         ------
         ParameterError
             An objective that does not predict class probabilities (``predict_proba`` would be
-            meaningless), a binary one for more than two classes, or a ``num_class`` that is
-            not the number of classes.
+            meaningless), a binary one or a gradient function for more than two classes, or a
+            ``num_class`` that is not the number of classes.
         """
         objective = self._given_objective()
         cls = _objective_class(objective)
-        # a gradient function's link is unknown: it gets num_class as before, for more than two classes
-        multiclass = self.n_classes_ > 2 if cls is None else cls.task == "multiclass"
+        if callable(objective) and self.n_classes_ > 2:  # a custom objective's model has one output, not a class's
+            raise ParameterError(f"objective {getattr(objective, '__name__', objective)!r} is a gradient function, "
+                                 f"which trains one raw score per row: it cannot classify the {self.n_classes_} "
+                                 "classes of y; use 'multiclass', or leave objective unset")
+        multiclass = cls is not None and cls.task == "multiclass"
         if cls is not None and not multiclass:
             if cls.task != "binary" and cls.name not in _BINARY_PROBABILITY_OBJECTIVES:
                 raise ParameterError(f"SmartBoostClassifier needs a classification objective ('binary', "
@@ -454,8 +466,29 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
                                  f"{objective!r}; leave it unset (the classifier sets it from the classes)")
         return {"objective": objective, "num_class": num_class} if multiclass else {"objective": objective}
 
+    _RAW_SCORES_INSTEAD = {
+        "predict_proba": "it returns the raw scores (decision_function) instead",
+        "predict": "it reads the labels off the raw scores as if they were log-odds: classes_[1] above 0"}
+    """What :meth:`predict_proba` and :meth:`predict` give for a model of a custom objective."""
+
+    def _unknown_link(self, method: str) -> bool:
+        """Whether the model was trained with a custom objective, whose raw scores are not known to
+        be log-odds; if so, warn that ``method`` gives what :attr:`_RAW_SCORES_INSTEAD` says."""
+        if self.booster_.objective.name != "custom":
+            return False
+        warnings.warn(f"{type(self).__name__}.{method}: the model was trained with a custom objective, whose link "
+                      f"from raw scores to class probabilities is unknown; {self._RAW_SCORES_INSTEAD[method]}",
+                      RawScoreWarning, stacklevel=3)
+        return True
+
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities, shape (n_samples, ``n_classes_``), columns in ``classes_`` order."""
+        """Class probabilities, shape (n_samples, ``n_classes_``), columns in ``classes_`` order.
+
+        A model trained with a custom objective gives its raw scores instead, shape (n_samples,),
+        with a :class:`~smartboost.errors.RawScoreWarning` (as LightGBM's ``LGBMClassifier``).
+        """
+        if self._unknown_link("predict_proba"):
+            return self.decision_function(X)
         p = self._raw_predict(X, raw_score=False)
         return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
@@ -466,9 +499,15 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
 
     def predict(self, X: Any, pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
         """Predicted class labels; or, as :meth:`Booster.predict`, each tree's leaf (``pred_leaf``)
-        or the SHAP values and expected value of the raw scores (``pred_contrib``)."""
+        or the SHAP values and expected value of the raw scores (``pred_contrib``).
+
+        The label is that of the highest probability: ``classes_[1]`` where the raw score (the
+        log-odds) is above 0, or the class of the highest score. A model trained with a custom
+        objective is read the same way, with a :class:`~smartboost.errors.RawScoreWarning`.
+        """
         if pred_leaf or pred_contrib:
             return self._raw_predict(X, raw_score=True, pred_leaf=pred_leaf, pred_contrib=pred_contrib)
+        self._unknown_link("predict")
         raw = self.decision_function(X)
         index = (raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)
         return self.classes_[index]

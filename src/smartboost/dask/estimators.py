@@ -118,7 +118,11 @@ class DaskSmartBoostClassifier(_DaskModel, SmartBoostClassifier):
         return self._encode_target(y)
 
     def predict_proba(self, X: Any) -> Any:
-        """Class probabilities, a dask collection with one column per class of ``classes_``."""
+        """Class probabilities, a dask collection with one column per class of ``classes_``; the
+        raw scores, with a warning, for a model of a custom objective (as
+        :meth:`SmartBoostClassifier.predict_proba <smartboost.sklearn.SmartBoostClassifier.predict_proba>`)."""
+        if self._unknown_link("predict_proba"):
+            return self._raw_predict(X, raw_score=True)
         p = self._raw_predict(X, raw_score=False)
         if self.n_classes_ > 2:
             return p
@@ -127,7 +131,9 @@ class DaskSmartBoostClassifier(_DaskModel, SmartBoostClassifier):
         return p.map_partitions(_two_class_frame, meta={0: np.float64, 1: np.float64})
 
     def predict(self, X: Any) -> Any:
-        """Predicted class labels, a dask collection partitioned like ``X``."""
+        """Predicted class labels, a dask collection partitioned like ``X`` (a model of a custom
+        objective: from the raw scores' signs, with a warning)."""
+        self._unknown_link("predict")
         raw = self._raw_predict(X, raw_score=True)
         if isinstance(raw, da.Array):
             return raw.map_blocks(_class_labels, self.classes_, drop_axis=1 if raw.ndim == 2 else None,
