@@ -116,6 +116,34 @@ def test_cli_errors_are_one_line(tmp_path):
     assert "not valid JSON" in _run("predict", str(corrupt), str(tmp_path / "train.svm")).stderr
 
 
+
+def test_errors_found_in_training_name_the_file(tmp_path):
+    rng = np.random.default_rng(0)
+    X, grades = rng.normal(size=(60, 2)), rng.integers(0, 3, 60)
+    from sklearn.datasets import dump_svmlight_file
+
+    dump_svmlight_file(X, grades, str(tmp_path / "ranked.svm"), query_id=np.arange(60) // 10)
+    dump_svmlight_file(X, grades, str(tmp_path / "unranked.svm"))
+    (tmp_path / "huge.csv").write_text("y,a\n" + "".join(f"{1e308 if i else 1.0},{i}\n" for i in range(20)))
+    (tmp_path / "binary.csv").write_text("y,a\n" + "".join(f"{i % 2},{i}\n" for i in range(20)))
+    (tmp_path / "grades.csv").write_text("y,a\n" + "".join(f"{i % 3},{i}\n" for i in range(20)))
+
+    def error(*args):
+        out = _run("train", *(str(a) for a in args), "-o", str(tmp_path / "m.json"), "--num_iterations", "2")
+        assert out.returncode == 1 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
+        return out.stderr.removeprefix("smartboost: error: ")
+    # train() found them, and named no file (only its label checks were made beforehand, with the name)
+    assert error(tmp_path / "unranked.svm", "--objective", "lambdarank").startswith(
+        f"{tmp_path / 'unranked.svm'}: objective 'lambdarank' needs queries")
+    assert error(tmp_path / "huge.csv", "--objective", "regression").startswith(
+        f"{tmp_path / 'huge.csv'}: the start score overflows")
+    # a validation file's labels name it, not the training file; a ranking metric's queries it lacks, its set
+    assert error(tmp_path / "binary.csv", "--valid", tmp_path / "grades.csv", "--objective", "binary").startswith(
+        f"{tmp_path / 'grades.csv'}: label must be 0 or 1")
+    assert "valid set 'unranked.svm' has no queries, which metric 'ndcg@10' needs" in error(
+        tmp_path / "ranked.svm", "--valid", tmp_path / "unranked.svm", "--objective", "lambdarank")
+
+
 def test_datasets_list_and_info():
     out = _run("datasets", "list")
     assert out.returncode == 0 and "| a9a | binary | svmlight | 123 |" in out.stdout

@@ -347,6 +347,11 @@ def test_ranking_misuse_is_reported(tmp_path):
         sb.train({"objective": "lambdarank", "verbosity": -1}, sb.Dataset(X, y), 1)
     with pytest.raises(DataError, match=r"relevance grade in \[0, 31\] \(label_gain has 32 entries\); row 2 has -1"):
         sb.train({"objective": "lambdarank", "verbosity": -1}, sb.Dataset(X, np.r_[0, 1, -1, y[3:]], group=sizes), 1)
+    train = sb.Dataset(X, y, group=sizes)
+    # found at the first evaluation, as "metric 'ndcg@10' needs queries" of no set in particular
+    with pytest.raises(DataError, match="valid set 'unranked' has no queries, which metric 'ndcg@10' needs"):
+        sb.train({"objective": "lambdarank", "verbosity": -1}, train, 1,
+                 valid_sets=[sb.Dataset(X, y, reference=train)], valid_names=["unranked"])
     booster = sb.train({"objective": "lambdarank", "sigmoid": 2.0, "verbosity": -1}, sb.Dataset(X, y, group=sizes), 3)
     booster.save_model(tmp_path / "r.json")
     assert sb.Booster(model_file=tmp_path / "r.json").objective.sigmoid == 2.0

@@ -277,8 +277,9 @@ def _read_for_booster(path: str, args: argparse.Namespace, booster):
 
 @contextlib.contextmanager
 def _naming(path: str):
-    """Raise a DataError of the data of file ``path`` (its labels, query ids: "row 2 has 5.0")
-    with the file's name, so that the one of several files it is about is known."""
+    """Raise a DataError of the data of file ``path`` (its labels, query ids: "row 2 has 5.0"; in
+    training, anything train() finds wrong with it: a start score that overflows, no queries for a
+    ranking objective) with the file's name, so that the one of several files it is about is known."""
     try:
         yield
     except DataError as exc:
@@ -370,8 +371,7 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     with _naming(args.data):
         train_set = Dataset(data.X, data.label, feature_name=data.feature_names, params=params, qid=data.qid,
                             reference=init_model)
-        # the objective's label checks (binary 0/1, ...) here, as train() makes them without the file's name
-        training_objective(training_params(params)).check_label(train_set.label, "label")
+    objective = training_objective(training_params(params))
     valid_sets, valid_names = [], []
     for path in args.valid or []:
         valid = _read_for_model(path, args, data.X.shape[1], data.feature_names, data.zero_based,
@@ -380,6 +380,8 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
             raise SmartBoostError(f"{path} has no label column; a validation file needs labels")
         with _naming(path):
             valid_sets.append(Dataset(valid.X, valid.label, reference=train_set, qid=valid.qid))
+            # here, as train()'s own check of them would be named after the training file
+            objective.check_label(valid_sets[-1].label, "label", training=False)
         valid_names.append(Path(path).name)
     # the checkpoint also writes the final model, and the model so far on Ctrl-C or SIGTERM
     saver = Checkpoint(args.output, args.checkpoint_period or sys.maxsize, verbose=False)
@@ -388,8 +390,9 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     if valid_sets and args.log_period > 0:
         callbacks.append(log_evaluation(args.log_period))
     try:
-        booster = train(params, train_set, valid_sets=valid_sets, valid_names=valid_names, callbacks=callbacks,
-                        init_model=init_model)
+        with _naming(args.data):
+            booster = train(params, train_set, valid_sets=valid_sets, valid_names=valid_names, callbacks=callbacks,
+                            init_model=init_model)
     except TrainingInterrupted as exc:
         if saver.saved_iterations is None:  # stopped before the loop began
             raise

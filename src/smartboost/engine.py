@@ -186,6 +186,11 @@ class Trainer:
                 kind = "a multiclass" if metric.multiclass else "a single-output"
                 raise ParameterError(f"metric '{metric.name}' is {kind} metric and does not apply to objective "
                                      f"'{objective.name}'")
+        ranking = next((metric.name for metric in self.metrics if metric.ranking), None)
+        for eval_set in self.eval_sets:  # here, naming the set, not at the first evaluation as "needs queries"
+            if ranking is not None and eval_set.dataset.query_starts is None:
+                raise DataError(f"valid set '{eval_set.name}' has no queries, which metric '{ranking}' needs: build "
+                                "it with group= or qid=")
         self.previous_leaf_values = self._last_leaf_values()
         self.iteration = booster.current_iteration()  # continued training counts on
         # per output, a bound of |raw score| over every row: the start scores' largest plus each
