@@ -343,6 +343,19 @@ def test_debug_may_follow_the_command(tmp_path, capsys):
                                             "--objective", "binary")  # without it, still one line
 
 
+
+def test_an_unexpected_error_is_one_line_too_and_a_traceback_with_debug(tmp_path, capsys, monkeypatch):
+    (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")
+
+    def bug(self):
+        raise ZeroDivisionError("division by zero")
+    monkeypatch.setattr(sb.engine.Trainer, "boost_one_iteration", bug)
+    argv = ["train", tmp_path / "d.csv", "-o", tmp_path / "m.json", "--objective", "binary", "--verbosity", "-1"]
+    # it escaped main() as a traceback
+    assert "unexpected ZeroDivisionError: division by zero (a bug in smartboost" in _fails(capsys, *argv)
+    with pytest.raises(ZeroDivisionError):
+        main([str(a) for a in argv] + ["--debug"])
+
 def test_an_option_of_another_data_format_is_refused(tmp_path, capsys):
     (tmp_path / "d.svm").write_text("1 1:2 2:3\n0 1:3 2:1\n")
     (tmp_path / "d.csv").write_text("y,a\n1,2\n0,3\n")

@@ -21,7 +21,8 @@ training file's svmlight index base (``--zero_based``), and ``--valid``, ``predi
 ``evaluate`` files are read the same way, their CSV/TSV/parquet columns matched to the model's
 features by name.
 
-Errors print one line and exit with status 1 (2 for usage errors); ``--debug`` shows tracebacks.
+Errors print one line and exit with status 1 (2 for usage errors), unexpected ones (a bug) too;
+``--debug`` shows tracebacks.
 """
 
 from __future__ import annotations
@@ -881,11 +882,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(exc))
     except (KeyboardInterrupt, SystemError) as exc:
         interrupt = interrupt_of(exc)
-        if interrupt is None:
-            raise
-        signum = getattr(interrupt, "signum", signal.SIGINT)
-        print(f"smartboost: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
-        return 128 + signum
+        if interrupt is not None:
+            signum = getattr(interrupt, "signum", signal.SIGINT)
+            print(f"smartboost: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+            return 128 + signum
+        unexpected = exc  # a compiled kernel's own SystemError
     except (SmartBoostError, OSError, ImportError, tomllib.TOMLDecodeError) as exc:
         if args.debug:
             raise
@@ -897,6 +898,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"smartboost: error: out of memory{f': {exc}' if str(exc) else ''} (the data, or the number of "
               "features its largest svmlight index implies, is too large for this machine)", file=sys.stderr)
         return 1
+    except Exception as exc:
+        unexpected = exc
+    # a bug, not an error of the input: still one line, as a traceback would hide the message in it
+    if args.debug:
+        raise unexpected
+    print(f"smartboost: error: unexpected {type(unexpected).__name__}: {unexpected} (a bug in smartboost: please "
+          "report it; --debug shows the traceback)", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
