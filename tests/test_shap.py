@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from conftest import make_binary, make_regression
 
 import smartboost as sb
-from smartboost.errors import ParameterError
+from smartboost.errors import DataError, ParameterError
 from smartboost.explain import expected_value, leaf_numbers
 from smartboost.tree import Tree
 
@@ -353,6 +353,25 @@ def test_interaction_values_are_shapley_interaction_indices():
     np.testing.assert_allclose(interactions.sum(axis=2), contributions, rtol=1e-10, atol=1e-13)
     assert np.all(interactions[:, 4, :4] == 0.0) and np.all(interactions[:, :4, 4] == 0.0)
 
+
+
+def test_interaction_values_too_large_for_memory_are_refused_naming_their_size(monkeypatch):
+    X, y = make_binary(n=300, n_features=8, seed=5)
+    booster = sb.train({**_SMALL, "objective": "binary"}, sb.Dataset(X, y), 2)
+    # 10^12 rows of no entries: 648,000 GB of output, which died in numpy as a MemoryError
+    many = sp.csc_matrix((10**12, 8))
+    message = (r"pred_interactions=True on 1,000,000,000,000 rows needs 648,000.0 GB for its output "
+               r"\(\(features \+ 1\)\^2 = 9\^2 float64 per row\), more than the [\d,.]+ GB of memory available "
+               r"\(about [\d,]+ rows fit\); predict fewer rows per call")
+    with pytest.raises(DataError, match=message):
+        booster.predict(many, pred_interactions=True)
+    monkeypatch.setattr("smartboost.explain._available_memory", lambda: None)  # unknown: numpy's error is converted
+    with pytest.raises(DataError, match=r"needs 648,000.0 GB .*, which could not be allocated; predict fewer"):
+        booster.predict(many, pred_interactions=True)
+    monkeypatch.setattr("smartboost.explain._available_memory", lambda: 10 * 9 * 9 * 8)  # 10 rows fit
+    assert booster.predict(X[:10], pred_interactions=True).shape == (10, 9, 9)
+    with pytest.raises(DataError, match=r"more than the 0.0 GB of memory available \(about 10 rows fit\)"):
+        booster.predict(X[:11], pred_interactions=True)
 
 @pytest.mark.parametrize("name", ["binary", "multiclass"])
 def test_interaction_values_equal_shap_tree_explainer(models, name):

@@ -197,6 +197,9 @@ class Booster:
             (path-dependent TreeSHAP, see :mod:`smartboost.explain`); ``raw_score`` is ignored.
         pred_interactions : bool
             Return the SHAP interaction values (XGBoost's ``pred_interactions``), in raw-score space.
+            They take ``(n_features + 1)^2`` float64 per row and output: a request larger than the
+            memory available is a DataError giving its size in GB, raised before any allocation;
+            predict fewer rows per call.
 
         Returns
         -------

@@ -26,17 +26,26 @@ feature no tree splits on gets exactly 0. They are in raw-score space (log-odds 
 further: the interaction of features ``a`` and ``b`` is half the change of ``b``'s value
 between the games where ``a`` is always and never known (the same path-dependent expectation),
 and ``a``'s main effect is what remains of its SHAP value. A tree costs two conditioned walks
-per feature it splits on, so they cost that many times the SHAP values.
+per feature it splits on, so they cost that many times the SHAP values. Their output holds
+``(n_features + 1)^2`` float64 per row and output (8 GB for 10,000 rows of 315 features): a
+request larger than the memory available (Linux's MemAvailable, or a container's memory limit
+less its usage, where known) is refused before anything is allocated, as is one whose
+allocation fails, with a DataError giving its size (and how many rows fit, where the memory
+available is known).
 """
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._kernels.explain import leaf_indices, tree_shap, tree_shap_interactions
+from .errors import DataError
 from .tree import Tree
 
 if TYPE_CHECKING:
@@ -146,7 +155,8 @@ def explain_interactions(booster: Booster, X: object, n_trees: int,
     trees = booster.trees[:n_trees]
     n_outputs = booster.num_model_per_iteration()
     width = booster.num_feature() + 1
-    out = np.zeros((X.shape[0], n_outputs, width, width))
+    out = _output_zeros((X.shape[0], n_outputs, width, width), "pred_interactions",
+                        f"{'' if n_outputs == 1 else f'{n_outputs} outputs x '}(features + 1)^2 = {width}^2")
     out[:, :, -1, -1] = _expected_values(booster, trees)
     if trees:
         cover_share = np.concatenate([_cover_share(t) for t in trees])
@@ -159,6 +169,60 @@ def explain_interactions(booster: Booster, X: object, n_trees: int,
                                    n_outputs, max_depth, np.concatenate(used), starts,
                                    out[start:start + rows.shape[0]])
     return out[:, 0] if n_outputs == 1 else out
+
+
+def _available_memory() -> int | None:
+    """Bytes a new allocation may take without swapping: Linux's MemAvailable, less where a
+    cgroup (a container) limits the memory; elsewhere the free physical memory where ``os.sysconf``
+    tells it; None when unknown."""
+    available = []
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            available += [int(line.split()[1]) * 1024 for line in f if line.startswith(b"MemAvailable:")]
+    except (OSError, ValueError, IndexError):
+        pass
+    if not available:
+        try:
+            available.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (AttributeError, ValueError, OSError):
+            pass
+    # cgroup v2, then v1: the limit less the usage, of which the inactive file cache can be
+    # reclaimed (as a container's working set is counted); a host's own shows no limit (v2: no
+    # file; v1: a huge one)
+    for folder, limit, usage, cache in (("", "max", "current", b"inactive_file "),
+                                        ("memory", "limit_in_bytes", "usage_in_bytes", b"total_inactive_file ")):
+        files = Path("/sys/fs/cgroup", folder)
+        try:
+            reclaimable = sum(int(line.split()[1]) for line in (files / "memory.stat").read_bytes().splitlines()
+                              if line.startswith(cache))
+            available.append(int((files / f"memory.{limit}").read_text()) - int((files / f"memory.{usage}").read_text())
+                             + reclaimable)
+        except (OSError, ValueError, IndexError):  # absent, or "max": no limit
+            pass
+    return max(0, min(available)) if available else None
+
+
+def _output_zeros(shape: tuple[int, ...], option: str, per_row: str) -> np.ndarray:
+    """A float64 output of zeros for ``predict(option=True)``, whose rows hold ``per_row`` values.
+
+    Raises
+    ------
+    DataError
+        It is larger than the memory available (:func:`_available_memory`), or its allocation
+        fails: numpy's MemoryError, or a swapping machine, would say nothing of the rows.
+    """
+    n_bytes = math.prod(shape) * 8
+    available = _available_memory()
+    if available is None or n_bytes <= available:
+        try:
+            return np.zeros(shape)
+        except (MemoryError, ValueError):  # numpy's ValueError: larger than any array may be
+            pass
+    row_bytes = n_bytes // max(1, shape[0])
+    limit = "which could not be allocated" if available is None or n_bytes <= available else (
+        f"more than the {available / 1e9:,.1f} GB of memory available (about {available // row_bytes:,} rows fit)")
+    raise DataError(f"{option}=True on {shape[0]:,} rows needs {n_bytes / 1e9:,.1f} GB for its output ({per_row} "
+                    f"float64 per row), {limit}; predict fewer rows per call")
 
 
 def _expected_values(booster: Booster, trees: list[Tree]) -> np.ndarray:
