@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import smartboost as sb
-from smartboost.errors import ParameterError, RawScoreWarning
+from smartboost.errors import DataError, ParameterError, RawScoreWarning
 from smartboost.sklearn import SmartBoostClassifier, SmartBoostRegressor
 
 
@@ -95,6 +95,21 @@ def test_estimators_take_the_objective_by_an_alias_and_classify_with_binary_loss
     with pytest.raises(ParameterError, match="objective 'binary' classifies two classes, but y has 3"):
         SmartBoostClassifier(n_estimators=2, objective="binary").fit(X, np.arange(200) % 3)
 
+
+
+def test_object_arrays_of_dates_are_refused_as_by_dataset():
+    import datetime
+
+    X, y = make_regression(n=100)
+    model = SmartBoostRegressor(n_estimators=2).fit(X, y)
+    for value in (np.datetime64("2020-01-02"), np.timedelta64(3, "D"), datetime.datetime(2020, 1, 2)):
+        dated = X.astype(object)
+        dated[5, 1] = value
+        kind = type(value).__name__
+        # scikit-learn's validation read numpy's as counts of days (a datetime: its own TypeError)
+        for use in (lambda data: SmartBoostRegressor(n_estimators=2).fit(data, y), model.predict):
+            with pytest.raises(DataError, match=f"column 1 of X holds dates or durations \\({kind} at row 5\\)"):
+                use(dated)
 
 
 def _logloss(label, raw):

@@ -159,6 +159,26 @@ def _from_dataframe(data: Any) -> Features:
     return Features(matrix, names, vocabularies, ~numeric)
 
 
+def refuse_times(data: Any, name: str) -> None:
+    """Refuse a NumPy object array holding a date, time or duration (:func:`_time_entry`):
+    numpy's ``astype(float)``, and scikit-learn's validation, read numpy's as counts of their
+    unit. Anything else passes.
+
+    Raises
+    ------
+    DataError
+        Naming the column (of a matrix) and row of the first one, and its type.
+    """
+    if not (isinstance(data, np.ndarray) and data.dtype.kind == "O"):
+        return
+    first = _time_entry(data)
+    if first is not None:
+        at = np.unravel_index(first, data.shape)
+        where = f"column {at[1]} of {name}" if data.ndim == 2 else name
+        raise DataError(f"{where} holds dates or durations ({type(data.flat[first]).__name__} at row {at[0]}); "
+                        f"{_TIME_ADVICE}")
+
+
 def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
     if data.dtype in (np.float32, np.float64):
         return data
@@ -170,13 +190,7 @@ def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
         raise DataError(f"{name} is complex; only real numbers are supported")
     if data.dtype.kind in "mM":  # astype would give counts of the dtype's unit
         raise DataError(f"{name} holds dates or durations (dtype {data.dtype}) in every column; {_TIME_ADVICE}")
-    if data.dtype.kind == "O":  # astype takes numpy's dates and durations, as counts of their unit
-        first = _time_entry(data)
-        if first is not None:
-            at = np.unravel_index(first, data.shape)
-            where = f"column {at[1]} of {name}" if data.ndim == 2 else name
-            raise DataError(f"{where} holds dates or durations ({type(data.flat[first]).__name__} at row {at[0]}); "
-                            f"{_TIME_ADVICE}")
+    refuse_times(data, name)
     try:
         return data.astype(np.float64)
     except (TypeError, ValueError):
