@@ -107,6 +107,15 @@ def test_binary_labels_are_checked():
     objective.check_label(np.zeros(5), training=False)  # an evaluation set may hold one class
 
 
+@pytest.mark.parametrize("name", sorted({cls.name for cls in _REGISTRY.values() if cls.task == "binary"}))
+def test_binary_start_refuses_weights_that_leave_one_class(name):
+    # both classes in the labels, but every positive row has weight 0: the minimiser of the
+    # logistic or exponential loss of a constant is then -inf (a Brent search stopped at -640)
+    y = np.array([0.0, 1.0, 0.0, 1.0, 0.0])
+    with pytest.raises(DataError, match=r"positive weight hold a single class \(mean label 0\)"):
+        make_objective(name).init_score(y, np.array([1.0, 0.0, 2.0, 0.0, 1.0]))
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_auc_equals_sklearn_with_ties(weighted):
     rng = np.random.default_rng(2)

@@ -44,6 +44,23 @@ def check_binary_label(label: np.ndarray, name: str, training: bool) -> np.ndarr
     return label
 
 
+def weighted_positive_share(label: np.ndarray, weight: np.ndarray | None, objective: str) -> float:
+    """The weighted mean of 0/1 (or [0, 1]) labels, the share of the positive class.
+
+    Raises
+    ------
+    DataError
+        When the rows with positive weight hold a single class (the share is 0 or 1): the
+        constant minimising a binary loss is then at infinity. The labels alone may hold both
+        classes (``check_binary_label`` passes them) while the weights leave one.
+    """
+    p = weighted_mean(label, weight)
+    if not 0.0 < p < 1.0:
+        raise DataError(f"the rows with positive weight hold a single class (mean label {p:g}); objective "
+                        f"'{objective}' needs both")
+    return p
+
+
 @register
 class BinaryLogistic(Objective):
     """Logistic regression on 0/1 labels (LogitBoost's loss); predicts P(y = 1)."""
@@ -60,10 +77,7 @@ class BinaryLogistic(Objective):
 
     def init_score(self, label, weight):
         """Log-odds of the weighted mean label."""
-        p = weighted_mean(label, weight)
-        if not 0.0 < p < 1.0:
-            raise DataError(f"the rows with positive weight hold a single class (mean label {p:g}); objective "
-                            f"'{self.name}' needs both")
+        p = weighted_positive_share(label, weight, self.name)
         return math.log(p / (1.0 - p))
 
     def grad_hess(self, label, raw, out_grad, out_hess):
