@@ -31,14 +31,15 @@ def _logistic_grad_hess(label, raw, out_grad, out_hess):
         out_hess[i] = p * (1.0 - p)
 
 
-def check_binary_label(label: np.ndarray, name: str, training: bool) -> np.ndarray:
-    """Labels must be 0/1 (or -1/+1, returned as 0/1); training labels must hold both classes."""
+def check_binary_label(label: np.ndarray, name: str, training: bool, user: str = "a binary objective") -> np.ndarray:
+    """Labels must be 0/1 (or -1/+1, returned as 0/1); training labels must hold both classes.
+    ``user`` names what needs them in the error (a binary metric names itself)."""
     if label.size and (label == -1.0).any() and np.isin(label, (-1.0, 1.0)).all():
         label = (label > 0).astype(np.float64)
     bad = (label != 0.0) & (label != 1.0)
     if bad.any():
         row = int(np.argmax(bad))
-        raise DataError(f"{name} must be 0 or 1 (or -1 and +1) for a binary objective; row {row} has {label[row]}")
+        raise DataError(f"{name} must be 0 or 1 (or -1 and +1) for {user}; row {row} has {label[row]}")
     if training and label.min() == label.max():
         raise DataError(f"{name} holds a single class ({label[0]:g}); a binary objective needs both classes")
     return label
@@ -104,4 +105,4 @@ class CrossEntropy(BinaryLogistic):
 
     def check_label(self, label, name="label", training=True):
         """Labels in [0, 1]."""
-        return check_label_range(label, name, self.name, 0.0, 1.0)
+        return check_label_range(label, name, f"objective '{self.name}'", 0.0, 1.0)
