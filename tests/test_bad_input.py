@@ -353,3 +353,11 @@ def test_weights_near_the_smallest_float_train_without_dividing_by_zero(sampling
                   "sample_rate": 0.5 if sampling == "goss" else 1.0}
         booster = sb.train(params, sb.Dataset(X, y, weight=np.full(200, weight)), 3)
         assert np.isfinite(booster.predict(X)).all()
+
+
+def test_a_metric_refuses_labels_outside_its_domain_naming_the_valid_set():
+    X, y = make_binary(n=200)
+    train = sb.Dataset(X, y + 0.5)  # regression labels 0.5 and 1.5: the AUC of them was NaN
+    with pytest.raises(DataError, match=r"label of valid set 'holdout' must be 0 or 1 .* for metric 'auc'; row 0"):
+        sb.train({"metric": "auc", "verbosity": -1}, train, 1, valid_sets=[sb.Dataset(X, y + 0.5, reference=train)],
+                 valid_names=["holdout"])

@@ -107,6 +107,15 @@ def test_binary_labels_are_checked():
     objective.check_label(np.zeros(5), training=False)  # an evaluation set may hold one class
 
 
+@pytest.mark.parametrize("name", sorted({cls.name for cls in _REGISTRY.values() if cls.task == "binary"}))
+def test_binary_start_refuses_weights_that_leave_one_class(name):
+    # both classes in the labels, but every positive row has weight 0: the minimiser of the
+    # logistic or exponential loss of a constant is then -inf (a Brent search stopped at -640)
+    y = np.array([0.0, 1.0, 0.0, 1.0, 0.0])
+    with pytest.raises(DataError, match=r"positive weight hold a single class \(mean label 0\)"):
+        make_objective(name).init_score(y, np.array([1.0, 0.0, 2.0, 0.0, 1.0]))
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_auc_equals_sklearn_with_ties(weighted):
     rng = np.random.default_rng(2)
@@ -115,6 +124,27 @@ def test_auc_equals_sklearn_with_ties(weighted):
     w = rng.random(3000) if weighted else None
     ours = get_metric("auc")(y, score, score, w)
     assert ours == pytest.approx(roc_auc_score(y, score, sample_weight=w), rel=1e-12)
+
+
+@pytest.mark.parametrize("name, label, match", [
+    ("auc", [0.0, 0.3, 1.0], r"0 or 1 \(or -1 and \+1\) for metric 'auc'; row 1 has 0.3"),  # was NaN
+    ("error", [1.0, 0.0, 2.0], r"for metric 'error'; row 2 has 2"),  # counted 2 as a negative
+    ("logloss", [0.0, 1.0, 2.0], r"in \[0, 1\] for metric 'logloss'; row 2 has 2"),
+    ("cross_entropy", [-0.5, 1.0, 0.0], r"in \[0, 1\] for metric 'cross_entropy'; row 0 has -0.5"),
+    ("gamma_deviance", [1.0, 0.0, 2.0], r"> 0 for metric 'gamma_deviance'; row 1 has 0"),  # was inf
+    ("gamma", [1.0, -1.0, 2.0], r"> 0 for metric 'gamma'; row 1 has -1"),
+])
+def test_metrics_refuse_labels_outside_their_domain(name, label, match):
+    raw = np.array([0.1, -0.2, 0.3])
+    with pytest.raises(DataError, match=match):
+        get_metric(name)(np.array(label), raw, np.exp(raw))
+
+
+def test_binary_metrics_take_minus_one_plus_one_labels():
+    raw = np.array([0.1, -0.2, 0.3, 0.5])
+    for name in ("auc", "error"):
+        assert get_metric(name)(np.array([-1.0, -1.0, 1.0, 1.0]), raw, raw) == \
+            get_metric(name)(np.array([0.0, 0.0, 1.0, 1.0]), raw, raw)
 
 
 def test_auc_is_nan_for_one_class():

@@ -148,6 +148,7 @@ class _EvalSet:
         self.label = label
         self.scores = scores  # (n_outputs, n_rows)
         self.is_training = is_training
+        self.label_name = "label" if is_training else f"label of valid set '{name}'"  # as errors name them
 
     @property
     def raw(self) -> np.ndarray:
@@ -381,7 +382,7 @@ class Trainer:
             prediction = self.objective.transform(eval_set.raw) if transform else None
             for metric in self.metrics:
                 value = metric(eval_set.label, self.objective.metric_score(eval_set.raw), prediction,
-                               eval_set.dataset.weight, eval_set.dataset.query_starts)
+                               eval_set.dataset.weight, eval_set.dataset.query_starts, eval_set.label_name)
                 results.append(EvalResult(eval_set.name, metric.name, value, metric.higher_is_better,
                                           eval_set.is_training))
         return results

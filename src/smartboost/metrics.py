@@ -7,7 +7,11 @@ as the multiclass objective keeps them); every other metric takes vectors. Binar
 the raw score as a logit, so they never saturate: ``logloss`` is ``log(1 + e^F) - y F``
 evaluated stably, ``auc`` ranks raw scores (no ties from probabilities
 rounding to 1.0), ``error`` counts ``F > 0``, i.e. ``p > 0.5``.
-All metrics are weighted means (AUC: weighted pairs) when the data has weights.
+All metrics are weighted means (AUC: weighted pairs) when the data has weights. Labels
+outside a metric's domain raise ``DataError`` naming the first such row: ``auc`` and ``error``
+take 0/1 (or -1/+1) labels, ``logloss`` and ``cross_entropy`` labels in [0, 1], ``gamma`` and
+``gamma_deviance`` labels > 0 (LightGBM refuses those of the last three too; its ``auc``,
+``binary_error`` and ``binary_logloss`` read any label > 0 as positive).
 
 The regression metrics of the other losses are LightGBM's, on the predictions ``mu`` (``e^F``
 for the log-link objectives): ``poisson`` mean(mu - y log mu), mu at least 1e-10; ``gamma``
@@ -43,7 +47,8 @@ import numpy as np
 from ._kernels.metrics import mean_average_precision, mean_ndcg, roc_auc
 from ._params import param_default
 from .errors import DataError, ParameterError, did_you_mean
-from .objectives.base import weighted_sum
+from .objectives.base import check_label_range, weighted_sum
+from .objectives.binary import check_binary_label
 
 __all__ = ["Metric", "METRICS", "DEFAULT_LABEL_GAIN", "canonical_metric_name", "check_relevance", "get_metric",
            "label_gains"]
@@ -72,6 +77,9 @@ class Metric:
     uses_prediction : bool
         Whether ``fn`` reads ``prediction``; when no metric of a run does, the training loop
         passes None instead of transforming every evaluation set's scores at every iteration.
+    label_rule : callable or None
+        ``label_rule(label, name, user)`` raises :class:`~smartboost.errors.DataError` naming
+        the first row whose label is outside the metric's domain (None: any finite label).
     """
 
     name: str
@@ -82,10 +90,17 @@ class Metric:
     multiclass: bool = False
     ranking: bool = False
     uses_prediction: bool = False
+    label_rule: Callable[[np.ndarray, str, str], object] | None = None
 
     def __call__(self, label: np.ndarray, raw: np.ndarray, prediction: np.ndarray | None,
-                 weight: np.ndarray | None = None, queries: np.ndarray | None = None) -> float:
-        """Evaluate the metric (``queries``: the query starts, for ranking metrics)."""
+                 weight: np.ndarray | None = None, queries: np.ndarray | None = None,
+                 label_name: str = "label") -> float:
+        """Evaluate the metric (``queries``: the query starts, for ranking metrics; ``label_name``:
+        the labels as an error names them)."""
+        if self.label_rule is not None:
+            # outside its domain a metric gives NaN (AUC of a fractional label), inf (gamma
+            # deviance of a 0) or a wrong number (error counting a label 2 as negative)
+            self.label_rule(label, label_name, f"metric '{self.name}'")
         if self.ranking:
             if queries is None:
                 raise DataError(f"metric '{self.name}' needs queries: build the Dataset with group= or qid=")
@@ -115,6 +130,20 @@ def _error(label, raw, prediction, weight):
 
 def _auc(label, raw, prediction, weight):
     return roc_auc(label, raw, np.ones_like(raw) if weight is None else weight, np.argsort(raw))
+
+
+# the label rules of the metrics with a domain (Metric.label_rule)
+
+def _binary_labels(label, name, user):
+    check_binary_label(label, name, False, user)
+
+
+def _unit_interval_labels(label, name, user):
+    check_label_range(label, name, user, 0.0, 1.0)
+
+
+def _positive_labels(label, name, user):
+    check_label_range(label, name, user, 0.0, low_open=True)
 
 
 _LIGHTGBM_EPSILON = float(np.float32(1e-10))
@@ -184,15 +213,17 @@ METRICS: tuple[Metric, ...] = (
     Metric("poisson", _poisson, False, ("poisson-nloglik",), "Poisson negative log-likelihood of the predicted mean",
            uses_prediction=True),
     Metric("gamma", _gamma, False, ("gamma-nloglik",), "gamma negative log-likelihood of the predicted mean",
-           uses_prediction=True),
+           uses_prediction=True, label_rule=_positive_labels),
     Metric("gamma_deviance", _gamma_deviance, False, (), "gamma deviance, summed over the rows",
-           uses_prediction=True),
+           uses_prediction=True, label_rule=_positive_labels),
     Metric("logloss", _logloss, False, ("binary_logloss", "log_loss", "binary_log_loss"),
-           "binary cross-entropy of 0/1 labels, from raw scores"),
-    Metric("cross_entropy", _logloss, False, ("xentropy",), "cross-entropy of labels in [0, 1], from raw scores"),
+           "binary cross-entropy of 0/1 labels, from raw scores", label_rule=_unit_interval_labels),
+    Metric("cross_entropy", _logloss, False, ("xentropy",), "cross-entropy of labels in [0, 1], from raw scores",
+           label_rule=_unit_interval_labels),
     Metric("error", _error, False, ("binary_error", "classification_error"),
-           "fraction of rows with (F > 0) != (y == 1)"),
-    Metric("auc", _auc, True, ("roc_auc",), "area under the ROC curve, ties count one half"),
+           "fraction of rows with (F > 0) != (y == 1)", label_rule=_binary_labels),
+    Metric("auc", _auc, True, ("roc_auc",), "area under the ROC curve, ties count one half",
+           label_rule=_binary_labels),
     Metric("multi_logloss", _multi_logloss, False, ("mlogloss", "multiclass_logloss"),
            "multiclass cross-entropy -log softmax(F)[y], from raw scores", multiclass=True),
     Metric("multi_error", _multi_error, False, ("merror", "multiclass_error"),

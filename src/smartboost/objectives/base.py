@@ -176,20 +176,23 @@ def make_objective(name: str | Callable, params: Mapping[str, Any] | None = None
     return cls(**{key: params[key] for key in cls.options if key in params})
 
 
-def check_label_range(label: np.ndarray, name: str, objective: str, low: float, high: float = np.inf,
+def check_label_range(label: np.ndarray, name: str, user: str, low: float, high: float = np.inf,
                       low_open: bool = False) -> np.ndarray:
     """Check that every label lies in ``[low, high]`` (``(low, high]`` with ``low_open``); return them.
+
+    ``user`` names what needs the range, as the error says it: ``"objective 'poisson'"``, or a
+    metric.
 
     Raises
     ------
     DataError
-        Naming the objective, the allowed range and the first row outside it.
+        Naming the user, the allowed range and the first row outside it.
     """
     bad = ((label <= low) if low_open else (label < low)) | (label > high)
     if bad.any():
         row = int(np.argmax(bad))
         rule = (f"> {low:g}" if low_open else f">= {low:g}") if high == np.inf else f"in [{low:g}, {high:g}]"
-        raise DataError(f"{name} must be {rule} for objective '{objective}'; row {row} has {label[row]:g}")
+        raise DataError(f"{name} must be {rule} for {user}; row {row} has {label[row]:g}")
     return label
 
 

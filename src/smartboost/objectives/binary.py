@@ -31,17 +31,35 @@ def _logistic_grad_hess(label, raw, out_grad, out_hess):
         out_hess[i] = p * (1.0 - p)
 
 
-def check_binary_label(label: np.ndarray, name: str, training: bool) -> np.ndarray:
-    """Labels must be 0/1 (or -1/+1, returned as 0/1); training labels must hold both classes."""
+def check_binary_label(label: np.ndarray, name: str, training: bool, user: str = "a binary objective") -> np.ndarray:
+    """Labels must be 0/1 (or -1/+1, returned as 0/1); training labels must hold both classes.
+    ``user`` names what needs them in the error (a binary metric names itself)."""
     if label.size and (label == -1.0).any() and np.isin(label, (-1.0, 1.0)).all():
         label = (label > 0).astype(np.float64)
     bad = (label != 0.0) & (label != 1.0)
     if bad.any():
         row = int(np.argmax(bad))
-        raise DataError(f"{name} must be 0 or 1 (or -1 and +1) for a binary objective; row {row} has {label[row]}")
+        raise DataError(f"{name} must be 0 or 1 (or -1 and +1) for {user}; row {row} has {label[row]}")
     if training and label.min() == label.max():
         raise DataError(f"{name} holds a single class ({label[0]:g}); a binary objective needs both classes")
     return label
+
+
+def weighted_positive_share(label: np.ndarray, weight: np.ndarray | None, objective: str) -> float:
+    """The weighted mean of 0/1 (or [0, 1]) labels, the share of the positive class.
+
+    Raises
+    ------
+    DataError
+        When the rows with positive weight hold a single class (the share is 0 or 1): the
+        constant minimising a binary loss is then at infinity. The labels alone may hold both
+        classes (``check_binary_label`` passes them) while the weights leave one.
+    """
+    p = weighted_mean(label, weight)
+    if not 0.0 < p < 1.0:
+        raise DataError(f"the rows with positive weight hold a single class (mean label {p:g}); objective "
+                        f"'{objective}' needs both")
+    return p
 
 
 @register
@@ -60,10 +78,7 @@ class BinaryLogistic(Objective):
 
     def init_score(self, label, weight):
         """Log-odds of the weighted mean label."""
-        p = weighted_mean(label, weight)
-        if not 0.0 < p < 1.0:
-            raise DataError(f"the rows with positive weight hold a single class (mean label {p:g}); objective "
-                            f"'{self.name}' needs both")
+        p = weighted_positive_share(label, weight, self.name)
         return math.log(p / (1.0 - p))
 
     def grad_hess(self, label, raw, out_grad, out_hess):
@@ -90,4 +105,4 @@ class CrossEntropy(BinaryLogistic):
 
     def check_label(self, label, name="label", training=True):
         """Labels in [0, 1]."""
-        return check_label_range(label, name, self.name, 0.0, 1.0)
+        return check_label_range(label, name, f"objective '{self.name}'", 0.0, 1.0)

@@ -101,7 +101,7 @@ class Poisson(_LogLink):
 
     def check_label(self, label, name="label", training=True):
         """Counts: labels >= 0."""
-        return check_label_range(label, name, self.name, 0.0)
+        return check_label_range(label, name, f"objective '{self.name}'", 0.0)
 
     def grad_hess(self, label, raw, out_grad, out_hess):
         """g = e^F - y, h = e^(F + poisson_max_delta_step)."""
@@ -122,7 +122,7 @@ class Gamma(_LogLink):
 
     def check_label(self, label, name="label", training=True):
         """Labels > 0."""
-        return check_label_range(label, name, self.name, 0.0, low_open=True)
+        return check_label_range(label, name, f"objective '{self.name}'", 0.0, low_open=True)
 
     def grad_hess(self, label, raw, out_grad, out_hess):
         """g = 1 - y e^-F, h = y e^-F."""
@@ -157,7 +157,7 @@ class Tweedie(_LogLink):
 
     def check_label(self, label, name="label", training=True):
         """Labels >= 0."""
-        return check_label_range(label, name, self.name, 0.0)
+        return check_label_range(label, name, f"objective '{self.name}'", 0.0)
 
     def grad_hess(self, label, raw, out_grad, out_hess):
         """g = -y e^((1-p)F) + e^((2-p)F), h = -(1-p) y e^((1-p)F) + (2-p) e^((2-p)F)."""

@@ -27,13 +27,14 @@ The start score minimises the weighted loss of a constant (Brent's method on the
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 from numba import njit, prange
 
 from ..errors import ParameterError
 from .base import Objective, register, weighted_sum
-from .binary import check_binary_label
+from .binary import check_binary_label, weighted_positive_share
 
 (_EXPONENTIAL, _SMART_LOGISTIC, _LOGISTIC_LOG2, _SQUARED_MARGIN, _REGULARIZED_LOGISTIC, _SIGMOID_MARGIN,
  _HINGE, _GAUSSIAN) = range(8)
@@ -82,6 +83,8 @@ class MarginObjective(Objective):
     kind: int
     task = "binary"
     default_metric = "error"
+    bounded: ClassVar[bool] = False
+    """The loss is bounded, and its constant minimiser is often at infinity: boosting starts from 0."""
 
     def check_label(self, label, name="label", training=True):
         """0/1 labels (-1/+1 accepted), both classes present in training data."""
@@ -105,7 +108,11 @@ class MarginObjective(Objective):
         return self.phi((2.0 * label - 1.0) * raw)
 
     def init_score(self, label, weight):
-        """The constant minimising the weighted loss."""
+        """The constant minimising the weighted loss (0 for a bounded loss); both classes must
+        carry weight, else the minimiser of an unbounded loss is at infinity."""
+        weighted_positive_share(label, weight, self.name)
+        if self.bounded:
+            return 0.0
         s = 2.0 * label - 1.0
         from scipy.optimize import minimize_scalar  # imported on use: scipy.optimize is slow to import
 
@@ -243,11 +250,8 @@ class SigmoidMargin(MarginObjective):
     name = "sigmoid_margin"
     kind = _SIGMOID_MARGIN
     first_order_only = True
+    bounded = True
     sigma_smooth = 1.0 / (3.0 * math.sqrt(3.0))
-
-    def init_score(self, label, weight):
-        """0: the loss is bounded, and its constant minimiser is often at infinity."""
-        return 0.0
 
     def phi(self, margin):
         """2 / (1 + e^M)."""
@@ -276,6 +280,7 @@ class GaussianMargin(MarginObjective):
     aliases = ("brownboost", "gaussian")
     kind = _GAUSSIAN
     first_order_only = True
+    bounded = True
     options = ("gaussian_c", "gaussian_s")
 
     def __init__(self, gaussian_c: float = 1.0, gaussian_s: float = 2.0) -> None:
@@ -291,10 +296,6 @@ class GaussianMargin(MarginObjective):
     @property
     def _constants(self) -> tuple[float, float]:
         return self.gaussian_c, self.gaussian_s
-
-    def init_score(self, label, weight):
-        """0: the loss is bounded, and its constant minimiser is often at infinity."""
-        return 0.0
 
     def phi(self, margin):
         """exp(-c M (M + s))."""
