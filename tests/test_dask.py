@@ -547,6 +547,16 @@ def test_dataframe_regression_and_multiclass_equal_single_machine(client):
     model = sbd.train(client, params, da.from_array(X, chunks=(1000, 6)), da.from_array(classes, chunks=1000),
                       num_boost_round=3)
     _assert_same_model(model, sb.train(params, sb.Dataset(X, classes), 3))
+    # init scores a column per class: a 2-D dask array (with dask arrays), a DataFrame (with frames)
+    start = np.stack([np.nan_to_num(X[:, j]) for j in range(3)], axis=1)
+    local = sb.train(params, sb.Dataset(X, classes, init_score=start), 3)
+    arrays = (da.from_array(X, chunks=(1000, 6)), da.from_array(classes, chunks=1000),
+              da.from_array(start, chunks=(1000, 3)))
+    frames = (ddf, dd.from_pandas(pd.Series(classes), npartitions=3),
+              dd.from_pandas(pd.DataFrame(start), npartitions=3))
+    for X_parts, y_parts, start_parts in (arrays, frames):
+        model = sbd.train(client, params, X_parts, y_parts, init_score=start_parts, num_boost_round=3)
+        _assert_same_model(model, local)
 
 
 def _ranking_data():

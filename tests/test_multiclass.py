@@ -133,3 +133,49 @@ def test_multi_logloss_is_stable_for_large_scores():
     raw = np.array([[800.0, -800.0], [0.0, 0.0], [-800.0, 800.0]])
     value = get_metric("multi_logloss")(np.array([0.0, 2.0]), raw, raw)
     assert value == pytest.approx(0.0)
+
+
+def test_init_score_per_class_continues_training_as_one_run(data):
+    """A multiclass init_score holds a column per class (the raw scores of ``predict``): boosting
+    on from a model's raw scores gives the trees of one longer run."""
+    X, y, Xt, yt = data
+    train = sb.Dataset(X, y)
+    full = sb.train(PARAMS, train, 8)
+    first = sb.train(PARAMS, train, 5)
+    raw, raw_t = first.predict(X, raw_score=True), first.predict(Xt, raw_score=True)
+    on_train = sb.Dataset(X, y, init_score=raw, reference=train)
+    rest = sb.train(PARAMS, on_train, 3, valid_sets=[sb.Dataset(Xt, yt, init_score=raw_t, reference=train)],
+                    valid_names=["test"])
+    np.testing.assert_array_equal(rest.base_score, np.zeros(K))  # no average on top of the init scores
+    np.testing.assert_allclose(raw_t + rest.predict(Xt, raw_score=True), full.predict(Xt, raw_score=True),
+                               rtol=0, atol=1e-12)
+    # the valid set's metric is evaluated from its own init scores
+    ours = get_metric("multi_logloss")(yt, (raw_t + rest.predict(Xt, raw_score=True)).T, None)
+    assert rest.evals_result["test"]["multi_logloss"][-1] == pytest.approx(ours, rel=1e-12)
+    # a subset keeps each row's scores
+    part = on_train.subset(np.arange(0, 3000, 2))
+    np.testing.assert_array_equal(part.init_score, raw[::2])
+
+
+@pytest.mark.parametrize("shape, objective, match", [
+    ((3000,), "multiclass", r"init_score has shape \(3000,\) but objective 'multiclass' has 3 outputs per row; "
+                            r"give shape \(3000, 3\)"),
+    ((3000, 2), "multiclass", r"shape \(3000, 2\) but objective 'multiclass' has 3 outputs"),
+    ((3000, 3), "binary", r"shape \(3000, 3\) but objective 'binary' has 1 output per row; give one score per row"),
+])
+def test_init_score_of_the_wrong_shape_is_a_data_error(data, shape, objective, match):
+    X, y, _, _ = data
+    params = PARAMS if objective == "multiclass" else {"objective": "binary", "verbosity": -1}
+    label = y if objective == "multiclass" else (y > 0).astype(float)
+    with pytest.raises(DataError, match=match):
+        sb.train(params, sb.Dataset(X, label, init_score=np.zeros(shape)), 1)
+
+
+def test_init_score_entries_must_be_finite_and_named_by_row_and_column(data):
+    X, y, _, _ = data
+    scores = np.zeros((3000, K))
+    scores[7, 2] = np.inf
+    with pytest.raises(DataError, match="init_score contains inf at row 7, column 2"):
+        sb.Dataset(X, y, init_score=scores)
+    with pytest.raises(DataError, match=r"init_score must be 1-dimensional or \(rows, outputs\)"):
+        sb.Dataset(X, y, init_score=np.zeros((3000, K, 1)))

@@ -328,3 +328,39 @@ def test_ranker_score_checks_the_labels():
         model.score(X, y[:100], group=[100, 100])
     with pytest.raises(DataError, match="y must be numeric"):
         model.score(X, ["a"] * 200, group=[100, 100])
+
+
+def test_init_score_and_eval_init_score_start_boosting_as_in_the_native_api():
+    """An offset (log exposure of a Poisson model) given to fit trains the model the native API
+    trains from Dataset(init_score=...), and each eval set is evaluated from its own offsets."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((1200, 4))
+    exposure = rng.uniform(0.5, 3.0, 1200)
+    y = rng.poisson(exposure * np.exp(0.4 * X[:, 0]))
+    offset = np.log(exposure)
+    params = {"objective": "poisson", "n_estimators": 15, "num_leaves": 7, "verbosity": -1}
+    model = SmartBoostRegressor(**params).fit(X[:900], y[:900], init_score=offset[:900],
+                                              eval_set=[(X[900:], y[900:])], eval_init_score=[offset[900:]])
+    train = sb.Dataset(X[:900], y[:900], init_score=offset[:900])
+    native = sb.train({"objective": "poisson", "num_leaves": 7, "verbosity": -1}, train, 15,
+                      valid_sets=[sb.Dataset(X[900:], y[900:], init_score=offset[900:], reference=train)])
+    np.testing.assert_array_equal(model.predict(X[900:]), native.predict(X[900:]))
+    assert model.evals_result_["valid_0"]["poisson"] == native.evals_result["valid_0"]["poisson"]
+    without = SmartBoostRegressor(**params).fit(X[:900], y[:900], init_score=offset[:900],
+                                                eval_set=[(X[900:], y[900:])])
+    assert without.evals_result_["valid_0"]["poisson"] != model.evals_result_["valid_0"]["poisson"]
+    with pytest.raises(ParameterError, match="eval_init_score has 2 entries for 1 eval sets"):
+        SmartBoostRegressor(**params).fit(X, y, eval_set=[(X, y)], eval_init_score=[offset, offset])
+
+
+def test_classifier_takes_an_init_score_per_class():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((900, 4))
+    y = np.array(["a", "b", "c"])[np.argmax(X[:, :3] + rng.standard_normal((900, 3)), axis=1)]
+    first = SmartBoostClassifier(n_estimators=4, verbosity=-1).fit(X, y)
+    rest = SmartBoostClassifier(n_estimators=3, verbosity=-1).fit(X, y, init_score=first.decision_function(X))
+    whole = SmartBoostClassifier(n_estimators=7, verbosity=-1).fit(X, y)
+    np.testing.assert_allclose(first.decision_function(X) + rest.decision_function(X), whole.decision_function(X),
+                               rtol=0, atol=1e-12)
+    with pytest.raises(DataError, match="give shape"):
+        SmartBoostClassifier(n_estimators=2, verbosity=-1).fit(X, y, init_score=np.zeros(900))

@@ -292,7 +292,8 @@ def dense_rows(matrix: Matrix, start: int, stop: int) -> np.ndarray:
     return np.ascontiguousarray(matrix[start:stop])
 
 
-def to_vector(values: Any, n_rows: int, name: str, *, nonnegative: bool = False) -> np.ndarray:
+def to_vector(values: Any, n_rows: int, name: str, *, nonnegative: bool = False, columns: bool = False
+              ) -> np.ndarray:
     """Convert a per-row vector (label, weight, init_score) and check it.
 
     Parameters
@@ -305,10 +306,12 @@ def to_vector(values: Any, n_rows: int, name: str, *, nonnegative: bool = False)
         Argument name used in error messages.
     nonnegative : bool
         Reject negative entries (weights).
+    columns : bool
+        Also accept shape (n_rows, k): a value per row and output (a multiclass init_score).
 
     Returns
     -------
-    ndarray of float64, shape (n_rows,)
+    ndarray of float64, shape (n_rows,), or (n_rows, k) with ``columns``
     """
     if hasattr(values, "to_numpy"):
         values = values.to_numpy()
@@ -318,14 +321,16 @@ def to_vector(values: Any, n_rows: int, name: str, *, nonnegative: bool = False)
         raise DataError(f"{name} must be numeric") from None
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
-    if array.ndim != 1:
-        raise DataError(f"{name} must be 1-dimensional, got shape {array.shape}")
+    if array.ndim != 1 and not (columns and array.ndim == 2):
+        raise DataError(f"{name} must be 1-dimensional{' or (rows, outputs)' if columns else ''}, got shape "
+                        f"{array.shape}")
     if array.shape[0] != n_rows:
         raise DataError(f"{name} has {array.shape[0]} entries but the data has {n_rows} rows")
     bad = ~np.isfinite(array)
     if bad.any():
-        row = int(np.argmax(bad))
-        raise DataError(f"{name} contains {array[row]} at row {row}; it must be finite")
+        at = np.unravel_index(int(np.argmax(bad)), array.shape)
+        where = f"row {at[0]}" + (f", column {at[1]}" if array.ndim == 2 else "")
+        raise DataError(f"{name} contains {array[at]} at {where}; it must be finite")
     if nonnegative:
         if (array < 0).any():
             row = int(np.argmax(array < 0))

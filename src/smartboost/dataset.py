@@ -31,9 +31,10 @@ class Dataset:
         Targets (required for training and evaluation).
     weight : array-like, shape (n_rows,), optional
         Non-negative row weights.
-    init_score : array-like, shape (n_rows,), optional
+    init_score : array-like, shape (n_rows,) or (n_rows, n_classes), optional
         Per-row raw scores that boosting starts from (added to the model's base score; not
-        part of the model's predictions).
+        part of the model's predictions): one per row, or with a multiclass objective one per
+        row and class (a column per class, as the raw scores ``predict(raw_score=True)`` gives).
     feature_name : list of str or 'auto', optional
         Feature names (default or 'auto': the DataFrame's columns, else ``Column_<i>``).
     group : array-like of int, optional
@@ -85,7 +86,7 @@ class Dataset:
         self.binned: BinnedData = mapper.transform(features)
         self.label = None if label is None else to_vector(label, n_rows, "label")
         self.weight = None if weight is None else to_vector(weight, n_rows, "weight", nonnegative=True)
-        self.init_score = None if init_score is None else to_vector(init_score, n_rows, "init_score")
+        self.init_score = None if init_score is None else to_vector(init_score, n_rows, "init_score", columns=True)
         self.query_starts = to_query_starts(group, qid, n_rows)
         _check_weight_total(self.weight)
         self.feature_name = names

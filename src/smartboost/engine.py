@@ -461,9 +461,13 @@ def start_scores(booster: Booster, binned, init_score: np.ndarray | None) -> np.
     n_outputs = booster.num_model_per_iteration()
     scores = booster._start_scores(binned.n_rows)
     if init_score is not None:
-        if n_outputs > 1:
-            raise DataError("init_score is not supported with multiclass objectives yet")
-        scores[0] += init_score
+        given = 1 if init_score.ndim == 1 else init_score.shape[1]
+        if given != n_outputs:
+            expected = f"shape ({binned.n_rows}, {n_outputs}): a column per class" if n_outputs > 1 else \
+                f"one score per row, shape ({binned.n_rows},)"
+            raise DataError(f"init_score has shape {init_score.shape} but objective '{booster.objective.name}' has "
+                            f"{n_outputs} output{'s' if n_outputs > 1 else ''} per row; give {expected}")
+        scores += init_score.T if init_score.ndim == 2 else init_score
     if booster.num_trees():
         for k in range(n_outputs):
             booster.predict_binned(binned, scores[k], k, None, n_outputs)

@@ -185,8 +185,9 @@ class _SmartBoostModel(BaseEstimator):
         """Labels of an eval set, encoded as the training labels were."""
         return np.asarray(y, np.float64)
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None, *, eval_set: list[tuple[Any, Any]] | None = None,
-            eval_names: list[str] | None = None, eval_sample_weight: list[Any] | None = None,
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, *, init_score: Any = None,
+            eval_set: list[tuple[Any, Any]] | None = None, eval_names: list[str] | None = None,
+            eval_sample_weight: list[Any] | None = None, eval_init_score: list[Any] | None = None,
             init_model: Booster | str | None = None) -> _SmartBoostModel:
         """Train on ``X, y``.
 
@@ -196,12 +197,17 @@ class _SmartBoostModel(BaseEstimator):
             NaN marks a missing value.
         y : array-like, shape (n_samples,)
         sample_weight : array-like, shape (n_samples,), optional
+        init_score : array-like, shape (n_samples,) or (n_samples, n_classes), optional
+            Raw scores that boosting starts from (an offset, such as the log of an exposure for
+            a Poisson objective); not part of the model's predictions (:class:`~smartboost.Dataset`).
         eval_set : list of (X, y) pairs, optional
             Evaluated after every iteration (``evals_result_``); early stopping watches them.
         eval_names : list of str, optional
             Names of the eval sets (default ``valid_<i>``).
         eval_sample_weight : list of array-like, optional
             Weights of each eval set.
+        eval_init_score : list of array-like, optional
+            Init scores of each eval set (None for none), as ``init_score``.
         init_model : Booster or path, optional
             Continue training this model.
 
@@ -209,12 +215,13 @@ class _SmartBoostModel(BaseEstimator):
         -------
         self
         """
-        return self._fit(X, y, sample_weight, eval_set, eval_names, eval_sample_weight, init_model)
+        return self._fit(X, y, sample_weight, init_score, eval_set, eval_names, eval_sample_weight, eval_init_score,
+                         init_model)
 
-    def _fit(self, X: Any, y: Any, sample_weight: Any, eval_set: list[tuple[Any, Any]] | None,
-             eval_names: list[str] | None, eval_sample_weight: list[Any] | None, init_model: Booster | str | None,
-             queries: dict[str, Any] | None = None, eval_queries: list[dict[str, Any]] | None = None
-             ) -> _SmartBoostModel:
+    def _fit(self, X: Any, y: Any, sample_weight: Any, init_score: Any, eval_set: list[tuple[Any, Any]] | None,
+             eval_names: list[str] | None, eval_sample_weight: list[Any] | None, eval_init_score: list[Any] | None,
+             init_model: Booster | str | None, queries: dict[str, Any] | None = None,
+             eval_queries: list[dict[str, Any]] | None = None) -> _SmartBoostModel:
         """:meth:`fit`, with the rankers' queries (``{"group": ..., "qid": ...}``) of the data and eval sets."""
         y_numeric = not isinstance(self, ClassifierMixin)
         if _has_categories(X):
@@ -227,18 +234,21 @@ class _SmartBoostModel(BaseEstimator):
         weight = None if sample_weight is None else _check_sample_weight(sample_weight, X)
         params = self._train_params()
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
-        train_set = Dataset(X, y, weight=weight, feature_name=names, params=params, reference=init_model,
-                            categorical_feature=self._categorical_feature(X), **(queries or {}))
+        train_set = Dataset(X, y, weight=weight, init_score=init_score, feature_name=names, params=params,
+                            reference=init_model, categorical_feature=self._categorical_feature(X),
+                            **(queries or {}))
         valid_sets = []
         eval_set = _eval_pairs(eval_set)
-        if eval_sample_weight is not None and len(eval_sample_weight) != len(eval_set):
-            raise ParameterError(f"eval_sample_weight has {len(eval_sample_weight)} entries for {len(eval_set)} "
-                                 "eval sets (give one per eval set, None for unweighted)")
+        for name, given in (("eval_sample_weight", eval_sample_weight), ("eval_init_score", eval_init_score)):
+            if given is not None and len(given) != len(eval_set):
+                raise ParameterError(f"{name} has {len(given)} entries for {len(eval_set)} eval sets (give one per "
+                                     "eval set, None where it has none)")
         for i, (X_valid, y_valid) in enumerate(eval_set):
             X_valid = self._check_X(X_valid)
             w = None if eval_sample_weight is None else eval_sample_weight[i]
-            valid_sets.append(Dataset(X_valid, self._encode_target(y_valid), weight=w, reference=train_set,
-                                      **(eval_queries[i] if eval_queries else {})))
+            score = None if eval_init_score is None else eval_init_score[i]
+            valid_sets.append(Dataset(X_valid, self._encode_target(y_valid), weight=w, init_score=score,
+                                      reference=train_set, **(eval_queries[i] if eval_queries else {})))
         self._Booster = train(params, train_set, self.n_estimators, valid_sets=valid_sets or None,
                               valid_names=eval_names, callbacks=self.callbacks, init_model=init_model)
         return self
@@ -540,9 +550,9 @@ class SmartBoostRanker(_SmartBoostModel):
     _default_objective = "lambdarank"
 
     def fit(self, X: Any, y: Any, *, group: Any = None, qid: Any = None, sample_weight: Any = None,
-            eval_set: list[tuple[Any, Any]] | None = None, eval_group: list[Any] | None = None,
+            init_score: Any = None, eval_set: list[tuple[Any, Any]] | None = None, eval_group: list[Any] | None = None,
             eval_qid: list[Any] | None = None, eval_names: list[str] | None = None,
-            init_model: Booster | str | None = None) -> SmartBoostRanker:
+            eval_init_score: list[Any] | None = None, init_model: Booster | str | None = None) -> SmartBoostRanker:
         """Train on ``X, y`` (relevance grades) with the queries of ``group`` or ``qid``.
 
         ``eval_set`` pairs take their queries from ``eval_group`` or ``eval_qid`` (one entry
@@ -562,8 +572,8 @@ class SmartBoostRanker(_SmartBoostModel):
                 raise ParameterError(f"{len(given)} query entries for {len(eval_set)} eval sets")
             key = "group" if eval_group is not None else "qid"
             eval_queries = [{key: value} for value in given]
-        return self._fit(X, y, sample_weight, eval_set, eval_names, None, init_model, {"group": group, "qid": qid},
-                         eval_queries)
+        return self._fit(X, y, sample_weight, init_score, eval_set, eval_names, None, eval_init_score, init_model,
+                         {"group": group, "qid": qid}, eval_queries)
 
     def predict(self, X: Any, pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
         """Relevance scores (higher ranks first), shape (n_samples,); or, as

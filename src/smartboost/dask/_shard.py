@@ -508,7 +508,8 @@ def _concat(parts: list[Any], part_index: list[int], part_rows: list[int], name:
                     raise DataError(f"qid has {ids.shape[0]} entries but X has {n_rows} rows")
                 arrays.append(ids)
             else:
-                arrays.append(to_vector(part, n_rows, name, nonnegative=name == "sample_weight"))
+                arrays.append(to_vector(part, n_rows, name, nonnegative=name == "sample_weight",
+                                        columns=name == "init_score"))
         except DataError as exc:
             raise DataError(f"partition {index}: {exc}") from None
     if name == "X":

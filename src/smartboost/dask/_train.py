@@ -46,7 +46,8 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
     y : dask array or dask Series
         Labels, partitioned like ``X``.
     sample_weight, init_score : dask array or Series, optional
-        Row weights and initial raw scores, partitioned like ``X``.
+        Row weights and initial raw scores, partitioned like ``X`` (a multiclass model's init
+        scores: a 2-D dask array or a DataFrame, a column per class).
     qid : dask array or Series, optional
         Ranking: the query id of every row; a query must lie inside one partition, ids sorted.
     num_boost_round : int

@@ -13,7 +13,7 @@ import distributed
 import numpy as np
 
 from ..booster import Booster
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 from ..sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _SmartBoostModel
 from ._predict import predict
 from ._train import train
@@ -53,10 +53,11 @@ class _DaskModel:
 
     def _fit_dask(self, X: Any, y: Any, sample_weight: Any, eval_set: list[tuple[Any, Any]] | None,
                   eval_names: list[str] | None, eval_sample_weight: list[Any] | None, init_model: Any,
-                  qid: Any = None, eval_qid: list[Any] | None = None) -> _DaskModel:
+                  qid: Any = None, eval_qid: list[Any] | None = None, init_score: Any = None) -> _DaskModel:
         y = self._dask_target(y)
         eval_set = [(X_valid, self._dask_eval_target(y_valid)) for X_valid, y_valid in eval_set or []]
         self._Booster = train(self.client, self._train_params(), X, y, sample_weight=sample_weight, qid=qid,
+                              init_score=init_score,
                               num_boost_round=self.n_estimators, eval_set=eval_set or None, eval_names=eval_names,
                               eval_sample_weight=eval_sample_weight, eval_qid=eval_qid, callbacks=self.callbacks,
                               init_model=init_model, timeout=self.timeout)
@@ -68,11 +69,13 @@ class _DaskModel:
     def _dask_eval_target(self, y: Any) -> Any:
         return y
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None, *, eval_set: list[tuple[Any, Any]] | None = None,
-            eval_names: list[str] | None = None, eval_sample_weight: list[Any] | None = None,
-            init_model: Booster | str | None = None) -> _DaskModel:
-        """Train on the dask collections ``X, y`` (partitioned alike); see :func:`train`."""
-        return self._fit_dask(X, y, sample_weight, eval_set, eval_names, eval_sample_weight, init_model)
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, *, init_score: Any = None,
+            eval_set: list[tuple[Any, Any]] | None = None, eval_names: list[str] | None = None,
+            eval_sample_weight: list[Any] | None = None, init_model: Booster | str | None = None) -> _DaskModel:
+        """Train on the dask collections ``X, y`` (partitioned alike; ``init_score`` too, a column
+        per class for a multiclass model); see :func:`train`."""
+        return self._fit_dask(X, y, sample_weight, eval_set, eval_names, eval_sample_weight, init_model,
+                              init_score=init_score)
 
     def _raw_predict(self, X: Any, raw_score: bool) -> Any:
         return predict(self.booster_, X, raw_score=raw_score)
@@ -164,15 +167,15 @@ class DaskSmartBoostRanker(_DaskModel, SmartBoostRanker):
     def _local_class() -> type:
         return SmartBoostRanker
 
-    def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None,
+    def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None, init_score: Any = None,
             eval_set: list[tuple[Any, Any]] | None = None, eval_qid: list[Any] | None = None,
             eval_names: list[str] | None = None, init_model: Booster | str | None = None) -> DaskSmartBoostRanker:
         """Train on ``X, y`` (relevance grades) with the query id of every row, ``qid``."""
         if qid is None:
-            raise ValueError("DaskSmartBoostRanker.fit needs qid= (a query id per row, partitioned like X)")
+            raise DataError("DaskSmartBoostRanker.fit needs qid= (a query id per row, partitioned like X)")
         if eval_set and (eval_qid is None or len(eval_qid) != len(eval_set)):
-            raise ValueError("give the eval sets' queries as eval_qid (one entry per eval set)")
-        return self._fit_dask(X, y, sample_weight, eval_set, eval_names, None, init_model, qid, eval_qid)
+            raise ParameterError("give the eval sets' queries as eval_qid (one entry per eval set)")
+        return self._fit_dask(X, y, sample_weight, eval_set, eval_names, None, init_model, qid, eval_qid, init_score)
 
     def predict(self, X: Any) -> Any:
         """Relevance scores (higher ranks first), a dask collection partitioned like ``X``."""
