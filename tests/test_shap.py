@@ -373,6 +373,21 @@ def test_interaction_values_too_large_for_memory_are_refused_naming_their_size(m
     with pytest.raises(DataError, match=r"more than the 0.0 GB of memory available \(about 10 rows fit\)"):
         booster.predict(X[:11], pred_interactions=True)
 
+
+def test_shap_values_too_large_for_memory_are_refused_naming_their_size(monkeypatch):
+    """The SHAP values of wide sparse data are dense: (features + 1) float64 a row."""
+    X, y = make_binary(n=300, n_features=8, seed=5)
+    booster = sb.train({**_SMALL, "objective": "binary"}, sb.Dataset(X, y), 2)
+    message = (r"pred_contrib=True on 1,000,000,000,000 rows needs 72,000.0 GB for its output \(\(features \+ 1\) = "
+               r"9 float64 per row\), more than the [\d,.]+ GB of memory available")
+    with pytest.raises(DataError, match=message):
+        booster.predict(sp.csc_matrix((10**12, 8)), pred_contrib=True)
+    monkeypatch.setattr("smartboost.explain._available_memory", lambda: 10 * 9 * 8)  # 10 rows fit
+    assert booster.predict(X[:10], pred_contrib=True).shape == (10, 9)
+    with pytest.raises(DataError, match=r"\(about 10 rows fit\)"):
+        booster.predict(X[:11], pred_contrib=True)
+
+
 @pytest.mark.parametrize("name", ["binary", "multiclass"])
 def test_interaction_values_equal_shap_tree_explainer(models, name):
     shap = pytest.importorskip("shap")

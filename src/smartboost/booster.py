@@ -195,6 +195,7 @@ class Booster:
         pred_contrib : bool
             Return each feature's SHAP value and the expected value, in raw-score space
             (path-dependent TreeSHAP, see :mod:`smartboost.explain`); ``raw_score`` is ignored.
+            A dense output, refused as ``pred_interactions`` is when larger than the memory available.
         pred_interactions : bool
             Return the SHAP interaction values (XGBoost's ``pred_interactions``), in raw-score space.
             They take ``(n_features + 1)^2`` float64 per row and output: a request larger than the

@@ -26,12 +26,14 @@ feature no tree splits on gets exactly 0. They are in raw-score space (log-odds 
 further: the interaction of features ``a`` and ``b`` is half the change of ``b``'s value
 between the games where ``a`` is always and never known (the same path-dependent expectation),
 and ``a``'s main effect is what remains of its SHAP value. A tree costs two conditioned walks
-per feature it splits on, so they cost that many times the SHAP values. Their output holds
-``(n_features + 1)^2`` float64 per row and output (8 GB for 10,000 rows of 315 features): a
-request larger than the memory available (Linux's MemAvailable, or a container's memory limit
-less its usage, where known) is refused before anything is allocated, as is one whose
-allocation fails, with a DataError giving its size (and how many rows fit, where the memory
-available is known).
+per feature it splits on, so they cost that many times the SHAP values.
+
+Their outputs are dense: ``n_features + 1`` float64 per row and output for the SHAP values
+(1.6 GB for 200 rows of a million sparse features), ``(n_features + 1)^2`` for the
+interactions (8 GB for 10,000 rows of 315 features). A request larger than the memory
+available (Linux's MemAvailable, or a container's memory limit less its usage, where known) is
+refused before anything is allocated, as is one whose allocation fails, with a DataError giving
+its size (and how many rows fit, where the memory available is known).
 """
 
 from __future__ import annotations
@@ -130,7 +132,8 @@ def explain_contributions(booster: Booster, X: object, n_trees: int,
     trees = booster.trees[:n_trees]
     n_outputs = booster.num_model_per_iteration()
     width = booster.num_feature() + 1
-    out = np.zeros((X.shape[0], n_outputs * width))
+    out = _output_zeros((X.shape[0], n_outputs * width), "pred_contrib",
+                        f"{'' if n_outputs == 1 else f'{n_outputs} outputs x '}(features + 1) = {width}")
     out[:, width - 1::width] = _expected_values(booster, trees)
     if not trees:
         return out
