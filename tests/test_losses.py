@@ -139,6 +139,18 @@ def test_custom_objective_errors_name_the_problem(bad, match):
         sb.train({"objective": bad, "verbosity": -1}, sb.Dataset(X, y), 1)
 
 
+def test_custom_objective_refuses_num_class():
+    # a gradient function gives one raw score per row: num_class=3 used to train a one-output model silently
+    X, y = make_regression(n=200, seed=15)
+
+    def squared(label, raw):
+        return raw - label, np.ones_like(raw)
+
+    with pytest.raises(ParameterError, match="num_class=3 is only for multiclass objectives, not objective 'squared'"):
+        sb.train({"objective": squared, "num_class": 3, "verbosity": -1}, sb.Dataset(X, np.floor(y) % 3), 1)
+    assert sb.train({"objective": squared, "num_class": 1, "verbosity": -1}, sb.Dataset(X, y), 1).num_trees() == 1
+
+
 # -- first-order boosting and step rules ------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["hinge", "sigmoid_margin", "gaussian_margin"])
