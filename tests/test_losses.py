@@ -95,6 +95,47 @@ def test_objective_options_are_saved_with_the_model(tmp_path):
         sb.train({"objective": "huber", "huber_delta": 0.0, "verbosity": -1}, sb.Dataset(X, y), 1)
 
 
+def test_binary_sigmoid_is_kept_by_the_model_and_read_by_logloss(tmp_path):
+    # sigmoid was ignored by 'binary'; now the log-odds are sigmoid * F in predictions, metrics and model files
+    X, y = make_binary(n=1000, seed=12)
+    params = {"objective": "binary", "sigmoid": 2.0, "num_leaves": 7, "verbosity": -1}
+    booster = sb.train(params, sb.Dataset(X, y), 5, valid_sets=[sb.Dataset(X, y)], valid_names=["train"])
+    p = booster.predict(X)
+    np.testing.assert_allclose(p, 1.0 / (1.0 + np.exp(-2.0 * booster.predict(X, raw_score=True))), rtol=1e-14)
+    assert booster.evals_result["train"]["logloss"][-1] == pytest.approx(
+        -np.mean(y * np.log(p) + (1.0 - y) * np.log1p(-p)), rel=1e-12)
+    booster.save_model(tmp_path / "m.json")
+    assert json.loads((tmp_path / "m.json").read_text())["objective"] == {"name": "binary", "sigmoid": 2.0}
+    loaded = sb.Booster(model_file=tmp_path / "m.json")
+    np.testing.assert_array_equal(loaded.predict(X), p)
+    with pytest.raises(ParameterError, match="init_model was trained with objective"):
+        sb.train({**params, "sigmoid": 1.0}, sb.Dataset(X, y, reference=loaded), 1, init_model=loaded)
+    default = sb.train({**params, "sigmoid": 1.0}, sb.Dataset(X, y), 1)
+    assert json.loads(default.model_to_string())["objective"] == {"name": "binary"}  # as before sigmoid was read
+
+
+def test_binary_sigmoid_equals_lightgbm():
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 20, size=(300, 3)).astype(float)  # fewer values than bins: both libraries bin them alike
+    y = (0.3 * X[:, 0] - 0.2 * X[:, 1] + rng.standard_normal(300) > 0.5).astype(float)
+    params = {"objective": "binary", "sigmoid": 2.0, "num_leaves": 4, "learning_rate": 0.3, "lambda_l2": 0.0,
+              "min_data_in_leaf": 1, "min_sum_hessian_in_leaf": 0.0, "max_bin": 63, "metric": "binary_logloss",
+              "verbose": -1}
+    ours = sb.train(params, sb.Dataset(X, y, params={"max_bin": 63}), 5, valid_sets=[sb.Dataset(X, y)],
+                    valid_names=["train"])
+    theirs_train = lgb.Dataset(X, y, params={"max_bin": 63, "min_data_in_bin": 1})
+    history = {}
+    theirs = lgb.train({**params, "num_threads": 1, "deterministic": True}, theirs_train, 5,
+                       valid_sets=[theirs_train], valid_names=["train"], callbacks=[lgb.record_evaluation(history)])
+    # LightGBM's start (BoostFromScore), alone in a tree that cannot split
+    start = lgb.train({**params, "min_gain_to_split": 1e30, "num_threads": 1}, lgb.Dataset(X, y), 1)
+    assert ours.base_score == start.predict(X[:1], raw_score=True)[0]
+    # LightGBM keeps gradients in float32: the trees agree to about 1e-8
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0.0, atol=5e-8)
+    np.testing.assert_allclose(ours.evals_result["train"]["logloss"], history["train"]["binary_logloss"], rtol=1e-8)
+
+
 def test_huber_resists_outliers():
     X, y = make_regression(n=3000, seed=13)
     noisy = y.copy()
