@@ -12,6 +12,7 @@ from sklearn.metrics import roc_auc_score
 
 import smartboost as sb
 from smartboost.errors import ParameterError
+from smartboost.metrics import get_metric
 from smartboost.objectives import make_objective
 
 MARGIN = ["exponential", "smart_logistic", "logistic_log2", "squared_margin", "regularized_logistic"]
@@ -27,6 +28,23 @@ def test_margin_losses_learn_and_accept_plus_minus_one_labels(name):
     p = zero_one.predict(X[2000:])
     assert np.all((p >= 0) & (p <= 1))
     assert roc_auc_score(y[2000:], p) > 0.8
+
+
+def test_squared_margin_auc_during_training_ranks_the_raw_scores():
+    # its metric score clips the probability (F + 1) / 2 at F = +-1, and auc read it: scores all
+    # above 1 (here from init_score 3) were one tie, an auc of 0.5 whatever the trees
+    X, y = make_binary(n=1000, seed=11)
+    start = np.full(y.size, 3.0)
+    booster = sb.train({"objective": "squared_margin", "num_leaves": 7, "learning_rate": 0.1, "verbosity": -1,
+                        "metric": ["auc", "logloss", "error"]}, sb.Dataset(X, y, init_score=start), 3,
+                       valid_sets=[sb.Dataset(X, y, init_score=start)], valid_names=["train"])
+    raw = start + booster.predict(X, raw_score=True)
+    assert raw.min() > 1.0  # every score beyond the clip
+    history = booster.evals_result["train"]
+    assert history["auc"][-1] == pytest.approx(roc_auc_score(y, raw), rel=1e-12) and history["auc"][-1] > 0.8
+    # the other metrics still read the log-odds of the clipped probability
+    assert history["logloss"][-1] == get_metric("logloss")(y, booster.objective.metric_score(raw), None)
+    assert history["error"][-1] == pytest.approx(np.mean(y == 0))
 
 
 def test_smart_logistic_is_the_logistic_loss_of_twice_the_score():

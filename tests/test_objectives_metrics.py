@@ -179,6 +179,18 @@ def test_binary_metrics_take_minus_one_plus_one_labels():
             get_metric(name)(np.array([0.0, 0.0, 1.0, 1.0]), raw, raw)
 
 
+@pytest.mark.parametrize("name", sorted({cls.name for cls in _REGISTRY.values() if cls.task != "multiclass"}))
+def test_auc_ranks_the_raw_score_for_every_objective(name):
+    # squared_margin's metric_score clips at F = +-1, which tied 2.0 with 1.5: its auc was 0.625
+    y = np.array([0.0, 1.0, 1.0, 0.0])
+    F = np.array([2.0, 1.5, 0.2, -0.3])
+    objective = make_objective(name, {"num_class": 3} if "num_class" in _REGISTRY[name].options else None)
+    assert get_metric("auc").evaluate(objective, y, F, objective.transform(F)) == roc_auc_score(y, F) == 0.5
+    # the other metrics still read the objective's metric_score (logloss: the clipped probability)
+    assert get_metric("logloss").evaluate(objective, y, F, None) == get_metric("logloss")(y, objective.metric_score(F),
+                                                                                             None)
+
+
 def test_auc_is_nan_for_one_class():
     assert np.isnan(get_metric("auc")(np.zeros(4), np.arange(4.0), np.arange(4.0)))
 

@@ -124,7 +124,8 @@ class Objective:
         raise NotImplementedError(f"objective '{self.name}' keeps its Newton leaf values")
 
     def metric_score(self, raw: np.ndarray) -> np.ndarray:
-        """The score binary metrics read: the log-odds of ``y = 1`` (the raw score by default)."""
+        """The score the metrics read (``auc`` excepted, which ranks ``raw``): the log-odds of
+        ``y = 1`` for binary objectives (the raw score by default)."""
         return raw
 
     def to_dict(self) -> dict[str, Any]:
