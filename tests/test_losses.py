@@ -12,6 +12,7 @@ from sklearn.metrics import roc_auc_score
 
 import smartboost as sb
 from smartboost.errors import ParameterError
+from smartboost.metrics import get_metric
 from smartboost.objectives import make_objective
 
 MARGIN = ["exponential", "smart_logistic", "logistic_log2", "squared_margin", "regularized_logistic"]
@@ -27,6 +28,23 @@ def test_margin_losses_learn_and_accept_plus_minus_one_labels(name):
     p = zero_one.predict(X[2000:])
     assert np.all((p >= 0) & (p <= 1))
     assert roc_auc_score(y[2000:], p) > 0.8
+
+
+def test_squared_margin_auc_during_training_ranks_the_raw_scores():
+    # its metric score clips the probability (F + 1) / 2 at F = +-1, and auc read it: scores all
+    # above 1 (here from init_score 3) were one tie, an auc of 0.5 whatever the trees
+    X, y = make_binary(n=1000, seed=11)
+    start = np.full(y.size, 3.0)
+    booster = sb.train({"objective": "squared_margin", "num_leaves": 7, "learning_rate": 0.1, "verbosity": -1,
+                        "metric": ["auc", "logloss", "error"]}, sb.Dataset(X, y, init_score=start), 3,
+                       valid_sets=[sb.Dataset(X, y, init_score=start)], valid_names=["train"])
+    raw = start + booster.predict(X, raw_score=True)
+    assert raw.min() > 1.0  # every score beyond the clip
+    history = booster.evals_result["train"]
+    assert history["auc"][-1] == pytest.approx(roc_auc_score(y, raw), rel=1e-12) and history["auc"][-1] > 0.8
+    # the other metrics still read the log-odds of the clipped probability
+    assert history["logloss"][-1] == get_metric("logloss")(y, booster.objective.metric_score(raw), None)
+    assert history["error"][-1] == pytest.approx(np.mean(y == 0))
 
 
 def test_smart_logistic_is_the_logistic_loss_of_twice_the_score():
@@ -95,6 +113,47 @@ def test_objective_options_are_saved_with_the_model(tmp_path):
         sb.train({"objective": "huber", "huber_delta": 0.0, "verbosity": -1}, sb.Dataset(X, y), 1)
 
 
+def test_binary_sigmoid_is_kept_by_the_model_and_read_by_logloss(tmp_path):
+    # sigmoid was ignored by 'binary'; now the log-odds are sigmoid * F in predictions, metrics and model files
+    X, y = make_binary(n=1000, seed=12)
+    params = {"objective": "binary", "sigmoid": 2.0, "num_leaves": 7, "verbosity": -1}
+    booster = sb.train(params, sb.Dataset(X, y), 5, valid_sets=[sb.Dataset(X, y)], valid_names=["train"])
+    p = booster.predict(X)
+    np.testing.assert_allclose(p, 1.0 / (1.0 + np.exp(-2.0 * booster.predict(X, raw_score=True))), rtol=1e-14)
+    assert booster.evals_result["train"]["logloss"][-1] == pytest.approx(
+        -np.mean(y * np.log(p) + (1.0 - y) * np.log1p(-p)), rel=1e-12)
+    booster.save_model(tmp_path / "m.json")
+    assert json.loads((tmp_path / "m.json").read_text())["objective"] == {"name": "binary", "sigmoid": 2.0}
+    loaded = sb.Booster(model_file=tmp_path / "m.json")
+    np.testing.assert_array_equal(loaded.predict(X), p)
+    with pytest.raises(ParameterError, match="init_model was trained with objective"):
+        sb.train({**params, "sigmoid": 1.0}, sb.Dataset(X, y, reference=loaded), 1, init_model=loaded)
+    default = sb.train({**params, "sigmoid": 1.0}, sb.Dataset(X, y), 1)
+    assert json.loads(default.model_to_string())["objective"] == {"name": "binary"}  # as before sigmoid was read
+
+
+def test_binary_sigmoid_equals_lightgbm():
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 20, size=(300, 3)).astype(float)  # fewer values than bins: both libraries bin them alike
+    y = (0.3 * X[:, 0] - 0.2 * X[:, 1] + rng.standard_normal(300) > 0.5).astype(float)
+    params = {"objective": "binary", "sigmoid": 2.0, "num_leaves": 4, "learning_rate": 0.3, "lambda_l2": 0.0,
+              "min_data_in_leaf": 1, "min_sum_hessian_in_leaf": 0.0, "max_bin": 63, "metric": "binary_logloss",
+              "verbose": -1}
+    ours = sb.train(params, sb.Dataset(X, y, params={"max_bin": 63}), 5, valid_sets=[sb.Dataset(X, y)],
+                    valid_names=["train"])
+    theirs_train = lgb.Dataset(X, y, params={"max_bin": 63, "min_data_in_bin": 1})
+    history = {}
+    theirs = lgb.train({**params, "num_threads": 1, "deterministic": True}, theirs_train, 5,
+                       valid_sets=[theirs_train], valid_names=["train"], callbacks=[lgb.record_evaluation(history)])
+    # LightGBM's start (BoostFromScore), alone in a tree that cannot split
+    start = lgb.train({**params, "min_gain_to_split": 1e30, "num_threads": 1}, lgb.Dataset(X, y), 1)
+    assert ours.base_score == start.predict(X[:1], raw_score=True)[0]
+    # LightGBM keeps gradients in float32: the trees agree to about 1e-8
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0.0, atol=5e-8)
+    np.testing.assert_allclose(ours.evals_result["train"]["logloss"], history["train"]["binary_logloss"], rtol=1e-8)
+
+
 def test_huber_resists_outliers():
     X, y = make_regression(n=3000, seed=13)
     noisy = y.copy()
@@ -137,6 +196,18 @@ def test_custom_objective_errors_name_the_problem(bad, match):
     X, y = make_regression(n=200, seed=15)
     with pytest.raises(sb.DataError, match=match):
         sb.train({"objective": bad, "verbosity": -1}, sb.Dataset(X, y), 1)
+
+
+def test_custom_objective_refuses_num_class():
+    # a gradient function gives one raw score per row: num_class=3 used to train a one-output model silently
+    X, y = make_regression(n=200, seed=15)
+
+    def squared(label, raw):
+        return raw - label, np.ones_like(raw)
+
+    with pytest.raises(ParameterError, match="num_class=3 is only for multiclass objectives, not objective 'squared'"):
+        sb.train({"objective": squared, "num_class": 3, "verbosity": -1}, sb.Dataset(X, np.floor(y) % 3), 1)
+    assert sb.train({"objective": squared, "num_class": 1, "verbosity": -1}, sb.Dataset(X, y), 1).num_trees() == 1
 
 
 # -- first-order boosting and step rules ------------------------------------------------------

@@ -52,6 +52,16 @@ def test_round_trip_is_bit_exact(model, tmp_path):
     np.testing.assert_array_equal(loaded.predict(X, raw_score=True), booster.predict(X, raw_score=True))
 
 
+def test_a_binary_objective_reads_its_sigmoid_and_defaults_it_to_one(model):
+    # files written before binary read sigmoid have none in 'objective': they were trained with 1
+    booster, text, X = model
+    assert "sigmoid" not in json.loads(text)["objective"]
+    scaled = sb.Booster(model_str=_edit(text, lambda d: d["objective"].update(sigmoid=2.0)))
+    raw = booster.predict(X, raw_score=True)
+    np.testing.assert_allclose(scaled.predict(X), 1.0 / (1.0 + np.exp(-2.0 * raw)), rtol=1e-14)
+    assert sb.Booster(model_str=scaled.model_to_string()).objective.sigmoid == 2.0
+
+
 def test_brackets_quotes_and_backslashes_inside_strings_do_not_count_as_nesting():
     X, y = make_regression(n=300, n_features=4)
     names = ["[" * 200 + '\\"{', '\\\\' + "]" * 50, '"' * 3 + "{" * 100, "\u00e9\\u005b"]
@@ -227,6 +237,7 @@ def test_nan_edge_is_refused(model):
     (lambda d: d["objective"].update(name=3), r"'objective\.name' must be a string, not int"),
     (lambda d: d["objective"].update(num_class=3), "'objective' is invalid: num_class=3 is only for multiclass"),
     (lambda d: d["objective"].update(colour=3), r"'objective\.colour' is invalid: unknown parameter"),
+    (lambda d: d["objective"].update(sigmoid=0), r"'objective\.sigmoid' is invalid: parameter 'sigmoid' must be"),
     (lambda d: d["params"].update(num_leaves="many"), r"'params\.num_leaves' is invalid: parameter 'num_leaves'"),
     (lambda d: d["params"].update(max_leaves=7), "'params' is invalid: parameter 'num_leaves' given twice"),
     (lambda d: d.update(extra=1), "'extra' is not a field of this format"),

@@ -1,8 +1,10 @@
+import math
+
 import numpy as np
 import pytest
 from sklearn.metrics import log_loss, mean_absolute_error, mean_squared_error, roc_auc_score
 
-from smartboost.errors import DataError
+from smartboost.errors import DataError, ParameterError
 from smartboost.metrics import get_metric
 from smartboost.objectives import make_objective
 from smartboost.objectives.base import _REGISTRY
@@ -16,6 +18,13 @@ def _objectives():
 
 def _make(name):
     return make_objective(name, {"num_class": 3} if "num_class" in _REGISTRY[name].options else None)
+
+
+def _with_options():
+    """The objectives of :func:`_objectives` built with their default options, and ``binary``
+    with a ``sigmoid`` other than 1, which scales the score in every part of the loss."""
+    return ([pytest.param(lambda name=name: _make(name), id=name) for name in _objectives()]
+            + [pytest.param(lambda: make_objective("binary", {"sigmoid": 2.5}), id="binary-sigmoid-2.5")])
 
 
 _LABELS = {  # objectives whose labels are not any real number
@@ -47,9 +56,9 @@ def _unit(objective, k, n):
     return e
 
 
-@pytest.mark.parametrize("name", _objectives())
-def test_gradient_and_hessian_match_numerical_derivatives(name):
-    objective = _make(name)
+@pytest.mark.parametrize("make", _with_options())
+def test_gradient_and_hessian_match_numerical_derivatives(make):
+    objective = make()
     rng = np.random.default_rng(0)
     y = _labels(objective, 200, rng)
     F = _scores(objective, 200, rng)
@@ -70,9 +79,10 @@ def test_gradient_and_hessian_match_numerical_derivatives(name):
             assert np.all(h > 0) and np.all(h >= scale * num_h - 1e-4)
 
 
-@pytest.mark.parametrize("name", sorted(set(_objectives()) - {"sigmoid_margin", "gaussian_margin"}))  # bounded: 0
-def test_init_score_minimises_the_weighted_loss(name):
-    objective = _make(name)
+@pytest.mark.parametrize("make", [case for case in _with_options()  # bounded losses start from 0
+                                  if case.id not in ("sigmoid_margin", "gaussian_margin")])
+def test_init_score_minimises_the_weighted_loss(make):
+    objective = make()
     rng = np.random.default_rng(1)
     y = _labels(objective, 500, rng)
     w = rng.random(500) + 0.5
@@ -96,6 +106,28 @@ def test_logistic_is_stable_at_extreme_scores():
     assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)) and np.all(h >= 0)
     assert np.all(np.isfinite(objective.loss(y, F)))
     np.testing.assert_allclose(objective.transform(F), [0.0, 4.248354255291589e-18, 0.5, 1.0, 1.0])
+
+
+def test_binary_sigmoid_scales_the_log_odds():
+    # LightGBM's sigmoid s: p = 1 / (1 + e^(-s F)), start log-odds / s; it was ignored
+    y = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
+    F = np.array([-1.5, -0.2, 0.0, 0.7, 3.0])
+    objective, unit = make_objective("binary", {"sigmoid": 2.0}), make_objective("binary")
+    p = 1.0 / (1.0 + np.exp(-2.0 * F))
+    np.testing.assert_allclose(objective.transform(F), p, rtol=1e-15)
+    np.testing.assert_array_equal(objective.metric_score(F), 2.0 * F)
+    np.testing.assert_allclose(objective.loss(y, F), unit.loss(y, 2.0 * F), rtol=1e-15)
+    assert objective.init_score(y, None) == pytest.approx(math.log(1.5) / 2.0, rel=1e-15)
+    g, h = np.empty(5), np.empty(5)
+    objective.grad_hess(y, F, g, h)
+    np.testing.assert_allclose(g, 2.0 * (p - y), rtol=1e-14)
+    np.testing.assert_allclose(h, 4.0 * p * (1.0 - p), rtol=1e-14)
+    assert objective.sigma_smooth == 1.0 and objective.to_dict() == {"name": "binary", "sigmoid": 2.0}
+    assert unit.to_dict() == {"name": "binary"}  # default files keep their bytes
+    assert get_metric("logloss")(y, objective.metric_score(F), None) == pytest.approx(log_loss(y, p), rel=1e-12)
+    with pytest.raises(ParameterError, match="sigmoid must be a finite number > 0"):
+        make_objective("binary", {"sigmoid": 0.0})
+    assert make_objective("cross_entropy", {"sigmoid": 2.0}).to_dict() == {"name": "cross_entropy"}  # as LightGBM
 
 
 def test_binary_labels_are_checked():
@@ -145,6 +177,18 @@ def test_binary_metrics_take_minus_one_plus_one_labels():
     for name in ("auc", "error"):
         assert get_metric(name)(np.array([-1.0, -1.0, 1.0, 1.0]), raw, raw) == \
             get_metric(name)(np.array([0.0, 0.0, 1.0, 1.0]), raw, raw)
+
+
+@pytest.mark.parametrize("name", sorted({cls.name for cls in _REGISTRY.values() if cls.task != "multiclass"}))
+def test_auc_ranks_the_raw_score_for_every_objective(name):
+    # squared_margin's metric_score clips at F = +-1, which tied 2.0 with 1.5: its auc was 0.625
+    y = np.array([0.0, 1.0, 1.0, 0.0])
+    F = np.array([2.0, 1.5, 0.2, -0.3])
+    objective = make_objective(name, {"num_class": 3} if "num_class" in _REGISTRY[name].options else None)
+    assert get_metric("auc").evaluate(objective, y, F, objective.transform(F)) == roc_auc_score(y, F) == 0.5
+    # the other metrics still read the objective's metric_score (logloss: the clipped probability)
+    assert get_metric("logloss").evaluate(objective, y, F, None) == get_metric("logloss")(y, objective.metric_score(F),
+                                                                                             None)
 
 
 def test_auc_is_nan_for_one_class():

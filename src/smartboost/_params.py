@@ -378,7 +378,9 @@ PARAMS: tuple[Param, ...] = (
           "are given up.",
           (), "core", "finite", saved_at_default=False),
     Param("sigmoid", 1.0, _float(0.0, low_open=True),
-          "lambdarank, rank_pairwise: sigma of the pairwise logistic rho = 1 / (1 + exp(sigma (s_i - s_j))).",
+          "binary: the scale s of the raw score F in the log-odds, p = 1 / (1 + exp(-s F)) (LightGBM's; the "
+          "start score is the log-odds / s). lambdarank, rank_pairwise: sigma of the pairwise logistic "
+          "rho = 1 / (1 + exp(sigma (s_i - s_j))).",
           ("lambdarank_sigma",), "core", "> 0"),
     Param("lambdarank_truncation_level", 30, _int(1),
           "lambdarank: pairs count when one document ranks in the top this many; also the k of |delta NDCG@k|.",

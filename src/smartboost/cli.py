@@ -455,7 +455,7 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     rows = []  # every metric computed before the table is printed, so that an error leaves no half table
     for name in names:
         metric = get_metric(name, getattr(booster.objective, "label_gain", None))
-        value = metric(label, booster.objective.metric_score(raw), prediction, None, queries)
+        value = metric.evaluate(booster.objective, label, raw, prediction, None, queries)
         rows.append(f"| {metric.name} | {value:.6g} |")
     print("\n".join([f"| metric | {Path(args.data).name} |", "|---|---|", *rows]))
     return 0

@@ -381,8 +381,8 @@ class Trainer:
         for eval_set in self.eval_sets:
             prediction = self.objective.transform(eval_set.raw) if transform else None
             for metric in self.metrics:
-                value = metric(eval_set.label, self.objective.metric_score(eval_set.raw), prediction,
-                               eval_set.dataset.weight, eval_set.dataset.query_starts, eval_set.label_name)
+                value = metric.evaluate(self.objective, eval_set.label, eval_set.raw, prediction,
+                                        eval_set.dataset.weight, eval_set.dataset.query_starts, eval_set.label_name)
                 results.append(EvalResult(eval_set.name, metric.name, value, metric.higher_is_better,
                                           eval_set.is_training))
         return results

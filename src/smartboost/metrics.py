@@ -3,10 +3,13 @@
 A metric is a function ``fn(label, raw, prediction, weight) -> float`` of the labels, the raw
 scores and the objective's predictions (``transform(raw)``), with a flag saying which direction
 is better. Multiclass metrics take raw scores and probabilities of shape (K, n_rows) (class-major,
-as the multiclass objective keeps them); every other metric takes vectors. Binary metrics read
-the raw score as a logit, so they never saturate: ``logloss`` is ``log(1 + e^F) - y F``
-evaluated stably, ``auc`` ranks raw scores (no ties from probabilities
-rounding to 1.0), ``error`` counts ``F > 0``, i.e. ``p > 0.5``.
+as the multiclass objective keeps them); every other metric takes vectors. :meth:`Metric.evaluate`
+gives a metric the scores it reads: ``auc``, which depends only on the order of the scores, ranks
+the raw scores themselves, for every objective (no ties from probabilities rounding to 1.0, nor
+from an objective's clipped probability); the other metrics read the objective's
+``metric_score``, the log-odds of ``y = 1`` for the binary objectives. So ``logloss`` and
+``error`` never saturate: ``logloss`` is ``log(1 + e^F) - y F`` of the log-odds ``F``,
+evaluated stably, and ``error`` counts ``F > 0``, i.e. ``p > 0.5``.
 All metrics are weighted means (AUC: weighted pairs) when the data has weights. Labels
 outside a metric's domain raise ``DataError`` naming the first such row: ``auc`` and ``error``
 take 0/1 (or -1/+1) labels, ``logloss`` and ``cross_entropy`` labels in [0, 1], ``gamma`` and
@@ -47,7 +50,7 @@ import numpy as np
 from ._kernels.metrics import mean_average_precision, mean_ndcg, roc_auc
 from ._params import param_default
 from .errors import DataError, ParameterError, did_you_mean
-from .objectives.base import check_label_range, weighted_sum
+from .objectives.base import Objective, check_label_range, weighted_sum
 from .objectives.binary import check_binary_label
 
 __all__ = ["Metric", "METRICS", "DEFAULT_LABEL_GAIN", "canonical_metric_name", "check_relevance", "get_metric",
@@ -80,6 +83,11 @@ class Metric:
     label_rule : callable or None
         ``label_rule(label, name, user)`` raises :class:`~smartboost.errors.DataError` naming
         the first row whose label is outside the metric's domain (None: any finite label).
+    order_only : bool
+        The value depends only on the order of the scores (``auc``): :meth:`evaluate` gives it
+        the raw scores, which every link keeps in order, instead of the objective's
+        ``metric_score``, which may tie distinct raw scores (``squared_margin`` clips its
+        probability at F = +-1).
     """
 
     name: str
@@ -91,6 +99,7 @@ class Metric:
     ranking: bool = False
     uses_prediction: bool = False
     label_rule: Callable[[np.ndarray, str, str], object] | None = None
+    order_only: bool = False
 
     def __call__(self, label: np.ndarray, raw: np.ndarray, prediction: np.ndarray | None,
                  weight: np.ndarray | None = None, queries: np.ndarray | None = None,
@@ -106,6 +115,15 @@ class Metric:
                 raise DataError(f"metric '{self.name}' needs queries: build the Dataset with group= or qid=")
             return float(self.fn(label, raw, queries))
         return float(self.fn(label, raw, prediction, weight))
+
+    def evaluate(self, objective: Objective, label: np.ndarray, raw: np.ndarray, prediction: np.ndarray | None,
+                 weight: np.ndarray | None = None, queries: np.ndarray | None = None,
+                 label_name: str = "label") -> float:
+        """The metric of a model's raw scores ``raw`` under its ``objective``: the raw scores for
+        an order-only metric, else ``objective.metric_score(raw)``; the other arguments as for
+        :meth:`__call__`."""
+        score = raw if self.order_only else objective.metric_score(raw)
+        return self(label, score, prediction, weight, queries, label_name)
 
 
 def _mse(label, raw, prediction, weight):
@@ -222,8 +240,8 @@ METRICS: tuple[Metric, ...] = (
            label_rule=_unit_interval_labels),
     Metric("error", _error, False, ("binary_error", "classification_error"),
            "fraction of rows with (F > 0) != (y == 1)", label_rule=_binary_labels),
-    Metric("auc", _auc, True, ("roc_auc",), "area under the ROC curve, ties count one half",
-           label_rule=_binary_labels),
+    Metric("auc", _auc, True, ("roc_auc",), "area under the ROC curve of the raw scores, ties count one half",
+           label_rule=_binary_labels, order_only=True),
     Metric("multi_logloss", _multi_logloss, False, ("mlogloss", "multiclass_logloss"),
            "multiclass cross-entropy -log softmax(F)[y], from raw scores", multiclass=True),
     Metric("multi_error", _multi_error, False, ("merror", "multiclass_error"),

@@ -124,7 +124,8 @@ class Objective:
         raise NotImplementedError(f"objective '{self.name}' keeps its Newton leaf values")
 
     def metric_score(self, raw: np.ndarray) -> np.ndarray:
-        """The score binary metrics read: the log-odds of ``y = 1`` (the raw score by default)."""
+        """The score the metrics read (``auc`` excepted, which ranks ``raw``): the log-odds of
+        ``y = 1`` for binary objectives (the raw score by default)."""
         return raw
 
     def to_dict(self) -> dict[str, Any]:
@@ -165,14 +166,22 @@ def make_objective(name: str | Callable, params: Mapping[str, Any] | None = None
         Objective name or alias, or a gradient function (see ``objectives/custom.py``).
     params : mapping, optional
         Parameters; the objective takes those named in its ``options``. ``num_class`` must be
-        1 (or absent) for objectives that do not take it.
+        1 (or absent) for objectives that do not take it, a gradient function among them.
+
+    Raises
+    ------
+    ParameterError
+        An unknown name, or ``num_class`` other than 1 for an objective that does not take it.
     """
-    if callable(name):
-        return _REGISTRY["custom"](name)
-    cls = objective_class(name)
     params = params or {}
+    cls = _REGISTRY["custom"] if callable(name) else objective_class(name)
     if "num_class" not in cls.options and params.get("num_class", 1) != 1:
-        raise ParameterError(f"num_class={params['num_class']} is only for multiclass objectives, not '{cls.name}'")
+        # a gradient function gives one score per row: its model would silently have one output, not num_class
+        what = (f"objective {getattr(name, '__name__', name)!r}, a gradient function giving one raw score per row"
+                if callable(name) else f"'{cls.name}'")
+        raise ParameterError(f"num_class={params['num_class']} is only for multiclass objectives, not {what}")
+    if callable(name):
+        return cls(name)
     return cls(**{key: params[key] for key in cls.options if key in params})
 
 

@@ -1,8 +1,10 @@
-"""Binary logistic loss, labels in {0, 1}: l = log(1 + e^F) - y F (docs/concepts/boosting.md, "Losses and links").
+"""Binary logistic loss, labels in {0, 1}: l = log(1 + e^(sF)) - y s F (docs/concepts/boosting.md, "Losses and links").
 
-g = sigmoid(F) - y, h = p (1 - p), prediction p = sigmoid(F), start F0 = log-odds of the
-weighted label mean. ``cross_entropy`` (LightGBM's ``xentropy``) is the same loss for labels
-anywhere in [0, 1] (probabilities, shares).
+``s`` is the ``sigmoid`` parameter (LightGBM's, default 1): the log-odds are s F, the
+prediction p = sigmoid(s F), g = s (p - y), h = s^2 p (1 - p), and the start F0 is the log-odds
+of the weighted label mean divided by s. ``cross_entropy`` (LightGBM's ``xentropy``) is the
+same loss with s = 1 for labels anywhere in [0, 1] (probabilities, shares); as in LightGBM, it
+takes no ``sigmoid``.
 """
 
 from __future__ import annotations
@@ -13,22 +15,23 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernels.exp import exp
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 from .base import Objective, check_label_range, register, weighted_mean
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def _logistic_grad_hess(label, raw, out_grad, out_hess):
+def _logistic_grad_hess(label, raw, sigmoid, out_grad, out_hess):
     # vectorised: the vectorisable exp of _kernels/exp.py, and numpy's error model, whose
     # division has no zero check
     for i in prange(label.shape[0]):
-        # sigmoid without a data-dependent branch: e = exp(-|F|) never overflows
-        x = raw[i]
+        # sigmoid without a data-dependent branch: e = exp(-|x|) never overflows
+        x = sigmoid * raw[i]
         e = exp(-abs(x))
         r = 1.0 / (1.0 + e)
         p = r if x >= 0.0 else e * r
-        out_grad[i] = p - label[i]
-        out_hess[i] = p * (1.0 - p)
+        # multiplying by sigmoid = 1 is exact, so the default's gradients keep their bits
+        out_grad[i] = sigmoid * (p - label[i])
+        out_hess[i] = sigmoid * sigmoid * (p * (1.0 - p))
 
 
 def check_binary_label(label: np.ndarray, name: str, training: bool, user: str = "a binary objective") -> np.ndarray:
@@ -64,34 +67,60 @@ def weighted_positive_share(label: np.ndarray, weight: np.ndarray | None, object
 
 @register
 class BinaryLogistic(Objective):
-    """Logistic regression on 0/1 labels (LogitBoost's loss); predicts P(y = 1)."""
+    """Logistic regression on 0/1 labels (LogitBoost's loss); predicts P(y = 1) = sigmoid(s F).
+
+    Parameters
+    ----------
+    sigmoid : float
+        The scale ``s > 0`` of the raw score in the log-odds (the ``sigmoid`` parameter,
+        LightGBM's).
+    """
 
     name = "binary"
     task = "binary"
     aliases = ("binary:logistic", "logistic", "binary_logloss", "log_loss", "logloss")
     default_metric = "logloss"
-    sigma_smooth = 0.25
+    options = ("sigmoid",)
+
+    def __init__(self, sigmoid: float = 1.0) -> None:
+        if not (sigmoid > 0.0 and math.isfinite(sigmoid)):
+            raise ParameterError(f"sigmoid must be a finite number > 0, got {sigmoid}")
+        self.sigmoid = float(sigmoid)
+        self.sigma_smooth = 0.25 * self.sigmoid ** 2  # h = s^2 p (1 - p) <= s^2 / 4
 
     def check_label(self, label, name="label", training=True):
         """0/1 labels, both classes present in training data."""
         return check_binary_label(label, name, training)
 
     def init_score(self, label, weight):
-        """Log-odds of the weighted mean label."""
+        """Log-odds of the weighted mean label, divided by s."""
         p = weighted_positive_share(label, weight, self.name)
-        return math.log(p / (1.0 - p))
+        return math.log(p / (1.0 - p)) / self.sigmoid
 
     def grad_hess(self, label, raw, out_grad, out_hess):
-        """g = p - y, h = p (1 - p)."""
-        _logistic_grad_hess(label, raw, out_grad, out_hess)
+        """g = s (p - y), h = s^2 p (1 - p)."""
+        _logistic_grad_hess(label, raw, self.sigmoid, out_grad, out_hess)
 
     def loss(self, label, raw):
-        """log(1 + e^F) - y F, computed without overflow."""
-        return np.logaddexp(0.0, raw) - label * raw
+        """log(1 + e^(sF)) - y s F, computed without overflow."""
+        log_odds = self.metric_score(raw)
+        return np.logaddexp(0.0, log_odds) - label * log_odds
 
     def transform(self, raw):
-        """P(y = 1) = sigmoid(F)."""
-        return np.exp(-np.logaddexp(0.0, -raw))
+        """P(y = 1) = sigmoid(s F)."""
+        return np.exp(-np.logaddexp(0.0, -self.metric_score(raw)))
+
+    def metric_score(self, raw):
+        """Log-odds s F."""
+        return self.sigmoid * raw
+
+    def to_dict(self):
+        """Name, and ``sigmoid`` when it is not 1: the files of default models keep the bytes they
+        had before the option existed, and a file without it loads with 1."""
+        spec = super().to_dict()
+        if self.sigmoid == 1.0:
+            spec.pop("sigmoid", None)
+        return spec
 
 
 @register
@@ -102,6 +131,7 @@ class CrossEntropy(BinaryLogistic):
     task = "regression"
     aliases = ("xentropy",)
     default_metric = "cross_entropy"
+    options = ()  # LightGBM's xentropy takes no sigmoid: s stays 1
 
     def check_label(self, label, name="label", training=True):
         """Labels in [0, 1]."""

@@ -1,7 +1,9 @@
 """A user-given objective: a Python function returning gradients and hessians.
 
 ``train({"objective": fn, ...}, ...)`` with ``fn(label, raw_score) -> (grad, hess)``, both
-arrays of shape (n_rows,) (LightGBM's scikit-learn convention). Boosting starts from 0, no
+arrays of shape (n_rows,) (LightGBM's scikit-learn convention): one raw score per row, so
+``num_class`` other than 1 is a ParameterError (:func:`~smartboost.objectives.base.make_objective`
+checks it). Boosting starts from 0, no
 metric is evaluated unless ``metric`` names some, and predictions are raw scores. A saved
 model records the objective as ``"custom"``: it predicts as before, and continued training
 needs the function again (``init_model`` with ``objective=fn``).

@@ -203,7 +203,7 @@ class SquaredMargin(MarginObjective):
         return np.clip((raw + 1.0) / 2.0, 0.0, 1.0)
 
     def metric_score(self, raw):
-        """Log-odds of the clipped probability."""
+        """Log-odds of the clipped probability (ties beyond F = +-1: ``auc`` ranks ``raw`` instead)."""
         p = np.clip((raw + 1.0) / 2.0, 1e-15, 1.0 - 1e-15)
         return np.log(p) - np.log1p(-p)
 
