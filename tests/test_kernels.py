@@ -8,7 +8,7 @@ import pytest
 from numba import jit, njit
 
 from smartboost._kernels.exp import exp as vector_exp
-from smartboost._kernels.gradients import extent_units, fixed_point_extents, to_fixed_point
+from smartboost._kernels.gradients import unit_exponents, fixed_point_extents, to_fixed_point
 from smartboost._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel,
                                           gather_columns, gather_rows, rows_far_apart)
 from smartboost._kernels.partition import partition, partition_parallel
@@ -156,7 +156,7 @@ def test_histograms_of_some_features_from_their_compact_copy(n_threads, sparse_f
     source = NodeRows(binned, n_threads)
     source.set_rows(rows, rng.standard_normal(4000), rng.random(4000), np.ones(4000))
     source.use_features(chosen)
-    g, h, _ = source.to_fixed_point(*extent_units(*source.extents()))
+    g, h, _ = source.to_fixed_point(*unit_exponents(*source.extents()))
     assert source.is_compact == compact
     hist = np.full((n_cells, 2), -7, np.int64)
     source.histogram(0, g, h, hist)
@@ -202,7 +202,7 @@ def test_compact_tree_rows_split_like_the_rows_themselves(sparse_features, wide_
         source = NodeRows(binned, 2)
         source.set_rows(rows.copy(), grad, hess, np.ones(4000))
         source.use_features(None)
-        g, h, _ = source.to_fixed_point(*extent_units(*source.extents()))
+        g, h, _ = source.to_fixed_point(*unit_exponents(*source.extents()))
         hists = []
         for node, (feature, threshold) in enumerate([(1, 7), (4, 3), (5, 9)]):  # nodes 0, 1, 2 -> children
             source.partition(node, 2 * node + 1, 2 * node + 2, feature, threshold, node == 1)
@@ -296,8 +296,8 @@ def test_gather_columns_copies_the_rows_given(dtype):
 
 
 def _units(*rows_and_values):
-    """The fixed-point units of a tree grown on these rows (``NodeRows.begin_tree``'s)."""
-    return extent_units(*fixed_point_extents(*rows_and_values))
+    """The exponents of the fixed-point units of a tree grown on these rows (``NodeRows.begin_tree``'s)."""
+    return unit_exponents(*fixed_point_extents(*rows_and_values))
 
 
 @pytest.mark.parametrize("by_position", [False, True])
@@ -314,8 +314,8 @@ def test_fixed_point_without_weights_equals_unit_weights(by_position):
     assert sums[0] == sums[1] != sums[2]
     np.testing.assert_array_equal(out[0], out[1])
     written = np.arange(1000) if by_position else rows
-    np.testing.assert_array_equal(out[0][written, 0], np.rint(grad[rows] / units[0]))
-    np.testing.assert_array_equal(out[2][written, 0], np.rint(grad[rows] * weight[rows] / units[0]))
+    np.testing.assert_array_equal(out[0][written, 0], np.rint(np.ldexp(grad[rows], -units[0])))
+    np.testing.assert_array_equal(out[2][written, 0], np.rint(np.ldexp(grad[rows] * weight[rows], -units[0])))
 
 
 @pytest.mark.parametrize("by_position", [False, True])

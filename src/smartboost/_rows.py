@@ -289,15 +289,15 @@ class TrainingRows:
 
     def leaf_extents(self, k: int) -> tuple[float, float]:
         """The largest weighted gradient and hessian of output ``k`` over every row, whose
-        ``extent_units`` (the largest over every machine) are the units of :meth:`leaf_sums`."""
+        ``unit_exponents`` (the largest over every machine) are the units of :meth:`leaf_sums`."""
         return fixed_point_extents(None, self.grad[k], self._leaf_hess(k), None if self.unweighted else self.weight,
                                    False)
 
-    def leaf_sums(self, k: int, n_leaves: int, g_unit: float, h_unit: float) -> np.ndarray:
+    def leaf_sums(self, k: int, n_leaves: int, g_exp: int, h_exp: int) -> np.ndarray:
         """Each leaf's weighted gradient and hessian sums of output ``k`` over every row placed
-        by :meth:`place_tree`, as integers in the units given, shape ``(n_leaves, 2)``."""
+        by :meth:`place_tree`, as integers in units ``2**g_exp``, ``2**h_exp``, shape ``(n_leaves, 2)``."""
         return leaf_fixed_sums(self.previous_leaf, self.grad[k], self._leaf_hess(k),
-                               None if self.unweighted else self.weight, g_unit, h_unit, n_leaves)
+                               None if self.unweighted else self.weight, g_exp, h_exp, n_leaves)
 
     def add_placed_tree(self, k: int, grown: GrownTree) -> None:
         """Add the tree placed by :meth:`place_tree` to every row's score of output ``k``."""

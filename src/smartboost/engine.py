@@ -19,8 +19,7 @@ import numpy as np
 
 from ._config import set_verbosity, threads
 from ._interrupt import deferred_interrupts, interrupt_of, interruptible
-from ._kernels.gradients import extent_units
-from ._kernels.records import Units
+from ._kernels.gradients import unit_exponents
 from ._params import (TrainingParams, check_objective_params, explicit_params, is_list_like, leaf_value_rows_mode,
                       training_params, with_data_defaults)
 from ._rows import TrainingRows
@@ -321,10 +320,10 @@ class Trainer:
         sums are added up as integers in units of the largest over every row, so they are the
         same on any thread count and over any split of the rows among machines."""
         self.rows.place_tree(grown)
-        g_unit, h_unit = extent_units(*self.rows.leaf_extents(k))
-        check_units(g_unit, h_unit, self.iteration)
-        sums = self.rows.leaf_sums(k, grown.leaf_nodes.shape[0], g_unit, h_unit)
-        self.grower.set_leaf_values(grown, sums, Units(g_unit, h_unit))
+        g_exp, h_exp = unit_exponents(*self.rows.leaf_extents(k))
+        check_units(g_exp, h_exp, self.iteration)
+        sums = self.rows.leaf_sums(k, grown.leaf_nodes.shape[0], g_exp, h_exp)
+        self.grower.set_leaf_values(grown, sums, g_exp, h_exp)
 
     def _weight_scale(self, n: int) -> float:
         """Factor of the sampled rows' weights in this iteration's trees (``sample_weight_scale``).

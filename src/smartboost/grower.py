@@ -26,7 +26,7 @@ from ._common import (CELL_DTYPE, COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUM
                       HIST_SMALL_DATA_BYTES, HIST_SMALL_DATA_COLUMNS_PER_THREAD, INDEX_DTYPE, ROW_FIXED_DTYPE,
                       WIDE_ROW_BYTES)
 from ._dispatch import BoundKernel
-from ._kernels.gradients import extent_units, fixed_point_extents, to_fixed_point
+from ._kernels.gradients import NOT_FINITE, fixed_point_extents, to_fixed_point, unit_exponents
 from ._kernels.grow import DONE, NEED_AGREEMENT, NEED_ROOT, NEED_SPACE, grow_tree, pack_tree, start_tree
 from ._kernels.histogram import gather_columns, gather_rows, gather_sparse_rows, node_histogram
 from ._kernels.partition import partition_node
@@ -34,7 +34,7 @@ from ._kernels.random import fill_row_ids
 from ._kernels.records import (COUNTS, NODE, SPLIT_ROW, Candidates, Cells, GrowthLimits, GrowthState,
                                Interactions, LocalRows, PartitionColumns, SplitChoices, SplitParams, ThresholdRule,
                                Units)
-from ._kernels.split import leaf_values, split_scratch
+from ._kernels.split import in_scale, in_units, leaf_values, split_scratch, tree_units
 from ._params import TrainingParams
 from .binning import BinMapper, BinnedData, histogram_cells
 from .constraints import interaction_groups, monotone_directions
@@ -82,11 +82,12 @@ class RowSource(Protocol):
     (None), answering :meth:`root_histogram` and :meth:`split_many` when the loop asks.
     """
 
-    def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
+    def begin_tree(self, features: np.ndarray | None) -> tuple[int, int, int, int, int]:
         """Start a tree whose histograms need only the ``features`` (bool mask; None: all).
 
-        Returns ``(g_unit, h_unit, g_root, h_root, n_root)``: the fixed-point units and the
-        root's fixed-point sums and row count.
+        Returns ``(g_exp, h_exp, g_root, h_root, n_root)``: the exponents of the fixed-point
+        units (``_kernels.gradients.unit_exponents``) and the root's fixed-point sums and row
+        count.
         """
 
     def local_rows(self) -> LocalRows | None:
@@ -286,12 +287,13 @@ class NodeRows:
     def extents(self) -> tuple[float, float]:
         """The largest weighted gradient and hessian of these rows in magnitude
         (``_kernels.gradients.fixed_point_extents``): the fixed-point units of rows spread over
-        machines are ``extent_units`` of the largest over the machines."""
+        machines are ``unit_exponents`` of the largest over the machines."""
         return fixed_point_extents(self.ids, self.grad, self.hess, self.weight, self.grad_by_position)
 
-    def to_fixed_point(self, g_unit: float, h_unit: float) -> tuple[int, int, int]:
-        """Convert the rows' weighted gradients to fixed point; return the root's ``(g, h, n)``."""
-        g, h = to_fixed_point(self.ids, self.grad, self.hess, self.weight, self.grad_by_position, g_unit, h_unit,
+    def to_fixed_point(self, g_exp: int, h_exp: int) -> tuple[int, int, int]:
+        """Convert the rows' weighted gradients to fixed point in units ``2**g_exp``, ``2**h_exp``;
+        return the root's ``(g, h, n)``."""
+        g, h = to_fixed_point(self.ids, self.grad, self.hess, self.weight, self.grad_by_position, g_exp, h_exp,
                               self.gh, self.is_compact)
         return g, h, self.ids.shape[0]
 
@@ -346,11 +348,11 @@ class NodeRows:
 
     # -- RowSource ----------------------------------------------------------------------------
 
-    def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
+    def begin_tree(self, features: np.ndarray | None) -> tuple[int, int, int, int, int]:
         """See :class:`RowSource`."""
         self.use_features(features)
-        g_unit, h_unit = extent_units(*self.extents())
-        return (g_unit, h_unit, *self.to_fixed_point(g_unit, h_unit))
+        g_exp, h_exp = unit_exponents(*self.extents())
+        return (g_exp, h_exp, *self.to_fixed_point(g_exp, h_exp))
 
     def feature_share(self, built: np.ndarray) -> None:
         """See :class:`RowSource`: one machine holds every feature's histogram."""
@@ -435,7 +437,7 @@ class TreeGrower:
             The iteration, keying the selector's draws.
         weight_scale : float
             Factor of the rows' weights in every sum the tree reads (``sample_weight_scale``):
-            the fixed-point sums are read with their units times it, so that the regularisation
+            the fixed-point sums are read with it (``Units.g``, ``Units.h``), so that the regularisation
             (``lambda_l1``, ``lambda_l2``, ``min_sum_hessian_in_leaf``, ``min_gain_to_split``)
             weighs against the scaled sums at no cost per row.
 
@@ -445,9 +447,11 @@ class TreeGrower:
         """
         choices = self._split_choices(selector, iteration)
         tree_features = None if choices.built is self.usable else choices.built
-        g_unit, h_unit, g_root, h_root, n_root = source.begin_tree(tree_features)
-        check_units(g_unit, h_unit, iteration)
-        units = Units(g_unit * weight_scale, h_unit * weight_scale)
+        g_exp, h_exp, g_root, h_root, n_root = source.begin_tree(tree_features)
+        check_units(g_exp, h_exp, iteration)
+        units = tree_units(g_exp, h_exp, weight_scale, self.split_params.lambda_l2)
+        params = in_units(self.split_params, units)
+        limits = self.limits._replace(min_hess_to_split=in_scale(self.limits.min_hess_to_split, units.h_exp))
         # the intermediate method scans again the leaves whose bounds narrow, a scan the loop
         # has no stop to agree on: those trees are grown on every feature's histogram
         if self.monotone is None or not self.limits.intermediate:
@@ -459,8 +463,7 @@ class TreeGrower:
         rows = source.local_rows()
         # a loop on rows held elsewhere comes back here at every split: skip the dispatch there
         grow = grow_tree if rows is not None else BoundKernel(grow_tree)
-        while (status := grow(state, rows, self.cells, choices, self.limits, self.split_params, units,
-                              self.scan_scratch)) != DONE:
+        while (status := grow(state, rows, self.cells, choices, limits, params, units, self.scan_scratch)) != DONE:
             if status == NEED_SPACE:
                 state = self._state = _enlarged(state)
             elif status == NEED_ROOT:
@@ -474,7 +477,7 @@ class TreeGrower:
         nodes = state.nodes[:n_nodes]
         if rows is not None:
             source.set_segments(nodes["start"].copy(), nodes["end"].copy())
-        return self._pack(state, n_nodes, units)
+        return self._pack(state, n_nodes, units, params)
 
     def _split_choices(self, selector: FeatureSelector | None, iteration: int) -> SplitChoices:
         """What the tree's nodes may split on: every usable feature and threshold, RGBM's draw
@@ -499,35 +502,39 @@ class TreeGrower:
             self._state = _new_state(leaves, np.empty((leaves, self.n_cells, 2), FIXED_DTYPE), self.n_groups)
         return self._state
 
-    def _pack(self, state: GrowthState, n_nodes: int, units: Units) -> GrownTree:
-        """The grown tree from the state's first ``n_nodes`` nodes."""
+    def _pack(self, state: GrowthState, n_nodes: int, units: Units, params: SplitParams) -> GrownTree:
+        """The grown tree from the state's first ``n_nodes`` nodes (grown in the scale of ``units``
+        with ``params``)."""
         (feature, threshold, bin_threshold, missing_left, left, right, value, gain, hessian, count,
-         leaves) = pack_tree(state.nodes[:n_nodes], self.thresholds, self.threshold_offsets, units,
-                             self.split_params.lambda_l1, self.split_params.lambda_l2)
+         leaves) = pack_tree(state.nodes[:n_nodes], self.thresholds, self.threshold_offsets, units, params)
+        bounds = None
         if self.monotone is not None:  # every output within its node's bounds (LightGBM's basic method)
-            np.clip(value, state.bounds[:n_nodes, 0], state.bounds[:n_nodes, 1], out=value)
+            bounds = np.ldexp(state.bounds[:n_nodes], units.g_exp - units.h_exp)  # values, as the outputs
+            np.clip(value, bounds[:, 0], bounds[:, 1], out=value)
         tree = Tree(feature=feature, threshold=threshold, bin_threshold=bin_threshold, missing_left=missing_left,
                     left=left, right=right, value=value, gain=gain, hessian=hessian, count=count,
                     left_sets=state.left_sets[:n_nodes].copy() if self.cells.categorical is not None else None)
-        return GrownTree(tree, leaves, None if self.monotone is None else state.bounds[:n_nodes].copy())
+        return GrownTree(tree, leaves, bounds)
 
-    def set_leaf_values(self, grown: GrownTree, sums: np.ndarray, units: Units) -> None:
+    def set_leaf_values(self, grown: GrownTree, sums: np.ndarray, g_exp: int, h_exp: int) -> None:
         """Set the leaves of ``grown`` to the Newton values of the weighted gradient and hessian
-        sums ``sums`` (int64 in ``units``, shape ``(n_leaves, 2)`` in ``leaf_nodes`` order),
-        within each leaf's monotone bounds: the values :meth:`_pack` gives a tree's nodes
-        (:func:`~smartboost._kernels.split.leaf_values`)."""
+        sums ``sums`` (int64 in units ``2**g_exp``, ``2**h_exp``, shape ``(n_leaves, 2)`` in
+        ``leaf_nodes`` order), within each leaf's monotone bounds: the values :meth:`_pack` gives a
+        tree's nodes (:func:`~smartboost._kernels.split.leaf_values`)."""
         value = np.empty(sums.shape[0])
+        units = tree_units(g_exp, h_exp, 1.0, self.split_params.lambda_l2)
+        params = in_units(self.split_params, units)
         leaf_values(np.ascontiguousarray(sums[:, 0]), np.ascontiguousarray(sums[:, 1]), units,
-                    self.split_params.lambda_l1, self.split_params.lambda_l2, value)
+                    params.lambda_l1, params.lambda_l2, value)
         if grown.bounds is not None:
             np.clip(value, grown.bounds[grown.leaf_nodes, 0], grown.bounds[grown.leaf_nodes, 1], out=value)
         grown.tree.value[grown.leaf_nodes] = value
 
 
-def check_units(g_unit: float, h_unit: float, iteration: int) -> None:
+def check_units(g_exp: int, h_exp: int, iteration: int) -> None:
     """Raise ``DataError`` when the fixed-point units of iteration ``iteration`` are not finite
-    (:func:`~smartboost._kernels.gradients.extent_units` of a gradient or hessian that is not)."""
-    if not (np.isfinite(g_unit) and np.isfinite(h_unit)):
+    (:func:`~smartboost._kernels.gradients.unit_exponents` of a gradient or hessian that is not)."""
+    if NOT_FINITE in (g_exp, h_exp):
         raise DataError(f"the gradients or hessians of iteration {iteration} are not finite: the loss overflows "
                         "(labels, weights or init_score too large in magnitude, or parameters such as sigmoid "
                         "too large)")

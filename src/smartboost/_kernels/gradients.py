@@ -2,7 +2,9 @@
 
 Each tree sees ``w_i g_i`` and ``w_i h_i`` of its rows (``w`` the row weights) rounded to
 integer multiples of a power-of-two unit: ``unit = 2**(e - 30)`` where ``max|w g| < 2**e``, so
-every row's value fits in an int32 with 2**-30 of the largest value as resolution. A row's pair
+every row's value fits in an int32 with 2**-30 of the largest value as resolution. Units are
+passed as their exponents ``e - 30``, which may lie below the float range (weights near 1e-300):
+no unit is ever a float, so none is subnormal or has an infinite reciprocal. A row's pair
 is stored interleaved, ``gh[row] = (g, h)``: one cache line per gathered row, 8 bytes like
 float32 gradients. Histograms sum them into int64 cells (exact below 2**33 rows). Integer sums
 do not depend on the order of additions (so not on the thread count), subtraction of a child
@@ -22,22 +24,30 @@ from numba import njit, prange
 
 _ROW_BITS = 30
 
-MIN_UNIT = 2.0 ** -1022
-"""The smallest fixed-point unit: the smallest normal float, whose reciprocal (the scale values
-are multiplied by) is finite. Values below ``2**30`` of it (weights or gradients near 1e-300)
-are counted in it; a unit of their own would be subnormal, its reciprocal infinite, or 0."""
+NOT_FINITE = 1 << 30
+"""The unit exponent of values that are not all finite (:func:`unit_exponents`), far outside
+the exponents of finite values (-1104 .. 994); the caller reports it."""
 
 
 @njit(cache=True, nogil=True)
-def _unit(max_abs):
-    """Power-of-two unit that maps values of magnitude <= ``max_abs`` below 2**30; inf when
-    ``max_abs`` is not finite (the caller reports it)."""
+def _unit_exponent(max_abs):
+    """Exponent of the power-of-two unit that maps values of magnitude <= ``max_abs`` below
+    2**30; :data:`NOT_FINITE` when ``max_abs`` is not finite."""
     if not max_abs < np.inf:
-        return np.inf
+        return NOT_FINITE
     if not max_abs > 0.0:
-        return 1.0
+        return 0
     _, exponent = math.frexp(max_abs)
-    return max(math.ldexp(1.0, exponent - _ROW_BITS), MIN_UNIT)
+    return exponent - _ROW_BITS
+
+
+@njit(cache=True, nogil=True)
+def _reciprocal(unit_exponent):
+    """``2**-unit_exponent`` as two finite float factors, ``(2**-e, 1)`` for a unit that is a
+    normal float: values are multiplied by both, which is exact (a scaling by a power of two
+    that stays below 2**31), where the reciprocal of a unit below the float range is infinite."""
+    first = min(-unit_exponent, 1023)
+    return math.ldexp(1.0, first), math.ldexp(1.0, -unit_exponent - first)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -47,17 +57,18 @@ def _weight(weight, row):
 
 
 @njit(cache=True, nogil=True)
-def extent_units(g_extent, h_extent):
-    """Units ``(g_unit, h_unit)`` for weighted gradients and hessians of magnitude at most
-    ``g_extent``, ``h_extent`` (:func:`fixed_point_extents`)."""
-    return _unit(g_extent), _unit(h_extent)
+def unit_exponents(g_extent, h_extent):
+    """Exponents ``(g_exp, h_exp)`` of the units ``2**g_exp``, ``2**h_exp`` for weighted
+    gradients and hessians of magnitude at most ``g_extent``, ``h_extent``
+    (:func:`fixed_point_extents`); :data:`NOT_FINITE` for an extent that is not finite."""
+    return _unit_exponent(g_extent), _unit_exponent(h_extent)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def fixed_point_extents(rows, grad, hess, weight, grad_by_position):
     """The largest ``|w g|`` and ``|w h|`` of ``rows`` (0 without rows), each inf when a weighted
     value is not finite (``0 * value`` is NaN exactly for inf and NaN): the units of the tree
-    grown on them are :func:`extent_units` of these. Machines that hold parts of the rows take
+    grown on them are :func:`unit_exponents` of these. Machines that hold parts of the rows take
     the largest of their extents, which gives one machine's units (a machine's own unit would
     not do: rows all zero, or none, need a unit of 1 alone and none among others).
 
@@ -96,22 +107,22 @@ def fixed_point_extents(rows, grad, hess, weight, grad_by_position):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def to_fixed_point(rows, grad, hess, weight, grad_by_position, g_unit, h_unit, gh, by_position):
-    """Write ``(round(w g / g_unit), round(w h / h_unit))`` of ``rows``; return their int64 sums
-    (``weight`` and ``grad_by_position`` as in :func:`fixed_point_extents`).
+def to_fixed_point(rows, grad, hess, weight, grad_by_position, g_exp, h_exp, gh, by_position):
+    """Write ``(round(w g / 2**g_exp), round(w h / 2**h_exp))`` of ``rows``; return their int64
+    sums (``weight`` and ``grad_by_position`` as in :func:`fixed_point_extents`).
 
     ``gh`` (int32, shape (n_rows_total, 2)) is written for ``rows`` only, at each row's id, or
     with ``by_position`` at its position in ``rows`` (the compact rows of ``grower.NodeRows``).
     """
-    g_scale = 1.0 / g_unit
-    h_scale = 1.0 / h_unit
+    g_scale, g_rest = _reciprocal(g_exp)
+    h_scale, h_rest = _reciprocal(h_exp)
     g_sum = 0
     h_sum = 0
     for i in prange(rows.shape[0]):
         r = rows[i]
         w = _weight(weight, r)
-        gq = np.int64(np.rint(grad[i if grad_by_position else r] * w * g_scale))
-        hq = np.int64(np.rint(hess[r] * w * h_scale))
+        gq = np.int64(np.rint(grad[i if grad_by_position else r] * w * g_scale * g_rest))
+        hq = np.int64(np.rint(hess[r] * w * h_scale * h_rest))
         at = i if by_position else r
         gh[at, 0] = gq
         gh[at, 1] = hq
@@ -146,25 +157,26 @@ result does not depend on the chunks or the threads)."""
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def leaf_fixed_sums(leaf, grad, hess, weight, g_unit, h_unit, n_leaves):
-    """Each leaf's sums of ``round(w g / g_unit)`` and ``round(w h / h_unit)`` over every row
+def leaf_fixed_sums(leaf, grad, hess, weight, g_exp, h_exp, n_leaves):
+    """Each leaf's sums of ``round(w g / 2**g_exp)`` and ``round(w h / 2**h_exp)`` over every row
     (``leaf[i]``: row ``i``'s leaf, ``0 .. n_leaves - 1``), as int64, shape ``(n_leaves, 2)``:
-    the rows' values rounded as :func:`to_fixed_point` rounds a tree's, so the sums are exact,
+    the rows' values rounded as :func:`to_fixed_point` rounds a tree's (units ``2**g_exp``,
+    ``2**h_exp``), so the sums are exact,
     the same in any order and over any split of the rows among machines. A sampled tree's
     leaf values from every row (``leaf_value_rows='all'``, docs/concepts/sampling.md)."""
     n = leaf.shape[0]
     chunks = _LEAF_SUM_CHUNKS
     size = (n + chunks - 1) // chunks
     parts = np.zeros((chunks, n_leaves, 2), np.int64)
-    g_scale = 1.0 / g_unit
-    h_scale = 1.0 / h_unit
+    g_scale, g_rest = _reciprocal(g_exp)
+    h_scale, h_rest = _reciprocal(h_exp)
     for c in prange(chunks):
         part = parts[c]
         for i in range(np.uint64(c * size), np.uint64(min(n, (c + 1) * size))):
             w = _weight(weight, i)
             j = leaf[i]
-            part[j, 0] += np.int64(np.rint(grad[i] * w * g_scale))
-            part[j, 1] += np.int64(np.rint(hess[i] * w * h_scale))
+            part[j, 0] += np.int64(np.rint(grad[i] * w * g_scale * g_rest))
+            part[j, 1] += np.int64(np.rint(hess[i] * w * h_scale * h_rest))
     out = np.zeros((n_leaves, 2), np.int64)
     for c in range(chunks):
         for j in range(n_leaves):

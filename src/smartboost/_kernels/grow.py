@@ -42,6 +42,8 @@ and resumed.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
@@ -50,7 +52,7 @@ from .histogram import node_histogram
 from .partition import partition_node
 from .records import Candidates, NodeSums, ThresholdRule
 from .selection import draw_key, draw_node_candidates
-from .split import find_best_split, leaf_output, leaf_values, subtract_and_find_splits
+from .split import find_best_split, gain_exponent, leaf_output, leaf_values, subtract_and_find_splits
 
 DONE, NEED_ROOT, NEED_SPLITS, NEED_SPACE, NEED_AGREEMENT = 0, 1, 2, 3, 4
 """What :func:`grow_tree` returns: the tree is complete; the root's histogram is wanted in its
@@ -66,7 +68,7 @@ _START, _SCAN_ROOT, _CHOOSE, _FINISH, _OPEN, _END = 0, 1, 2, 3, 4, 5
 @njit(cache=True, nogil=True)
 def can_split(depth, n_rows, h_fixed, h_unit, limits):
     """Whether a node may be split at all: depth left, and enough rows and hessian for two
-    children."""
+    children (``h_unit``: ``Units.h``, ``limits`` in the tree's scale)."""
     return depth < limits.max_depth and n_rows >= limits.min_rows_to_split and \
         h_fixed * h_unit >= limits.min_hess_to_split
 
@@ -626,9 +628,12 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
     choices : SplitChoices
         The features whose histograms are built and what each node may split on.
     limits : GrowthLimits
+        In the tree's scale (``min_hess_to_split``).
     params : SplitParams
+        In the tree's scale (``_kernels.split.in_units``).
     units : Units
-        The tree's fixed-point units.
+        The tree's scale: its fixed-point units, in which the node records' gains and output
+        bounds are kept too.
     scan_scratch : ndarray of float64
         ``_kernels.split.split_scratch`` of the bin counts.
 
@@ -699,7 +704,7 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
 
 
 @njit(cache=True, nogil=True)
-def pack_tree(nodes, thresholds, threshold_offsets, units, l1, l2):
+def pack_tree(nodes, thresholds, threshold_offsets, units, params):
     """The arrays of a grown tree from its node records ``nodes`` (the state's first nodes), in
     one call: a tree's dozen small arrays made by numpy calls cost more than the growth of a
     small tree.
@@ -712,16 +717,17 @@ def pack_tree(nodes, thresholds, threshold_offsets, units, l1, l2):
         The bin mapper's threshold table: bin ``b`` of feature ``f`` splits at
         ``thresholds[threshold_offsets[f] + b]``.
     units : Units
-        The tree's fixed-point units.
-    l1, l2 : float
-        ``lambda_l1``, ``lambda_l2`` of the Newton values.
+        The tree's scale.
+    params : SplitParams
+        As the tree was grown with (in its scale): ``lambda_l1``, ``lambda_l2`` of the Newton
+        values, ``sign_leaves`` for the scale of the gains.
 
     Returns
     -------
     tuple of ndarray
         ``feature``, ``threshold``, ``bin_threshold``, ``missing_left``, ``left``, ``right``,
         ``value`` (Newton values), ``gain``, ``hessian``, ``count`` (as :class:`smartboost.tree.Tree`
-        holds them) and the node ids of the leaves, increasing.
+        holds them: values, out of the tree's scale) and the node ids of the leaves, increasing.
     """
     n = nodes.shape[0]
     feature = np.empty(n, np.int32)
@@ -732,14 +738,18 @@ def pack_tree(nodes, thresholds, threshold_offsets, units, l1, l2):
     right = np.empty(n, np.int32)
     value = np.empty(n, np.float64)
     gain = np.empty(n, np.float64)
+    hessian = np.empty(n, np.float64)
     g_sum = np.empty(n, np.int64)
     h_sum = np.empty(n, np.int64)
     count = np.empty(n, np.int64)
+    gain_shift = gain_exponent(params, units)
     n_leaves = 0
     for i in range(n):
         record = nodes[i]
         feature[i], bin_threshold[i], missing_left[i] = record.feature, record.bin, record.missing_left
-        left[i], gain[i], count[i] = record.left, record.gain, record.n_rows
+        left[i], count[i] = record.left, record.n_rows
+        gain[i] = math.ldexp(record.gain, gain_shift)
+        hessian[i] = math.ldexp(record.h * units.h, units.h_exp)
         g_sum[i], h_sum[i] = record.g, record.h
         if record.left >= 0:
             right[i] = record.left + 1
@@ -747,8 +757,7 @@ def pack_tree(nodes, thresholds, threshold_offsets, units, l1, l2):
         else:
             right[i] = -1
             n_leaves += 1
-    leaf_values(g_sum, h_sum, units, l1, l2, value)
-    hessian = h_sum * units.h
+    leaf_values(g_sum, h_sum, units, params.lambda_l1, params.lambda_l2, value)
     leaves = np.empty(n_leaves, np.int64)
     k = 0
     for i in range(n):

@@ -28,11 +28,25 @@ criterion; every field a float.
 
 ``min_data_in_leaf`` counts rows through the hessian estimate (``_kernels.split``);
 ``sign_leaves`` (1.0, or 0.0 by default) scores splits for leaves that output signs
-(``weak_learner="sign"``)."""
+(``weak_learner="sign"``). The split kernels take the absolute quantities (``lambda_l1``,
+``lambda_l2``, ``min_gain_to_split``, ``min_sum_hessian_in_leaf``, ``cat_l2``) in the scale of
+the tree's :class:`Units` (``_kernels.split.in_units``); the counts and ``cat_smooth``, which is
+both a count and a hessian, as given."""
 
-Units = namedtuple("Units", ["g", "h"])
-Units.__doc__ = """Fixed-point units of a tree: a gradient sum ``G`` stands for ``G * g``, a hessian
-sum ``H`` for ``H * h`` (``_kernels.gradients``)."""
+Units = namedtuple("Units", ["g", "h", "g_exp", "h_exp"], defaults=(0, 0))
+Units.__doc__ = """The scale of a tree's split kernels: a fixed-point gradient sum ``G`` stands for
+the value ``G * g * 2**g_exp``, a hessian sum ``H`` for ``H * h * 2**h_exp``
+(``_kernels.gradients``), and the kernels compute with ``G * g`` and ``H * h``, every absolute
+parameter divided by its power of two (``_kernels.split.in_units``); the gains and leaf values
+they report are multiplied back (``_kernels.grow.pack_tree``).
+
+Powers of two scale exactly, so the kernels find what they would find on the values, bit for
+bit, as long as those stay within the float range; in this scale they stay there whatever the
+weights' magnitude (a split score is of the order of ``G**2 / H``, the cube of a uniform
+weight). ``g_exp``, ``h_exp`` (int) are the exponents of the fixed-point units, or more for
+hessians where ``lambda_l2`` would be more than ``2**64`` of their scale
+(``_kernels.split.tree_units``); ``g``, ``h`` (float) the rest, the weight scale of sampled rows
+(``sample_weight_scale``), 1 without. With the default exponents 0 the scale is the values'."""
 
 NodeSums = namedtuple("NodeSums", ["g", "h", "n_rows", "lower", "upper"], defaults=(-np.inf, np.inf))
 NodeSums.__doc__ = """A node's fixed-point gradient and hessian sums, its rows, and the bounds its
@@ -129,7 +143,8 @@ workers' best splits to be agreed)."""
 GrowthLimits = namedtuple("GrowthLimits", ["max_leaves", "max_depth", "min_rows_to_split", "min_hess_to_split",
                                            "depthwise", "intermediate"], defaults=(True,))
 GrowthLimits.__doc__ = """How a tree grows: leaves and depth, the rows and hessian sum a node needs to be
-split (twice ``min_data_in_leaf`` and ``min_sum_hessian_in_leaf``), the growth policy, and
+split (twice ``min_data_in_leaf`` and ``min_sum_hessian_in_leaf``; the growth loop takes the
+latter in the tree's scale, :class:`Units`), the growth policy, and
 whether monotone constraints bound the leaves by LightGBM's "intermediate" method (else its
 "basic" one; ``_kernels.grow``)."""
 
@@ -166,7 +181,8 @@ rows ``(parent, slot, n_left, built)``: the slot for one child's histogram, -1 w
 wanted, and once the rows are split, the left child's rows and the child whose histogram was
 built), and ``counts`` (one :data:`COUNTS` record). Per node besides its record: the left bins of
 its categorical split (``left_sets``, uint64, shape (n, 4); see :class:`Split`), the bounds of
-its output (``bounds``, float64, shape (n, 2): lower, upper; monotone constraints) and the bit
+its output (``bounds``, float64, shape (n, 2): lower, upper, in the tree's scale like the
+nodes' gains; monotone constraints) and the bit
 set of the interaction groups its path allows (``groups``, uint64, shape (n, n_words); no
 column without interaction constraints). ``splits`` (int64, shape (n, :data:`SPLIT_ROW` columns))
 holds the nodes' splits where the loop stops for a row source elsewhere: the splits it asks for

@@ -35,9 +35,18 @@ criterion; RGBM's normalised stump), and a split's gain is ``|GL| + |GR| - |G|``
 ``params`` is a :class:`~smartboost._kernels.records.SplitParams`; a node's sums and the tree's
 fixed-point units come as :class:`~smartboost._kernels.records.NodeSums` and ``Units``, and a
 node's best split is returned as a :class:`~smartboost._kernels.records.Split`.
+
+The scans compute in the tree's scale (``Units``): the sums as their integer counts times a
+factor near 1, the parameters' absolute quantities divided by the units' powers of two
+(:func:`in_units`, once per tree), so that their gains are the values' gains times a power of
+two, exactly. On the values themselves a score ``GL^2 (HR+l2) / ...`` is of the order of the
+cube of the weights' scale: uniform weights of about 1e-100 made it subnormal and changed the
+trees, 1e-120 made it 0 (no split), 1e200 made it overflow.
 """
 
 from __future__ import annotations
+
+import math
 
 import numba
 import numpy as np
@@ -45,7 +54,7 @@ from numba import get_thread_id, njit, prange
 
 from .._common import SCAN_FEATURE_CELLS, SCAN_PARALLEL_MIN_CELLS
 from ._intrinsics import bits_float, float_bits
-from .records import NO_LEFT_SET, Split
+from .records import NO_LEFT_SET, Split, SplitParams, Units
 
 _GAIN_EPS = 1e-12
 """A split must beat the parent's score by this relative margin: float rounding of a pure node
@@ -85,12 +94,61 @@ def leaf_score(g, h, l1, l2):
     return t * t / (h + l2)
 
 
+_LARGEST = np.finfo(np.float64).max
+
+
+@njit(cache=True, nogil=True)
+def in_scale(value, exponent):
+    """``value / 2**exponent``, at most the largest float: a parameter beyond it in a tree's
+    scale outweighs every sum there as an infinite one would, without the NaN of ``inf * 0``
+    in a score."""
+    return min(math.ldexp(value, -exponent), _LARGEST)
+
+
+@njit(cache=True, nogil=True)
+def tree_units(g_exp, h_exp, weight_scale, lambda_l2):
+    """The :class:`~smartboost._kernels.records.Units` of a tree whose fixed-point units are
+    ``2**g_exp`` and ``2**h_exp`` (ints) and whose rows' weights are scaled by ``weight_scale``.
+
+    Hessians are read in their unit unless ``lambda_l2`` is more than ``2**64`` of it; then in
+    ``lambda_l2``'s own scale, where it is below ``2**64`` and they are smaller still (0 where it
+    dwarfs them beyond the float range), so that ``H + lambda_l2`` stays below ``2**65``: the
+    cross-multiplied scores, of the order of its cube, would overflow in the unit's scale."""
+    scale = np.int64(h_exp)
+    if lambda_l2 > 0.0:
+        scale = max(scale, np.int64(math.frexp(lambda_l2)[1] - 64))
+    return Units(weight_scale, math.ldexp(weight_scale, h_exp - scale), np.int64(g_exp), scale)
+
+
+@njit(cache=True, nogil=True)
+def gain_exponent(params, units):
+    """The power of two between a tree's gains in its scale and in values: a Newton gain is of
+    the form ``G^2 / H``, a sign leaves' gain ``|G|``."""
+    return units.g_exp if params.sign_leaves != 0.0 else 2 * units.g_exp - units.h_exp
+
+
+@njit(cache=True, nogil=True)
+def in_units(params, units):
+    """The :class:`~smartboost._kernels.records.SplitParams` ``params`` (values) in the scale of
+    ``units``, as the split kernels take them: ``lambda_l1`` in gradients, ``lambda_l2``,
+    ``min_sum_hessian_in_leaf`` and ``cat_l2`` in hessians, ``min_gain_to_split`` in gains
+    (:func:`gain_exponent`); the counts as they are."""
+    return SplitParams(in_scale(params.lambda_l1, units.g_exp), in_scale(params.lambda_l2, units.h_exp),
+                       in_scale(params.min_gain_to_split, gain_exponent(params, units)),
+                       in_scale(params.min_sum_hessian_in_leaf, units.h_exp), params.min_data_in_leaf,
+                       params.max_cat_to_onehot, params.max_cat_threshold, params.cat_smooth,
+                       in_scale(params.cat_l2, units.h_exp), params.min_data_per_group, params.sign_leaves)
+
+
 @njit(cache=True, nogil=True)
 def leaf_values(g_sums, h_sums, units, l1, l2, out):
-    """Newton leaf values ``-T(G)/(H + l2)`` from fixed-point sums (docs/concepts/boosting.md, "Histogram trees")."""
+    """Newton leaf values ``-T(G)/(H + l2)`` from fixed-point sums (docs/concepts/boosting.md,
+    "Histogram trees"): computed in the scale of ``units`` (``l1``, ``l2`` in it:
+    :func:`in_units`), written as values."""
+    shift = units.g_exp - units.h_exp
     for i in range(g_sums.shape[0]):
         h = h_sums[i] * units.h + l2
-        out[i] = -_threshold_l1(g_sums[i] * units.g, l1) / h if h > 0.0 else 0.0
+        out[i] = math.ldexp(-_threshold_l1(g_sums[i] * units.g, l1) / h, shift) if h > 0.0 else 0.0
 
 
 _LEAST_NORMAL = np.finfo(np.float64).tiny
@@ -109,7 +167,7 @@ def least_child_hessian(min_h, l2):
 
 @njit(cache=True, nogil=True)
 def _least_hessian(params, h_total, n_rows):
-    """:func:`least_child_hessian` of a node with hessian sum ``h_total`` (value) and ``n_rows``
+    """:func:`least_child_hessian` of a node with hessian sum ``h_total`` (in the tree's scale) and ``n_rows``
     rows: ``min_sum_hessian_in_leaf``, and ``min_data_in_leaf`` rows by the hessian estimate."""
     min_h = params.min_sum_hessian_in_leaf
     if params.min_data_in_leaf > 0.0:
@@ -119,8 +177,8 @@ def _least_hessian(params, h_total, n_rows):
 
 @njit(cache=True, nogil=True)
 def leaf_output(g, h, l1, l2, lower, upper):
-    """The Newton value ``-T(g)/(h + l2)`` of a leaf with sums ``(g, h)`` (values), clamped to
-    ``[lower, upper]`` (0 when ``h + l2`` is not positive)."""
+    """The Newton value ``-T(g)/(h + l2)`` of a leaf with sums ``(g, h)``, clamped to ``[lower,
+    upper]`` (0 when ``h + l2`` is not positive); all in the tree's scale."""
     d = h + l2
     w = -_threshold_l1(g, l1) / d if d > 0.0 else 0.0
     return min(max(w, lower), upper)
@@ -369,10 +427,12 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     thresholds : ndarray of int64 or None
         The only thresholds to try (sorted bins; RGBM's Type 1), or None for all of them.
     sums : NodeSums
-        The node's fixed-point gradient and hessian sums and its rows (for the count estimate).
+        The node's fixed-point gradient and hessian sums and its rows (for the count estimate),
+        and its output bounds (in the tree's scale).
     units : Units
-        Value of one fixed-point unit.
+        The tree's scale.
     params : SplitParams
+        In the tree's scale (:func:`in_units`).
     scratch : ndarray of float64, shape (3, >= n_bins)
         Work space.
 
@@ -513,7 +573,7 @@ def _bounded_gain(score, g_total, h_total, l1, l2, lower, upper, min_gain):
 
 @_scan_kernel()
 def _value_sums(hist, first_cell, n_bins, units, grad, hess):
-    """``grad[b]``, ``hess[b]``: the value bins' sums (values) of a feature; returns how many
+    """``grad[b]``, ``hess[b]``: the value bins' sums (in the tree's scale) of a feature; returns how many
     bins hold rows."""
     used = 0
     for b in range(n_bins):
@@ -526,14 +586,16 @@ def _value_sums(hist, first_cell, n_bins, units, grad, hess):
 
 
 @njit(cache=True, nogil=True)
-def _sorted_categories(grad, hess, n_bins, rows_per_h, smooth, keys):
+def _sorted_categories(grad, hess, n_bins, rows_per_h, params, units, keys):
     """The bins of a many-vs-many categorical split, in the order it cuts them: the bins holding
     rows and at least ``cat_smooth`` (estimated) rows, sorted by ``grad / (hess + cat_smooth)``
-    (stable: ties in bin order). ``keys`` is scratch."""
+    (stable: ties in bin order), ``cat_smooth`` there a hessian in the scale of ``units``.
+    ``keys`` is scratch."""
+    smooth = in_scale(params.cat_smooth, units.h_exp)
     eligible = np.empty(n_bins, np.int64)
     m = 0
     for b in range(n_bins):
-        if (grad[b] != 0.0 or hess[b] != 0.0) and hess[b] * rows_per_h >= smooth:
+        if (grad[b] != 0.0 or hess[b] != 0.0) and hess[b] * rows_per_h >= params.cat_smooth:
             eligible[m] = b
             keys[m] = grad[b] / (hess[b] + smooth)
             m += 1
@@ -586,7 +648,7 @@ def scan_categorical(hist, first_cell, n_bins, sums, units, params, scratch):
                 if score > best:
                     best, best_k = score, b
     else:
-        order = _sorted_categories(grad, hess, n_bins, rows_per_h, params.cat_smooth, scratch[2])
+        order = _sorted_categories(grad, hess, n_bins, rows_per_h, params, units, scratch[2])
         m = order.shape[0]
         l2_cat = l2 + params.cat_l2
         for from_top in (False, True):
@@ -630,7 +692,7 @@ def _categorical_split_sums(hist, first_cell, n_bins, k, from_top, sums, units, 
     else:
         h_total = sums.h * units.h
         rows_per_h = sums.n_rows / h_total if h_total > 0.0 else 0.0
-        order = _sorted_categories(grad, hess, n_bins, rows_per_h, params.cat_smooth, scratch[2])
+        order = _sorted_categories(grad, hess, n_bins, rows_per_h, params, units, scratch[2])
         count = k + 1
     words = np.zeros(4, np.uint64)
     gl = 0

@@ -236,9 +236,9 @@ class DaskRows:
         extents = np.max(np.array(self.workers.call("leaf_extents", k)), axis=0)
         return float(extents[0]), float(extents[1])
 
-    def leaf_sums(self, k: int, n_leaves: int, g_unit: float, h_unit: float) -> np.ndarray:
+    def leaf_sums(self, k: int, n_leaves: int, g_exp: int, h_exp: int) -> np.ndarray:
         """``TrainingRows.leaf_sums`` over every shard's rows: the shards' integer sums added."""
-        return np.sum(self.workers.call("leaf_sums", k, n_leaves, g_unit, h_unit), axis=0)
+        return np.sum(self.workers.call("leaf_sums", k, n_leaves, g_exp, h_exp), axis=0)
 
     def add_placed_tree(self, k: int, grown: GrownTree) -> None:
         """``TrainingRows.add_placed_tree`` on every shard."""

@@ -24,7 +24,7 @@ from .._common import FIXED_DTYPE
 from .._dispatch import BoundKernel
 from .._data import concat_features, to_features, to_query_starts, to_vector
 from .._kernels.fsum import exact_partials
-from .._kernels.gradients import extent_units
+from .._kernels.gradients import unit_exponents
 from .._kernels.importance import abs_fixed_sum
 from .._kernels.records import GrowthState
 from .._kernels.shard import best_of_workers, put_share, put_shares, split_own_rows, take_shares
@@ -303,9 +303,9 @@ class Shard:
         """The largest weighted gradient and hessian of output ``k`` over these rows."""
         return self.rows.leaf_extents(k)
 
-    def op_leaf_sums(self, k: int, n_leaves: int, g_unit: float, h_unit: float) -> np.ndarray:
+    def op_leaf_sums(self, k: int, n_leaves: int, g_exp: int, h_exp: int) -> np.ndarray:
         """Each leaf's weighted gradient and hessian sums over these rows, as integers."""
-        return self.rows.leaf_sums(k, n_leaves, g_unit, h_unit)
+        return self.rows.leaf_sums(k, n_leaves, g_exp, h_exp)
 
     def op_add_placed_tree(self, k: int, grown: GrownTree) -> None:
         """Add the placed tree of output ``k`` (its values from every row) to the rows' scores."""
@@ -367,7 +367,7 @@ class _PeerRows:
         self._shared = False
         self._out = np.empty((0, 0), FIXED_DTYPE)  # the messages' buffer, a row per worker
 
-    def begin_tree(self, features: np.ndarray | None) -> tuple[float, float, int, int, int]:
+    def begin_tree(self, features: np.ndarray | None) -> tuple[int, int, int, int, int]:
         """See ``grower.RowSource``: units are the largest any worker needs; sums add up."""
         n_own = self._own.shape[0]
         self._free[0] = n_own  # every own slot is free
@@ -377,13 +377,13 @@ class _PeerRows:
         rows = self.node_rows
         rows.use_features(features)
         extents = np.max(self.peers.all_gather(np.array(rows.extents()), "fixed-point extents"), axis=0)
-        g_unit, h_unit = extent_units(float(extents[0]), float(extents[1]))
-        g, h, n = rows.to_fixed_point(g_unit, h_unit)
+        g_exp, h_exp = unit_exponents(float(extents[0]), float(extents[1]))
+        g, h, n = rows.to_fixed_point(g_exp, h_exp)
         self._room(nodes=1, slots=0)
         self._sums[0] = g, h
         total = np.array([g, h, n], np.int64)
         self.peers.all_reduce(total, "root sums")
-        return g_unit, h_unit, int(total[0]), int(total[1]), int(total[2])
+        return g_exp, h_exp, int(total[0]), int(total[1]), int(total[2])
 
     def local_rows(self) -> None:
         """See ``grower.RowSource``: the loop stops for every step on rows."""

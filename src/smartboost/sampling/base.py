@@ -20,7 +20,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._kernels.gradients import MIN_UNIT
 from .._kernels.importance import abs_fixed_sum
 from .._kernels.random import fill_row_ids, hash_pair
 from .._params import TrainingParams
@@ -317,6 +316,12 @@ FIXED_SUM_BITS = 62
 """Sums that must not depend on the order of the rows (:func:`fixed_sum_unit`) stay below
 ``2**FIXED_SUM_BITS`` units."""
 
+_MIN_SUM_UNIT = 2.0 ** -1022
+"""The smallest unit of :func:`fixed_sum_unit`: the smallest normal float (a subnormal unit
+would lose bits, or read as 0 where the CPU flushes subnormals). Values below ``2**62`` of it
+are counted in it, coarser than their own unit: the samplers' rules read these sums to a few
+digits."""
+
 
 def fixed_sum_unit(extent: float, n_rows: int) -> float | None:
     """The power-of-two unit in which ``n_rows`` values of magnitude at most ``extent`` (over
@@ -331,7 +336,7 @@ def fixed_sum_unit(extent: float, n_rows: int) -> float | None:
         return None
     if not extent > 0.0:
         return 1.0
-    return max(math.ldexp(1.0, math.frexp(extent * max(n_rows, 1))[1] - FIXED_SUM_BITS), MIN_UNIT)
+    return max(math.ldexp(1.0, math.frexp(extent * max(n_rows, 1))[1] - FIXED_SUM_BITS), _MIN_SUM_UNIT)
 
 
 def fixed_point_sums(extent: np.ndarray, n_rows: int,
