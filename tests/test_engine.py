@@ -425,3 +425,23 @@ def test_pre_filter_can_be_turned_off():
     assert on.params["feature_pre_filter"] is True and off.params["feature_pre_filter"] is False
     used = [{int(f) for t in model.trees for f in t.feature[t.left >= 0]} for model in (on, off)]
     assert not used[0] & {4, 5} and 4 in used[1]
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-120, 1e50, 1e200])
+def test_uniform_weights_of_any_scale_grow_the_trees_of_unit_weights(scale):
+    """Split scores scale with the cube of the weights: scanned in floats they underflowed below
+    weights of about 1e-100 (other trees, then none) and overflowed near 1e200. The scans read
+    sums in the tree's own units, so only the rounding of the fixed-point sums differs."""
+    X, y = make_binary(n=3000, seed=11)
+    params = {"objective": "binary", "num_leaves": 15, "min_sum_hessian_in_leaf": 0, "min_data_in_leaf": 5,
+              "verbosity": -1}
+
+    def trees(weight):
+        booster = sb.train(params, sb.Dataset(X, y, weight=np.full(3000, weight)), 5)
+        return booster, [(t.feature.tolist(), t.bin_threshold.tolist()) for t in booster.trees]
+
+    unit, unit_trees = trees(1.0)
+    scaled, scaled_trees = trees(scale)
+    assert scaled_trees == unit_trees and len(unit_trees[0][0]) > 1
+    np.testing.assert_allclose(scaled.predict(X[:200], raw_score=True), unit.predict(X[:200], raw_score=True),
+                               rtol=0, atol=1e-8)
