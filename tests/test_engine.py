@@ -233,6 +233,59 @@ def test_zero_weight_rows_are_ignored():
     np.testing.assert_allclose(a.predict(X[:500]), b.predict(X[:500]), rtol=1e-9)
 
 
+_SCALED_BY_WEIGHT = ("lambda_l1", "lambda_l2", "min_gain_to_split", "min_sum_hessian_in_leaf", "cat_l2")
+"""The parameters that are absolute sums of weighted hessians (or gains), which a uniform factor
+of the weights scales."""
+
+
+@pytest.mark.parametrize("params", [
+    {"objective": "binary", "min_sum_hessian_in_leaf": 0.0},
+    {"objective": "regression", "lambda_l1": 0.5, "lambda_l2": 2.0, "min_gain_to_split": 1.0,
+     "min_sum_hessian_in_leaf": 1.0},
+    {"objective": "binary", "lambda_l2": 1.0, "monotone_constraints": [1, 0, 0, 1, 0, 0, 0],
+     "monotone_constraints_method": "intermediate"},
+    {"objective": "binary", "max_cat_to_onehot": 2, "cat_smooth": 0.0, "cat_l2": 5.0, "sampling": "goss",
+     "sample_rate": 0.5},
+])
+def test_uniform_weights_and_the_absolute_parameters_scaled_alike_grow_the_trees_of_unit_weights(params):
+    """As :func:`test_uniform_weights_of_any_scale_grow_the_trees_of_unit_weights`, with the
+    parameters that are absolute sums of weighted hessians (or gains) scaled as the weights, on
+    regularised, constrained and categorical runs with GOSS: the trees of weights 1, their gains
+    scaled by the weights."""
+    X, y = make_binary(n=1500, seed=8, missing_rate=0.05)
+    X = np.column_stack([X, np.random.default_rng(8).integers(0, 6, 1500)])  # a categorical feature
+    if params["objective"] == "regression":
+        y = 3 * np.nan_to_num(X[:, 0]) + y
+    base = {"num_leaves": 15, "min_data_in_leaf": 5, "min_sum_hessian_in_leaf": 1e-3, "verbosity": -1, **params}
+
+    def grown(scale):
+        scaled = {name: value * scale if name in _SCALED_BY_WEIGHT else value for name, value in base.items()}
+        data = sb.Dataset(X, y, weight=np.full(1500, scale), categorical_feature=[6])
+        return sb.train(scaled, data, 4).trees
+
+    reference = grown(1.0)
+    assert sum(int((tree.left >= 0).sum()) for tree in reference) > 20
+    for scale in (1e-300, 1e-200, 1e-120, 1e-50, 1e50, 1e200):
+        for tree, expected in zip(grown(scale), reference, strict=True):
+            np.testing.assert_array_equal(tree.feature, expected.feature)
+            np.testing.assert_array_equal(tree.threshold, expected.threshold)
+            np.testing.assert_array_equal(tree.left, expected.left)
+            # values apart by the rounding of the weighted rows to 2**-30 of the largest (in a leaf of
+            # 20 rows, about 1e-8 of a leaf value of 1)
+            leaves = tree.left < 0
+            np.testing.assert_allclose(tree.value[leaves], expected.value[leaves], rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(tree.gain, expected.gain * scale, rtol=1e-6)
+
+
+def test_weights_below_the_least_normal_float_are_a_data_error():
+    X, y = make_binary(n=100, seed=9)
+    with pytest.raises(sb.DataError, match=r"weight: the largest weight is 1e-310, below the least normal float"):
+        sb.Dataset(X, y, weight=np.full(100, 1e-310))
+    weight = np.full(100, 1e-310)
+    weight[0] = 1e-300  # lighter rows beside it are fine
+    sb.Dataset(X, y, weight=weight)
+
+
 def test_init_score_offsets_training():
     X, y = make_regression(n=500, seed=7)
     offset = np.full(500, 100.0)

@@ -12,8 +12,8 @@ from smartboost._kernels.gradients import unit_exponents, fixed_point_extents, t
 from smartboost._kernels.histogram import (build_histogram, build_histogram_columns, build_histogram_parallel,
                                           gather_columns, gather_rows, rows_far_apart)
 from smartboost._kernels.partition import partition, partition_parallel
-from smartboost._kernels.split import (find_best_split, leaf_score, least_child_hessian, split_scratch,
-                                       subtract_and_find_splits)
+from smartboost._kernels.split import (find_best_split, in_units, leaf_score, leaf_values, least_child_hessian,
+                                       split_scratch, subtract_and_find_splits, tree_units)
 from smartboost._kernels.records import Candidates, Cells, NodeSums, SplitParams, ThresholdRule, Units
 from smartboost.binning import BinMapper
 from smartboost import grower
@@ -537,6 +537,36 @@ def test_vectorised_scan_picks_the_threshold_of_a_one_pass_scan(seed):
         got = _scan_thresholds(hist, 0, n, None, g_extra, h_extra, g_total, h_total, unit, unit,
                                least_child_hessian(min_h, l2), l1, l2, highest, np.empty((3, n)))
         assert got[2] == expected
+
+
+@pytest.mark.parametrize("g_exp, h_exp", [(-1040, -1043), (-30, -32), (700, 690)])
+def test_parameters_and_leaf_values_in_a_trees_scale(g_exp, h_exp):
+    """A tree's scale divides the absolute parameters by its powers of two, exactly, far outside
+    the float range of the sums' values; leaf values come back as values; a parameter beyond the
+    float range in that scale is the largest float, not inf (whose products with 0 are NaN)."""
+    params = SplitParams(4.0, 2.0, 64.0, 32.0, 5.0, cat_l2=8.0)
+    values = params._replace(lambda_l1=2.0 ** g_exp * 4, lambda_l2=2.0 ** h_exp * 2,
+                             min_gain_to_split=2.0 ** (2 * g_exp - h_exp) * 64,
+                             min_sum_hessian_in_leaf=2.0 ** h_exp * 32, cat_l2=2.0 ** h_exp * 8)
+    units = tree_units(g_exp, h_exp, 0.75, values.lambda_l2)
+    assert units == Units(0.75, 0.75, g_exp, h_exp)
+    scaled = in_units(values, units)
+    assert scaled == params
+    beyond = in_units(SplitParams(0.0, 0.0, 0.0, 1.0, 0.0), Units(1.0, 1.0, 0, -1074))
+    assert beyond.min_sum_hessian_in_leaf == np.finfo(np.float64).max
+    out = np.empty(2)
+    leaf_values(np.array([-3000, 10]), np.array([400, 0]), units, scaled.lambda_l1, scaled.lambda_l2, out)
+    assert out[0] == np.ldexp((3000 * 0.75 - 4) / (400 * 0.75 + 2), g_exp - h_exp)
+    assert out[1] == np.ldexp(-(10 * 0.75 - 4) / 2, g_exp - h_exp)
+
+
+def test_hessians_take_the_scale_of_a_lambda_l2_far_above_their_unit():
+    """With ``lambda_l2`` more than 2**64 hessian units, the scans read hessians in its scale, where
+    it is below 2**64, so that the cross-multiplied scores (of the order of its cube) stay finite."""
+    units = tree_units(-30, -32, 0.5, 1e40)
+    assert units.g_exp == -30 and units.h == np.ldexp(0.5, -32 - units.h_exp)
+    assert 2.0 ** 63 <= in_units(SplitParams(0.0, 1e40, 0.0, 0.0, 0.0), units).lambda_l2 < 2.0 ** 64
+    assert tree_units(-30, -32, 0.5, 2.0 ** 31) == Units(0.5, 0.5, -30, -32)
 
 
 def test_least_child_hessian_is_the_whole_validity_test():

@@ -338,6 +338,22 @@ def to_vector(values: Any, n_rows: int, name: str, *, nonnegative: bool = False,
     return np.ascontiguousarray(array)
 
 
+LEAST_LARGEST_WEIGHT = float(np.finfo(np.float64).tiny)
+"""The least largest row weight training takes: the least normal float, 2.2e-308. Down to it the
+weighted gradients keep their precision (a tree's fixed-point units follow them below the float
+range), so weights scaled by one factor grow the same trees; subnormal weights have fewer bits."""
+
+
+def check_largest_weight(largest: float, name: str = "weight") -> None:
+    """Raise DataError when the largest row weight ``largest`` is positive but below
+    :data:`LEAST_LARGEST_WEIGHT` (0 is the caller's "sums to zero" error)."""
+    if 0.0 < largest < LEAST_LARGEST_WEIGHT:
+        raise DataError(f"{name}: the largest weight is {largest:g}, below the least normal float "
+                        f"({LEAST_LARGEST_WEIGHT:g}), where the weighted gradients lose their precision; rescale the "
+                        "weights (a uniform factor leaves the trees as they are when min_sum_hessian_in_leaf, "
+                        "lambda_l1, lambda_l2, min_gain_to_split and cat_l2 take it too)")
+
+
 def _is_missing(value: Any) -> bool:
     """Whether one entry of an object array is a missing value: None, NaN, or pandas' NA or NaT
     (compared as ``value != value``, pandas' NA has no truth value)."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._data import to_features, to_query_starts, to_vector
+from ._data import check_largest_weight, to_features, to_query_starts, to_vector
 from ._params import explicit_params, resolve_params
 from .binning import BinMapper, BinnedData
 from .errors import DataError, ParameterError
@@ -30,7 +30,13 @@ class Dataset:
     label : array-like, shape (n_rows,), optional
         Targets (required for training and evaluation).
     weight : array-like, shape (n_rows,), optional
-        Non-negative row weights.
+        Non-negative row weights. Their scale is free: weights multiplied by one factor grow the
+        same trees when ``min_sum_hessian_in_leaf``, ``lambda_l1``, ``lambda_l2``,
+        ``min_gain_to_split`` and ``cat_l2`` (absolute sums of weighted hessians, or gains) are
+        multiplied by it too (``cat_smooth``, a row count and a hessian, only at 0), over the
+        whole float range: from a largest weight of 2.2e-308, the least normal float, to weights
+        whose sum, weighted gradients and losses stay below 1.8e308 (beyond either end,
+        DataError).
     init_score : array-like, shape (n_rows,) or (n_rows, n_classes), optional
         Per-row raw scores that boosting starts from (added to the model's base score; not
         part of the model's predictions): one per row, or with a multiclass objective one per
@@ -221,7 +227,8 @@ def _feature_names(names: list[str] | None, n_features: int) -> list[str]:
 
 
 def _check_weight_total(weight: np.ndarray | None) -> None:
-    """Raise when row weights sum to zero or overflow."""
+    """Raise when row weights sum to zero or overflow, or are all below the least normal float
+    (:func:`~smartboost._data.check_largest_weight`)."""
     if weight is None:
         return
     with np.errstate(over="ignore"):
@@ -231,6 +238,7 @@ def _check_weight_total(weight: np.ndarray | None) -> None:
     if not np.isfinite(total):
         raise DataError(f"weight sums to more than the largest float (largest weight {weight.max():g} "
                         f"at row {int(weight.argmax())}); rescale the weights")
+    check_largest_weight(float(weight.max()))
 
 
 def _subset_queries(query_starts: np.ndarray, rows: np.ndarray) -> np.ndarray:

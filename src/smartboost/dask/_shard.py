@@ -111,8 +111,8 @@ class Shard:
     # -- setup ------------------------------------------------------------------------------
 
     def op_describe(self) -> dict[str, Any]:
-        """Rows, features, the columns categorical by their type, and the query ids of each
-        partition (one per run of equal ids) and its number of queries."""
+        """Rows, features, the columns categorical by their type, the query ids of each partition
+        (one per run of equal ids) and its number of queries, and the largest weight (0 without)."""
         qids = []
         start = 0
         for n in self.part_rows:
@@ -120,9 +120,10 @@ class Shard:
                 ids = self.qid[start:start + n]
                 qids.append(ids[np.r_[True, ids[1:] != ids[:-1]]] if n else ids)
             start += n
+        largest_weight = float(self.weight.max()) if self.weight is not None and self.weight.size else 0.0
         return {"n_rows": self.X.matrix.shape[0], "n_features": self.X.matrix.shape[1], "part_rows": self.part_rows,
                 "part_qids": qids, "part_queries": self.part_queries, "from_dtype": self.X.from_dtype,
-                "peer_address": self.peer_listener.address}
+                "largest_weight": largest_weight, "peer_address": self.peer_listener.address}
 
     def op_bin_sample(self, n_sample: int, seed: int) -> np.ndarray:
         """``n_sample`` of this worker's rows, drawn without replacement (all when fewer)."""

@@ -15,6 +15,7 @@ import distributed
 import numpy as np
 
 from .._config import set_verbosity, threads
+from .._data import check_largest_weight
 from .._params import TrainingParams, explicit_params, training_params, with_data_defaults
 from ..binning import BinMapper, histogram_cells, search_features
 from ..booster import Booster
@@ -102,6 +103,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         n_features = described[0]["n_features"]
         if n_rows == 0:
             raise DataError("X has no rows")
+        check_largest_weight(max(d["largest_weight"] for d in described), "sample_weight")
         resolved = with_data_defaults(resolved, explicit_params(params), n_rows, n_features, objective)
         part_rows = np.zeros(len(parts), np.int64)
         part_queries = np.zeros(len(parts), np.int64)
