@@ -167,8 +167,9 @@ def least_child_hessian(min_h, l2):
 
 @njit(cache=True, nogil=True)
 def _least_hessian(params, h_total, n_rows):
-    """:func:`least_child_hessian` of a node with hessian sum ``h_total`` (in the tree's scale) and ``n_rows``
-    rows: ``min_sum_hessian_in_leaf``, and ``min_data_in_leaf`` rows by the hessian estimate."""
+    """:func:`least_child_hessian` of a node with hessian sum ``h_total`` (in the tree's scale)
+    and ``n_rows`` rows: ``min_sum_hessian_in_leaf``, and ``min_data_in_leaf`` rows by the
+    hessian estimate."""
     min_h = params.min_sum_hessian_in_leaf
     if params.min_data_in_leaf > 0.0:
         min_h = max(min_h, params.min_data_in_leaf * h_total / n_rows) if n_rows > 0 else np.inf
@@ -573,8 +574,8 @@ def _bounded_gain(score, g_total, h_total, l1, l2, lower, upper, min_gain):
 
 @_scan_kernel()
 def _value_sums(hist, first_cell, n_bins, units, grad, hess):
-    """``grad[b]``, ``hess[b]``: the value bins' sums (in the tree's scale) of a feature; returns how many
-    bins hold rows."""
+    """``grad[b]``, ``hess[b]``: the value bins' sums of a feature, in the tree's scale; returns
+    how many bins hold rows."""
     used = 0
     for b in range(n_bins):
         g = hist[first_cell + b, 0]
