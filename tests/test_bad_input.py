@@ -344,15 +344,22 @@ def test_callback_arguments_are_checked_when_made(make, match):
 
 
 @pytest.mark.parametrize("sampling", ["none", "goss"])
-def test_weights_near_the_smallest_float_train_without_dividing_by_zero(sampling):
+def test_weights_near_the_smallest_float_train_or_are_a_data_error(sampling):
     X, y = make_binary(n=200)
-    # |w g| of about 1e-324: the fixed-point unit underflowed to 0 (ZeroDivisionError), or to a
-    # subnormal whose reciprocal is infinite
+    params = {"objective": "binary", "verbosity": -1, "min_sum_hessian_in_leaf": 0, "sampling": sampling,
+              "sample_rate": 0.5 if sampling == "goss" else 1.0}
+    # |w g| near 1e-308: fixed-point units below the float range (a unit as a float underflowed to 0,
+    # ZeroDivisionError, or to a subnormal whose reciprocal is infinite); the trees of weights 1
+    booster = sb.train(params, sb.Dataset(X, y, weight=np.full(200, 2.3e-308)), 3)
+    assert np.isfinite(booster.predict(X)).all()
+    unit = sb.train(params, sb.Dataset(X, y), 3)
+    for tree, expected in zip(booster.trees, unit.trees, strict=True):
+        np.testing.assert_array_equal(tree.feature, expected.feature)
+    # subnormal weights have fewer bits than a tree's units resolve (1e-310 grew other trees):
+    # refused rather than a different model
     for weight in (5e-324, 1e-310):
-        params = {"objective": "binary", "verbosity": -1, "min_sum_hessian_in_leaf": 0, "sampling": sampling,
-                  "sample_rate": 0.5 if sampling == "goss" else 1.0}
-        booster = sb.train(params, sb.Dataset(X, y, weight=np.full(200, weight)), 3)
-        assert np.isfinite(booster.predict(X)).all()
+        with pytest.raises(DataError, match="weight: the largest weight is .* below the least normal float"):
+            sb.Dataset(X, y, weight=np.full(200, weight))
 
 
 def test_a_metric_refuses_labels_outside_its_domain_naming_the_valid_set():
