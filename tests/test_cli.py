@@ -142,8 +142,11 @@ def test_errors_found_in_training_name_the_file(tmp_path):
     # a validation file's labels name it, not the training file; a ranking metric's queries it lacks, its set
     assert error(tmp_path / "binary.csv", "--valid", tmp_path / "grades.csv", "--objective", "binary").startswith(
         f"{tmp_path / 'grades.csv'}: label must be 0 or 1")
-    assert "valid set 'unranked.svm' has no queries, which metric 'ndcg@10' needs" in error(
-        tmp_path / "ranked.svm", "--valid", tmp_path / "unranked.svm", "--objective", "lambdarank")
+    assert error(tmp_path / "ranked.svm", "--valid", tmp_path / "unranked.svm", "--objective", "lambdarank").startswith(
+        f"{tmp_path / 'unranked.svm'}: the file has no queries, which metric 'ndcg@10' needs")
+    # a metric's label rule (the objective takes any label): the validation file, not the training file
+    assert error(tmp_path / "binary.csv", "--valid", tmp_path / "grades.csv", "--objective", "regression",
+                 "--metric", "auc").startswith(f"{tmp_path / 'grades.csv'}: label must be 0 or 1")
 
 
 def test_datasets_list_and_info():

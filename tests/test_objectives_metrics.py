@@ -180,12 +180,18 @@ def test_binary_metrics_take_minus_one_plus_one_labels():
 
 
 @pytest.mark.parametrize("name", sorted({cls.name for cls in _REGISTRY.values() if cls.task != "multiclass"}))
-def test_auc_ranks_the_raw_score_for_every_objective(name):
-    # squared_margin's metric_score clips at F = +-1, which tied 2.0 with 1.5: its auc was 0.625
-    y = np.array([0.0, 1.0, 1.0, 0.0])
-    F = np.array([2.0, 1.5, 0.2, -0.3])
+def test_order_metrics_rank_the_raw_score_for_every_objective(name):
+    # squared_margin's metric_score clips at F = +-1, which tied 1.5 with 2.0: its auc was 0.625,
+    # and ndcg/map ranked the tie in row order
+    y = np.array([1.0, 0.0, 1.0, 0.0])
+    F = np.array([1.5, 2.0, 0.2, -0.3])
     objective = make_objective(name, {"num_class": 3} if "num_class" in _REGISTRY[name].options else None)
     assert get_metric("auc").evaluate(objective, y, F, objective.transform(F)) == roc_auc_score(y, F) == 0.5
+    one_query = np.array([0, 4])
+    assert get_metric("ndcg").evaluate(objective, y, F, None, None, one_query) == pytest.approx(
+        (1 / np.log2(3) + 1 / np.log2(4)) / (1 + 1 / np.log2(3)), rel=1e-12)
+    assert get_metric("map").evaluate(objective, y, F, None, None, one_query) == pytest.approx((1 / 2 + 2 / 3) / 2,
+                                                                                                rel=1e-12)
     # the other metrics still read the objective's metric_score (logloss: the clipped probability)
     assert get_metric("logloss").evaluate(objective, y, F, None) == get_metric("logloss")(y, objective.metric_score(F),
                                                                                              None)

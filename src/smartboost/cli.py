@@ -353,7 +353,7 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     from . import Checkpoint, Dataset, TrainingInterrupted, log_evaluation, train
     from ._config import set_verbosity
     from ._params import resolve_params, training_params
-    from .engine import training_objective
+    from .engine import check_evaluation_data, training_metrics, training_objective
 
     _check_output(args.output)
     _check_format_options(args, [args.data, *(args.valid or [])])
@@ -372,7 +372,9 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     with _naming(args.data):
         train_set = Dataset(data.X, data.label, feature_name=data.feature_names, params=params, qid=data.qid,
                             reference=init_model)
-    objective = training_objective(training_params(params))
+    typed = training_params(params)
+    objective = training_objective(typed)
+    metrics = training_metrics(typed, objective)
     valid_sets, valid_names = [], []
     for path in args.valid or []:
         valid = _read_for_model(path, args, data.X.shape[1], data.feature_names, data.zero_based,
@@ -381,8 +383,9 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
             raise SmartBoostError(f"{path} has no label column; a validation file needs labels")
         with _naming(path):
             valid_sets.append(Dataset(valid.X, valid.label, reference=train_set, qid=valid.qid))
-            # here, as train()'s own check of them would be named after the training file
+            # here, as train()'s own checks of them would be named after the training file
             objective.check_label(valid_sets[-1].label, "label", training=False)
+            check_evaluation_data(metrics, valid_sets[-1].label, valid_sets[-1].query_starts, "label", "the file")
         valid_names.append(Path(path).name)
     # the checkpoint also writes the final model, and the model so far on Ctrl-C or SIGTERM
     saver = Checkpoint(args.output, args.checkpoint_period or sys.maxsize, verbose=False)

@@ -30,7 +30,7 @@ from .callback import (CallbackEnv, EarlyStopping, EvalResult, ProgressBar, Reco
 from .dataset import Dataset
 from .errors import DataError, ParameterError
 from .grower import GrownTree, TreeGrower, check_units
-from .metrics import get_metric
+from .metrics import Metric, get_metric
 from .objectives import Objective, make_objective
 from .selection import FeatureSelector
 from .steps import to_signs
@@ -176,21 +176,11 @@ class Trainer:
         self.grower, self.selector = tree_growth(params, booster, usable)
         self.leaf_value_rows = leaf_value_rows_mode(params, objective)
         self.eval_sets = self._eval_sets(valid_sets, valid_names)
-        metric_names = params.metric
-        if metric_names is None:
-            metric_names = (objective.default_metric,) if objective.default_metric else ()
-        self.metrics = [get_metric(m, params.label_gain, alpha=params.alpha,
-                                   tweedie_variance_power=params.tweedie_variance_power) for m in metric_names]
-        for metric in self.metrics:
-            if metric.multiclass != (self.n_outputs > 1):
-                kind = "a multiclass" if metric.multiclass else "a single-output"
-                raise ParameterError(f"metric '{metric.name}' is {kind} metric and does not apply to objective "
-                                     f"'{objective.name}'")
-        ranking = next((metric.name for metric in self.metrics if metric.ranking), None)
-        for eval_set in self.eval_sets:  # here, naming the set, not at the first evaluation as "needs queries"
-            if ranking is not None and eval_set.dataset.query_starts is None:
-                raise DataError(f"valid set '{eval_set.name}' has no queries, which metric '{ranking}' needs: build "
-                                "it with group= or qid=")
+        self.metrics = training_metrics(params, objective)
+        # here, before the first tree and naming the set, and once: labels do not change while training
+        for eval_set in self.eval_sets:
+            check_evaluation_data(self.metrics, eval_set.label, eval_set.dataset.query_starts, eval_set.label_name,
+                                  f"valid set '{eval_set.name}'")
         self.previous_leaf_values = self._last_leaf_values()
         self.iteration = booster.current_iteration()  # continued training counts on
         # per output, a bound of |raw score| over every row: the start scores' largest plus each
@@ -381,10 +371,44 @@ class Trainer:
             prediction = self.objective.transform(eval_set.raw) if transform else None
             for metric in self.metrics:
                 value = metric.evaluate(self.objective, eval_set.label, eval_set.raw, prediction,
-                                        eval_set.dataset.weight, eval_set.dataset.query_starts, eval_set.label_name)
+                                        eval_set.dataset.weight, eval_set.dataset.query_starts, eval_set.label_name,
+                                        label_checked=True)
                 results.append(EvalResult(eval_set.name, metric.name, value, metric.higher_is_better,
                                           eval_set.is_training))
         return results
+
+
+def training_metrics(params: TrainingParams, objective: Objective) -> list[Metric]:
+    """The metrics a run evaluates (``params.metric``, else the objective's default metric).
+
+    Raises
+    ------
+    ParameterError
+        For a multiclass metric of a single-output objective, or the reverse.
+    """
+    names = params.metric
+    if names is None:
+        names = (objective.default_metric,) if objective.default_metric else ()
+    metrics = [get_metric(name, params.label_gain, alpha=params.alpha,
+                          tweedie_variance_power=params.tweedie_variance_power) for name in names]
+    for metric in metrics:
+        if metric.multiclass != (objective.num_outputs > 1):
+            kind = "a multiclass" if metric.multiclass else "a single-output"
+            raise ParameterError(f"metric '{metric.name}' is {kind} metric and does not apply to objective "
+                                 f"'{objective.name}'")
+    return metrics
+
+
+def check_evaluation_data(metrics: list[Metric], label: np.ndarray, query_starts: np.ndarray | None,
+                          label_name: str, set_name: str) -> None:
+    """Raise DataError when an evaluation set lacks the queries a ranking metric of ``metrics``
+    needs (naming the set, ``set_name``) or has a label outside a metric's domain (naming the
+    labels, ``label_name``, and the row)."""
+    ranking = next((metric.name for metric in metrics if metric.ranking), None)
+    if ranking is not None and query_starts is None:
+        raise DataError(f"{set_name} has no queries, which metric '{ranking}' needs: build it with group= or qid=")
+    for metric in metrics:
+        metric.check_label(label, label_name)
 
 
 def tree_growth(params: TrainingParams, booster: Booster, usable: np.ndarray) -> tuple[TreeGrower, FeatureSelector]:

@@ -84,10 +84,10 @@ class Metric:
         ``label_rule(label, name, user)`` raises :class:`~smartboost.errors.DataError` naming
         the first row whose label is outside the metric's domain (None: any finite label).
     order_only : bool
-        The value depends only on the order of the scores (``auc``): :meth:`evaluate` gives it
-        the raw scores, which every link keeps in order, instead of the objective's
-        ``metric_score``, which may tie distinct raw scores (``squared_margin`` clips its
-        probability at F = +-1).
+        The value depends only on the order of the scores (``auc``, ``ndcg``, ``map``):
+        :meth:`evaluate` gives it the raw scores, which every link keeps in order, instead of the
+        objective's ``metric_score``, which may tie distinct raw scores (``squared_margin`` clips
+        its probability at F = +-1).
     """
 
     name: str
@@ -101,15 +101,22 @@ class Metric:
     label_rule: Callable[[np.ndarray, str, str], object] | None = None
     order_only: bool = False
 
+    def check_label(self, label: np.ndarray, label_name: str = "label") -> None:
+        """Raise :class:`~smartboost.errors.DataError` naming the first row of ``label`` outside
+        the metric's domain (``label_name``: the labels as the error names them)."""
+        # outside its domain a metric gives NaN (AUC of a fractional label), inf (gamma deviance
+        # of a 0) or a wrong number (error counting a label 2 as negative)
+        if self.label_rule is not None:
+            self.label_rule(label, label_name, f"metric '{self.name}'")
+
     def __call__(self, label: np.ndarray, raw: np.ndarray, prediction: np.ndarray | None,
                  weight: np.ndarray | None = None, queries: np.ndarray | None = None,
-                 label_name: str = "label") -> float:
+                 label_name: str = "label", *, label_checked: bool = False) -> float:
         """Evaluate the metric (``queries``: the query starts, for ranking metrics; ``label_name``:
-        the labels as an error names them)."""
-        if self.label_rule is not None:
-            # outside its domain a metric gives NaN (AUC of a fractional label), inf (gamma
-            # deviance of a 0) or a wrong number (error counting a label 2 as negative)
-            self.label_rule(label, label_name, f"metric '{self.name}'")
+        the labels as an error names them; ``label_checked``: :meth:`check_label` has passed on
+        these labels, as the training loop checks each evaluation set's once)."""
+        if not label_checked:
+            self.check_label(label, label_name)
         if self.ranking:
             if queries is None:
                 raise DataError(f"metric '{self.name}' needs queries: build the Dataset with group= or qid=")
@@ -118,12 +125,12 @@ class Metric:
 
     def evaluate(self, objective: Objective, label: np.ndarray, raw: np.ndarray, prediction: np.ndarray | None,
                  weight: np.ndarray | None = None, queries: np.ndarray | None = None,
-                 label_name: str = "label") -> float:
+                 label_name: str = "label", *, label_checked: bool = False) -> float:
         """The metric of a model's raw scores ``raw`` under its ``objective``: the raw scores for
         an order-only metric, else ``objective.metric_score(raw)``; the other arguments as for
         :meth:`__call__`."""
         score = raw if self.order_only else objective.metric_score(raw)
-        return self(label, score, prediction, weight, queries, label_name)
+        return self(label, score, prediction, weight, queries, label_name, label_checked=label_checked)
 
 
 def _mse(label, raw, prediction, weight):
@@ -329,14 +336,12 @@ def _ranking_metric(name: str, label_gain: Sequence[float] | str | None = None) 
     canonical = f"{base}@{int(cut)}" if cut else base
     if base == "map":
         return Metric(canonical, lambda label, raw, queries: mean_average_precision(label, raw, queries, k), True,
-                      doc="mean average precision of the top k of each query (label > 0 relevant)", ranking=True)
+                      doc="mean average precision of the top k of each query (label > 0 relevant)", ranking=True,
+                      order_only=True)
     gains = label_gains(label_gain)
-
-    def ndcg(label, raw, queries):
-        return mean_ndcg(check_relevance(label, gains), raw, queries, k, gains)
-
-    return Metric(canonical, ndcg, True, doc="normalised discounted cumulative gain of the top k of each query",
-                  ranking=True)
+    return Metric(canonical, lambda label, raw, queries: mean_ndcg(label, raw, queries, k, gains), True,
+                  doc="normalised discounted cumulative gain of the top k of each query", ranking=True,
+                  label_rule=lambda label, name, user: check_relevance(label, gains, name), order_only=True)
 
 
 def canonical_metric_name(name: str) -> str:
