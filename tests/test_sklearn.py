@@ -110,6 +110,30 @@ def test_object_arrays_of_dates_are_refused_as_by_dataset():
         for use in (lambda data: SmartBoostRegressor(n_estimators=2).fit(data, y), model.predict):
             with pytest.raises(DataError, match=f"column 1 of X holds dates or durations \\({kind} at row 5\\)"):
                 use(dated)
+            # a list of rows too (numpy's trained as counts of days, a datetime was a TypeError)
+            with pytest.raises(DataError, match=f"column 1 of X holds dates or durations \\({kind} at row 5\\)"):
+                use(dated.tolist())
+        whole = np.full((100, 2), np.datetime64("2020-01-02"))
+        for data in (whole, whole.tolist()):
+            with pytest.raises(DataError, match=r"X holds dates or durations \((dtype datetime64\[D\]|date at row 0)"):
+                SmartBoostRegressor(n_estimators=2).fit(data, y)
+
+
+def test_scikit_learn_validation_errors_are_data_errors():
+    # scikit-learn's messages, as smartboost's type (still a ValueError for scikit-learn's checks)
+    X, y = make_regression(n=60)
+    fit = SmartBoostRegressor(n_estimators=2).fit
+    infinite = np.r_[[np.full(X.shape[1], np.inf)], X[1:]]
+    for args, match in [((X, y[:30]), "inconsistent numbers of samples"), ((X, np.r_[np.nan, y[1:]]), "y contains NaN"),
+                        ((X[:, 0], y), "Expected 2D array"), ((infinite, y), "infinity"),
+                        (([[1.0, 2.0], [3.0]], y[:2]), "inhomogeneous")]:
+        with pytest.raises(DataError, match=match):
+            fit(*args)
+    with pytest.raises(DataError, match="Unknown label type"):
+        SmartBoostClassifier(n_estimators=2).fit(X, y)
+    model = fit(X, y)
+    with pytest.raises(DataError, match=f"X has 2 features, but SmartBoostRegressor is expecting {X.shape[1]}"):
+        model.predict(X[:, :2])
 
 
 def _logloss(label, raw):

@@ -160,16 +160,26 @@ def _from_dataframe(data: Any) -> Features:
 
 
 def refuse_times(data: Any, name: str) -> None:
-    """Refuse a NumPy object array holding a date, time or duration (:func:`_time_entry`):
-    numpy's ``astype(float)``, and scikit-learn's validation, read numpy's as counts of their
-    unit. Anything else passes.
+    """Refuse a NumPy array, or a list of rows, holding a date, time or duration (a datetime64 or
+    timedelta64 dtype, or an entry of an object array, :func:`_time_entry`): numpy's
+    ``astype(float)``, and scikit-learn's validation, read numpy's as counts of their unit.
+    Anything else passes.
 
     Raises
     ------
     DataError
         Naming the column (of a matrix) and row of the first one, and its type.
     """
-    if not (isinstance(data, np.ndarray) and data.dtype.kind == "O"):
+    if isinstance(data, (list, tuple)):
+        try:
+            data = np.asarray(data)
+        except (TypeError, ValueError):  # ragged: the reader's own error names it
+            return
+    if not isinstance(data, np.ndarray):
+        return
+    if data.dtype.kind in "mM":  # astype would give counts of the dtype's unit
+        raise DataError(f"{name} holds dates or durations (dtype {data.dtype}) in every column; {_TIME_ADVICE}")
+    if data.dtype.kind != "O":
         return
     first = _time_entry(data)
     if first is not None:
@@ -188,8 +198,6 @@ def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
         return data.astype(np.float64)
     if data.dtype.kind == "c":
         raise DataError(f"{name} is complex; only real numbers are supported")
-    if data.dtype.kind in "mM":  # astype would give counts of the dtype's unit
-        raise DataError(f"{name} holds dates or durations (dtype {data.dtype}) in every column; {_TIME_ADVICE}")
     refuse_times(data, name)
     try:
         return data.astype(np.float64)

@@ -8,7 +8,8 @@ Parameters are validated when ``fit`` calls :func:`~smartboost.train`, not in ``
 (scikit-learn's convention).
 
 Input is checked with scikit-learn's own ``validate_data`` (feature counts and names between
-``fit`` and ``predict``, the error messages scikit-learn users know); NaN stays a missing value.
+``fit`` and ``predict``, the error messages scikit-learn users know, raised as smartboost's
+DataError, still a ValueError); NaN stays a missing value.
 A DataFrame with category, string or object columns is passed on as it is, so that its
 categories are read by value (``categorical_features``, as in scikit-learn's
 HistGradientBoosting). Needs the ``sklearn`` extra (``pip install smartboost[sklearn]``).
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -36,7 +39,7 @@ from .booster import Booster
 from .callback import TrainingCallback
 from .dataset import Dataset
 from .engine import train
-from .errors import DataError, ParameterError, RawScoreWarning
+from .errors import DataError, ParameterError, RawScoreWarning, SmartBoostError
 from .metrics import get_metric
 from .objectives import Objective, objective_class
 
@@ -47,6 +50,18 @@ _BINARY_PROBABILITY_OBJECTIVES = frozenset({"cross_entropy"})
 probabilities of class 1, the 0/1 classes among them, and they predict that probability."""
 
 _CHECK_X = {"accept_sparse": ["csr", "csc"], "dtype": [np.float64, np.float32], "ensure_all_finite": "allow-nan"}
+
+
+@contextmanager
+def _input_errors() -> Iterator[None]:
+    """scikit-learn's validation errors of the input (ValueError) as DataError, message kept:
+    bad input raises smartboost's one type, which scikit-learn's own checks still catch."""
+    try:
+        yield
+    except SmartBoostError:
+        raise
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
 
 
 class _SmartBoostModel(BaseEstimator):
@@ -224,14 +239,16 @@ class _SmartBoostModel(BaseEstimator):
              eval_queries: list[dict[str, Any]] | None = None) -> _SmartBoostModel:
         """:meth:`fit`, with the rankers' queries (``{"group": ..., "qid": ...}``) of the data and eval sets."""
         y_numeric = not isinstance(self, ClassifierMixin)
-        if _has_categories(X):
-            X = validate_data(self, X, skip_check_array=True)
-            y = _check_y(y, y_numeric=y_numeric)
-        else:
-            refuse_times(X, "X")  # before scikit-learn reads numpy's dates as numbers (a frame's are refused later)
-            X, y = validate_data(self, X, y, **_CHECK_X, y_numeric=y_numeric)
-        y = self._fit_target(y)
-        weight = None if sample_weight is None else _check_sample_weight(sample_weight, X)
+        with _input_errors():
+            if _has_categories(X):
+                X = validate_data(self, X, skip_check_array=True)
+                y = _check_y(y, y_numeric=y_numeric)
+            else:
+                # before scikit-learn reads numpy's dates as numbers (a frame's are refused later)
+                refuse_times(X, "X")
+                X, y = validate_data(self, X, y, **_CHECK_X, y_numeric=y_numeric)
+            y = self._fit_target(y)
+            weight = None if sample_weight is None else _check_sample_weight(sample_weight, X)
         params = self._train_params()
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
         train_set = Dataset(X, y, weight=weight, init_score=init_score, feature_name=names, params=params,
@@ -275,10 +292,11 @@ class _SmartBoostModel(BaseEstimator):
     def _check_X(self, X: Any) -> Any:
         """Prediction or evaluation data checked against the fitted features (a DataFrame with
         categories is passed on as it is)."""
-        if _has_categories(X):
-            return validate_data(self, X, reset=False, skip_check_array=True)
-        refuse_times(X, "X")
-        return validate_data(self, X, reset=False, **_CHECK_X)
+        with _input_errors():
+            if _has_categories(X):
+                return validate_data(self, X, reset=False, skip_check_array=True)
+            refuse_times(X, "X")
+            return validate_data(self, X, reset=False, **_CHECK_X)
 
     # -- fitted attributes -----------------------------------------------------------------
 
