@@ -34,6 +34,22 @@ def test_demo_prints_a_table_of_metrics_and_times():
     assert (auc, logloss, error) == pytest.approx(expected, abs=5.1e-5)  # printed to 4 decimals
 
 
+def test_evaluate_reads_the_metric_parameters_of_the_model(tmp_path):
+    # a quantile model of alpha 0.2 was evaluated with the default alpha, 0.9
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 2))
+    y = X[:, 0] + rng.exponential(size=400)
+    train = sb.Dataset(X, y)
+    booster = sb.train({"objective": "quantile", "alpha": 0.2, "verbosity": -1}, train, 5, valid_sets=[train],
+                       valid_names=["data"])
+    booster.save_model(tmp_path / "m.json")
+    np.savetxt(tmp_path / "d.csv", np.c_[y, X], delimiter=",", header="y,a,b", comments="")
+    out = _run("evaluate", str(tmp_path / "m.json"), str(tmp_path / "d.csv"))
+    assert out.returncode == 0, out.stderr
+    value = float(out.stdout.strip().splitlines()[-1].split("|")[2])
+    assert value == pytest.approx(booster.evals_result["data"]["quantile"][-1], rel=1e-5)  # printed to 6 digits
+
+
 def test_help_and_errors():
     assert _run("--help").returncode == 0
     assert "demo" in _run("--help").stdout

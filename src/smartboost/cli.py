@@ -457,7 +457,10 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
         raise SmartBoostError("the model's objective has no default metric; name one with --metric")
     rows = []  # every metric computed before the table is printed, so that an error leaves no half table
     for name in names:
-        metric = get_metric(name, getattr(booster.objective, "label_gain", None))
+        # the parameters the model was trained with: a quantile model's alpha, not the default 0.9
+        metric = get_metric(name, booster.params.get("label_gain", getattr(booster.objective, "label_gain", None)),
+                            alpha=booster.params.get("alpha"),
+                            tweedie_variance_power=booster.params.get("tweedie_variance_power"))
         value = metric.evaluate(booster.objective, label, raw, prediction, None, queries)
         rows.append(f"| {metric.name} | {value:.6g} |")
     print("\n".join([f"| metric | {Path(args.data).name} |", "|---|---|", *rows]))
