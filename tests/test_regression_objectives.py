@@ -1,4 +1,4 @@
-"""Poisson, gamma, Tweedie, quantile, L1, MAPE and cross-entropy: start values, leaf refits,
+"""Poisson, gamma, Tweedie, quantile, L1, MAPE, Fair and cross-entropy: start values, leaf refits,
 quantile coverage, LightGBM's metrics, every sampler, labels, parameters and model files.
 
 (Gradients and hessians against finite differences: tests/test_objectives_metrics.py, which
@@ -22,7 +22,8 @@ from smartboost.objectives import make_objective
 from smartboost.objectives.quantile import weighted_quantile
 from smartboost.sampling import SAMPLERS
 
-NEW = ["poisson", "gamma", "tweedie", "quantile", "regression_l1", "mape", "cross_entropy"]
+NEW = ["poisson", "gamma", "tweedie", "quantile", "regression_l1", "mape", "fair", "cross_entropy"]
+_IDENTITY_LINK = {"quantile", "regression_l1", "mape", "fair"}
 
 
 def _problem(name, n=2000, seed=0):
@@ -41,7 +42,7 @@ def _problem(name, n=2000, seed=0):
 @pytest.mark.parametrize("name", NEW)
 @pytest.mark.parametrize("weighted", [False, True])
 def test_the_start_value_minimises_the_weighted_loss(name, weighted):
-    objective = make_objective(name, {"alpha": 0.3, "tweedie_variance_power": 1.3})
+    objective = make_objective(name, {"alpha": 0.3, "tweedie_variance_power": 1.3, "fair_c": 0.5})
     _, y = _problem(name, n=999, seed=1)
     w = np.random.default_rng(2).uniform(0.2, 3.0, y.size) if weighted else None
 
@@ -49,7 +50,7 @@ def test_the_start_value_minimises_the_weighted_loss(name, weighted):
         return float(np.dot(np.ones_like(y) if w is None else w, objective.loss(y, np.full_like(y, c))))
 
     start = objective.init_score(y, w)
-    lo, hi = (np.min(y), np.max(y)) if objective.renews_leaves else (-5.0, 5.0)  # identity link or not
+    lo, hi = (np.min(y), np.max(y)) if name in _IDENTITY_LINK else (-5.0, 5.0)
     best = minimize_scalar(total, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12}).x
     assert total(start) <= total(best) + 1e-10 * abs(total(best))
     if objective.hessian_exact:  # smooth and strictly convex: the minimiser itself
@@ -118,7 +119,8 @@ def test_quantile_models_cover_alpha_of_new_data(alpha):
 _LIGHTGBM_CASES = [  # metric, LightGBM objective (its link), parameters
     ("poisson", "poisson", {}), ("gamma", "gamma", {}), ("gamma_deviance", "gamma", {}),
     ("tweedie", "tweedie", {"tweedie_variance_power": 1.3}), ("quantile", "quantile", {"alpha": 0.25}),
-    ("mae", "regression_l1", {}), ("mape", "mape", {}), ("cross_entropy", "cross_entropy", {})]
+    ("mae", "regression_l1", {}), ("mape", "mape", {}), ("fair", "fair", {"fair_c": 0.5}),
+    ("cross_entropy", "cross_entropy", {})]
 
 
 @pytest.mark.parametrize("metric, objective, extra", _LIGHTGBM_CASES)
@@ -157,7 +159,7 @@ def test_every_sampler_trains_them(name):
 @pytest.mark.parametrize("name, params", [
     ("poisson", {"poisson_max_delta_step": 0.3}), ("tweedie", {"tweedie_variance_power": 1.2}),
     ("quantile", {"quantile_alpha": 0.2}), ("gamma", {}), ("regression_l1", {}), ("mape", {}),
-    ("cross_entropy", {})])
+    ("fair", {"fair_c": 0.4}), ("cross_entropy", {})])
 def test_models_save_and_load(tmp_path, name, params):
     X, y = _problem(name, n=1000, seed=10)
     booster = sb.train({"objective": name, "num_leaves": 7, "verbosity": -1, **params}, sb.Dataset(X, y), 10,
@@ -170,6 +172,21 @@ def test_models_save_and_load(tmp_path, name, params):
     resumed = sb.train({"objective": name, "num_leaves": 7, "verbosity": -1, **params},
                        sb.Dataset(X, y, reference=loaded), 2, init_model=loaded)
     assert resumed.num_trees() == 12
+
+
+def test_fair_trees_equal_lightgbm():
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(16)
+    X = rng.standard_normal((2000, 4))
+    y = 2.0 * X[:, 0] + rng.standard_t(2, 2000)  # heavy tails: the loss's linear part matters
+    params = {"objective": "fair", "fair_c": 0.5, "num_leaves": 7, "min_data_in_leaf": 20, "learning_rate": 0.3,
+              "boost_from_average": False, "verbosity": -1}
+    ours = sb.train(params, sb.Dataset(X, y), 3).predict(X)
+    theirs = lgb.train(params, lgb.Dataset(X, y), 3).predict(X)
+    # same splits and leaf values, up to LightGBM's float32 gradients
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ParameterError, match="fair_c"):
+        sb.train({"objective": "fair", "fair_c": 0.0, "verbosity": -1}, sb.Dataset(X, y), 1)
 
 
 def test_new_parameters_are_recorded_only_when_set():
@@ -225,13 +242,14 @@ def test_xgboost_and_lightgbm_names(alias, name):
 
 def test_parametric_metrics_take_the_training_parameters():
     X, y = _problem("quantile", n=800, seed=15)
-    booster = sb.train({"objective": "regression", "metric": ["quantile", "tweedie"], "alpha": 0.2,
-                        "tweedie_variance_power": 1.7, "verbosity": -1}, sb.Dataset(X, y), 3,
+    booster = sb.train({"objective": "regression", "metric": ["quantile", "tweedie", "fair"], "alpha": 0.2,
+                        "tweedie_variance_power": 1.7, "fair_c": 0.3, "verbosity": -1}, sb.Dataset(X, y), 3,
                        valid_sets=[sb.Dataset(X, y)])
     raw = booster.predict(X, raw_score=True)
     history = booster.evals_result["valid_0"]
     assert history["quantile"][-1] == get_metric("quantile", alpha=0.2)(y, raw, raw)
     assert history["tweedie"][-1] == get_metric("tweedie", tweedie_variance_power=1.7)(y, raw, raw)
+    assert history["fair"][-1] == get_metric("fair", fair_c=0.3)(y, raw, raw) != get_metric("fair")(y, raw, raw)
     assert get_metric("tweedie", tweedie_variance_power=1.0)(y, raw, raw) == get_metric("poisson")(y, raw, raw)
 
 

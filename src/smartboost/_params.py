@@ -340,7 +340,7 @@ def _interaction_constraints(name: str, value: Any) -> tuple[tuple[int | str, ..
 PARAMS: tuple[Param, ...] = (
     # core
     Param("objective", "regression", _objective,
-          "Loss to minimise: 'regression' (squared error), 'huber', 'regression_l1' (absolute error), "
+          "Loss to minimise: 'regression' (squared error), 'huber', 'fair', 'regression_l1' (absolute error), "
           "'quantile', 'mape', 'poisson', 'gamma', 'tweedie' (log link), 'binary' (logistic, labels 0/1 or "
           "-1/+1), 'cross_entropy' (logistic, labels in [0, 1]), 'multiclass' (softmax, labels "
           "0..num_class-1), the margin losses 'exponential', 'smart_logistic', 'logistic_log2', "
@@ -356,6 +356,10 @@ PARAMS: tuple[Param, ...] = (
           "huber: residual size where the loss turns from squared to linear; when not given, `alpha` if that "
           "is given (LightGBM's name for it).",
           (), "core", "> 0", fallback="alpha"),
+    Param("fair_c", 1.0, _float(0.0, low_open=True),
+          "fair objective and metric: the residual scale c of the Fair loss c |r| - c^2 log(1 + |r| / c), "
+          "squared within about c of the label and linear beyond.",
+          (), "core", "> 0", saved_at_default=False),
     Param("alpha", 0.9, _float(0.0, low_open=True),
           "quantile: the quantile level, in (0, 1) (the objective checks it); also the quantile metric's. "
           "huber: the delta when huber_delta is not given (LightGBM shares alpha between both).",

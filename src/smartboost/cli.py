@@ -460,7 +460,8 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
         # the parameters the model was trained with: a quantile model's alpha, not the default 0.9
         metric = get_metric(name, booster.params.get("label_gain", getattr(booster.objective, "label_gain", None)),
                             alpha=booster.params.get("alpha"),
-                            tweedie_variance_power=booster.params.get("tweedie_variance_power"))
+                            tweedie_variance_power=booster.params.get("tweedie_variance_power"),
+                            fair_c=booster.params.get("fair_c"))
         value = metric.evaluate(booster.objective, label, raw, prediction, None, queries)
         rows.append(f"| {metric.name} | {value:.6g} |")
     print("\n".join([f"| metric | {Path(args.data).name} |", "|---|---|", *rows]))

@@ -390,7 +390,8 @@ def training_metrics(params: TrainingParams, objective: Objective) -> list[Metri
     if names is None:
         names = (objective.default_metric,) if objective.default_metric else ()
     metrics = [get_metric(name, params.label_gain, alpha=params.alpha,
-                          tweedie_variance_power=params.tweedie_variance_power) for name in names]
+                          tweedie_variance_power=params.tweedie_variance_power, fair_c=params.fair_c)
+               for name in names]
     for metric in metrics:
         if metric.multiclass != (objective.num_outputs > 1):
             kind = "a multiclass" if metric.multiclass else "a single-output"

@@ -22,8 +22,8 @@ mean(y / mu + log mu); ``gamma_deviance`` 2 sum(y / (mu + 1e-9) - log(y / (mu + 
 weighted *sum* as LightGBM's; ``tweedie`` (power p: ``tweedie_variance_power``) mean(-y mu^(1-p)
 / (1-p) + mu^(2-p) / (2-p)), mu at least 1e-10 (p = 1: the ``poisson`` metric); ``quantile``
 (level ``alpha``) mean(alpha r) for r = y - mu >= 0 and mean((alpha - 1) r) below; ``mape``
-mean(|y - mu| / max(1, |y|)); ``cross_entropy`` the mean cross-entropy of labels in [0, 1]
-from the raw score, log(1 + e^F) - y F.
+mean(|y - mu| / max(1, |y|)); ``fair`` (scale c: ``fair_c``) mean(c |r| - c^2 log(1 + |r| / c));
+``cross_entropy`` the mean cross-entropy of labels in [0, 1] from the raw score, log(1 + e^F) - y F.
 
 Ranking metrics read the data's queries and rank each query's documents by decreasing raw
 score, ties kept in row order (a stable sort); row weights are not used.
@@ -52,6 +52,7 @@ from ._params import param_default
 from .errors import DataError, ParameterError, did_you_mean
 from .objectives.base import Objective, check_label_range, weighted_sum
 from .objectives.binary import check_binary_label
+from .objectives.robust import fair_loss
 
 __all__ = ["Metric", "METRICS", "DEFAULT_LABEL_GAIN", "canonical_metric_name", "check_relevance", "get_metric",
            "label_gains"]
@@ -217,6 +218,15 @@ def _quantile(alpha: float) -> Metric:
     return Metric("quantile", quantile, False, doc="pinball loss of level alpha", uses_prediction=True)
 
 
+def _fair(c: float) -> Metric:
+    """The ``fair`` metric of residual scale ``c``."""
+    def fair(label, raw, prediction, weight):
+        return np.average(fair_loss(label, prediction, c), weights=weight)
+
+    return Metric("fair", fair, False, doc="Fair loss c |r| - c^2 log(1 + |r| / c) of scale fair_c",
+                  uses_prediction=True)
+
+
 def _multi_logloss(label, raw, prediction, weight):
     top = raw.max(axis=0)
     log_norm = top + np.log(np.exp(raw - top).sum(axis=0))
@@ -257,7 +267,8 @@ METRICS: tuple[Metric, ...] = (
 
 _BY_NAME = {n: m for m in METRICS for n in (m.name, *m.aliases)}
 
-_OF_PARAMETER = {"quantile": ("alpha", _quantile), "tweedie": ("tweedie_variance_power", _tweedie)}
+_OF_PARAMETER = {"quantile": ("alpha", _quantile), "tweedie": ("tweedie_variance_power", _tweedie),
+                 "fair": ("fair_c", _fair)}
 """Metrics built for the value of a training parameter: name -> (parameter, builder)."""
 
 
@@ -360,7 +371,7 @@ def canonical_metric_name(name: str) -> str:
 
 
 def get_metric(name: str, label_gain: Sequence[float] | str | None = None, *, alpha: float | None = None,
-               tweedie_variance_power: float | None = None) -> Metric:
+               tweedie_variance_power: float | None = None, fair_c: float | None = None) -> Metric:
     """The metric registered under ``name`` (canonical or alias; ``ndcg@k`` and ``map@k`` for any k).
 
     Parameters
@@ -373,10 +384,12 @@ def get_metric(name: str, label_gain: Sequence[float] | str | None = None, *, al
         The level of the ``quantile`` metric (the ``alpha`` training parameter; default its default).
     tweedie_variance_power : float, optional
         The power of the ``tweedie`` metric (the training parameter; default its default).
+    fair_c : float, optional
+        The scale of the ``fair`` metric (the training parameter; default its default).
     """
     canonical = canonical_metric_name(name)
     if canonical in _OF_PARAMETER:
         parameter, build = _OF_PARAMETER[canonical]
-        value = {"alpha": alpha, "tweedie_variance_power": tweedie_variance_power}[parameter]
+        value = {"alpha": alpha, "tweedie_variance_power": tweedie_variance_power, "fair_c": fair_c}[parameter]
         return build(param_default(parameter) if value is None else value)
     return _ranking_metric(name, label_gain) or _BY_NAME[canonical]

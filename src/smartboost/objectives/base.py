@@ -214,6 +214,19 @@ def weighted_sum(values: np.ndarray, weight: np.ndarray | None) -> float:
     return float((values if weight is None else np.multiply(values, weight)).sum())
 
 
+def constant_minimiser(objective: Objective, label: np.ndarray, weight: np.ndarray | None) -> float:
+    """The constant raw score minimising ``objective``'s weighted loss, for a loss convex in F
+    whose minimiser lies between the least and the largest label (Brent's bounded search, to
+    1e-10 of the labels' range)."""
+    lo, hi = float(label.min()), float(label.max())
+    if lo == hi:
+        return lo
+    from scipy.optimize import minimize_scalar  # imported on use: scipy.optimize is slow to import
+
+    return float(minimize_scalar(lambda c: weighted_sum(objective.loss(label, np.full_like(label, c)), weight),
+                                 bounds=(lo, hi), method="bounded", options={"xatol": 1e-10 * (hi - lo)}).x)
+
+
 def weighted_mean(values: np.ndarray, weight: np.ndarray | None) -> float:
     """Weighted mean; raises DataError when the weights sum to zero."""
     if weight is None:
