@@ -154,6 +154,42 @@ def test_binary_sigmoid_equals_lightgbm():
     np.testing.assert_allclose(ours.evals_result["train"]["logloss"], history["train"]["binary_logloss"], rtol=1e-8)
 
 
+@pytest.mark.parametrize("extra", [{"scale_pos_weight": 3.0}, {"is_unbalance": True}])
+@pytest.mark.parametrize("positives", [0.15, 0.85])  # is_unbalance weighs the rarer class, either one
+def test_class_weights_equal_lightgbm(extra, positives):
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 20, size=(400, 3)).astype(float)  # fewer values than bins: both libraries bin them alike
+    score = 0.3 * X[:, 0] - 0.2 * X[:, 1] + rng.standard_normal(400)
+    y = (score > np.quantile(score, 1.0 - positives)).astype(float)
+    params = {"objective": "binary", "num_leaves": 5, "learning_rate": 0.3, "min_data_in_leaf": 1,
+              "min_sum_hessian_in_leaf": 0.0, "max_bin": 63, "verbose": -1, **extra}
+    ours = sb.train(params, sb.Dataset(X, y, params={"max_bin": 63}), 4)
+    theirs = lgb.train({**params, "num_threads": 1, "deterministic": True},
+                       lgb.Dataset(X, y, params={"max_bin": 63, "min_data_in_bin": 1}), 4)
+    assert np.abs(ours.predict(X, raw_score=True) - theirs.predict(X, raw_score=True)).max() < 5e-7
+    unweighted = sb.train({**params, "scale_pos_weight": 1.0, "is_unbalance": False},
+                          sb.Dataset(X, y, params={"max_bin": 63}), 4)
+    assert np.abs(ours.predict(X) - unweighted.predict(X)).max() > 0.05  # the weights were read
+    # the class weight multiplies the positives' gradients and hessians as a row weight does
+    if "scale_pos_weight" in extra:
+        no_start = {**params, "boost_from_average": False}
+        weighted = sb.train({**no_start, "scale_pos_weight": 1.0}, sb.Dataset(X, y, weight=np.where(y > 0, 3.0, 1.0),
+                                                                            params={"max_bin": 63}), 4)
+        np.testing.assert_array_equal(sb.train(no_start, sb.Dataset(X, y, params={"max_bin": 63}), 4).predict(X),
+                                      weighted.predict(X))
+
+
+def test_class_weights_are_for_binary_alone():
+    X, y = make_binary(n=200, seed=3)
+    for params, match in [({"objective": "regression", "scale_pos_weight": 2.0}, "'binary', not 'regression'"),
+                          ({"objective": "cross_entropy", "is_unbalance": True}, "not 'cross_entropy'"),
+                          ({"scale_pos_weight": 2.0, "is_unbalance": True}, "not both"),
+                          ({"scale_pos_weight": 0.0}, "scale_pos_weight")]:
+        with pytest.raises(ParameterError, match=match):
+            sb.train({"objective": "binary", "verbosity": -1, **params}, sb.Dataset(X, y), 1)
+
+
 def test_huber_resists_outliers():
     X, y = make_regression(n=3000, seed=13)
     noisy = y.copy()

@@ -27,7 +27,7 @@ def _context(n_queries=400, seed=0, iteration=0):
     rng = np.random.default_rng(seed + 1)
     scores = rng.standard_normal(label.size)
     objective = make_objective("lambdarank")
-    objective.bind_queries(label, starts)
+    objective.bind(label, starts)
     grad, hess = np.empty_like(scores), np.empty_like(scores)
     objective.grad_hess(label, scores, grad, hess)
     weight = rng.choice([0.5, 1.0, 2.0], label.size)

@@ -245,7 +245,7 @@ def test_lambdas_equal_the_brute_force_reference(name, truncation, gain_table, s
     score = spread * np.random.default_rng(2).standard_normal(len(y))
     objective = make_objective(name, {"sigmoid": 1.5, "lambdarank_truncation_level": truncation,
                                       "lambdarank_norm": False, "label_gain": gain_table})
-    objective.bind_queries(y, starts)
+    objective.bind(y, starts)
     g, h = np.empty_like(score), np.empty_like(score)
     objective.grad_hess(y, score, g, h)
     expected_g, expected_h = _reference_lambdas(y, score, starts, truncation, 1.5, name == "lambdarank", gain_table)
@@ -261,7 +261,7 @@ def test_document_loss_shares_add_up_to_the_brute_force_pairwise_loss(name, trun
     starts = np.concatenate([[0], np.cumsum(sizes)])
     score = np.random.default_rng(4).standard_normal(len(y))
     objective = make_objective(name, {"sigmoid": 1.5, "lambdarank_truncation_level": truncation})
-    objective.bind_queries(y, starts)
+    objective.bind(y, starts)
     gain = 2.0 ** y - 1
     expected = np.zeros_like(score)
     for q in range(len(sizes)):
@@ -314,8 +314,8 @@ def test_lambdas_do_not_depend_on_the_last_ranking():
     rng = np.random.default_rng(0)
     first, second = rng.standard_normal((2, len(y)))
     used, fresh = (make_objective("lambdarank", {}) for _ in range(2))
-    used.bind_queries(y, starts)
-    fresh.bind_queries(y, starts)
+    used.bind(y, starts)
+    fresh.bind(y, starts)
     g, h, g_fresh, h_fresh = np.empty((4, len(y)))
     used.grad_hess(y, first, g, h)   # leaves first's ranking behind
     used.grad_hess(y, second, g, h)

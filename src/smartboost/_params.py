@@ -389,6 +389,15 @@ PARAMS: tuple[Param, ...] = (
     Param("lambdarank_truncation_level", 30, _int(1),
           "lambdarank: pairs count when one document ranks in the top this many; also the k of |delta NDCG@k|.",
           ("truncation_level",), "core", ">= 1"),
+    Param("scale_pos_weight", 1.0, _float(0.0, low_open=True),
+          "binary: multiplies the gradients and hessians of the positive rows (class weights, LightGBM's and "
+          "XGBoost's; e.g. negatives / positives for imbalanced classes). The start score and the metrics "
+          "do not take it.",
+          (), "core", "> 0", saved_at_default=False),
+    Param("is_unbalance", False, _bool,
+          "binary: weigh the rarer class's gradients and hessians by the ratio of the training row counts "
+          "(majority / minority), as LightGBM's is_unbalance (not with scale_pos_weight).",
+          ("unbalance", "unbalanced_sets"), "core", "bool", saved_at_default=False),
     Param("lambdarank_norm", True, _bool,
           "lambdarank: scale each query's lambdas by log2(1 + S) / S, S their total (LightGBM's normalisation).",
           (), "core", "bool"),
@@ -909,6 +918,13 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
     from .sampling import SAMPLERS
 
     rule = params.step_rule
+    if params.scale_pos_weight != 1.0 or params.is_unbalance:
+        if "scale_pos_weight" not in objective.options:
+            raise ParameterError(f"scale_pos_weight and is_unbalance weigh the 0/1 classes of objective 'binary', "
+                                 f"not '{objective.name}'; give the rows weights instead")
+        if params.scale_pos_weight != 1.0 and params.is_unbalance:
+            raise ParameterError("give either is_unbalance (weights from the class counts) or scale_pos_weight, "
+                                 "not both")
     if objective.first_order_only and params.boosting == "newton":
         raise ParameterError(f"objective '{objective.name}' has no usable second derivative; train it with "
                              "boosting='gradient'")

@@ -198,7 +198,7 @@ class Trainer:
         if train_set.label is None:
             raise DataError("train_set has no label")
         label = objective.check_label(train_set.label, "label")
-        objective.bind_queries(label, train_set.query_starts)
+        objective.bind(label, train_set.query_starts)
         init = load_init_model(init_model, objective)
         if init is not None and not init.bin_mapper.same_edges(train_set.bin_mapper):
             raise DataError("train_set is binned differently from init_model; build it with "

@@ -152,7 +152,7 @@ class Shard:
         every row (a binary objective's two classes: a worker may hold one)."""
         self.objective = make_objective(params.objective, params.as_dict())
         self.label = self.objective.check_label(self.y, "label", training=False)
-        self.objective.bind_queries(self.label, to_query_starts(None, self.qid, self.label.shape[0]))
+        self.objective.bind(self.label, to_query_starts(None, self.qid, self.label.shape[0]))
         values, inverse = np.unique(self.label, return_inverse=True)
         weight = np.ones_like(self.label) if self.weight is None else self.weight
         return values, np.bincount(inverse, weights=weight, minlength=values.size)

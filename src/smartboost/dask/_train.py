@@ -80,6 +80,9 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
     resolved = training_params(params, num_boost_round)
     set_verbosity(resolved.verbosity)
     objective = training_objective(resolved)
+    if resolved.is_unbalance:
+        raise ParameterError("is_unbalance counts the classes of every training row, which smartboost.dask does not "
+                             "gather; give scale_pos_weight = negatives / positives instead")
     if not timeout > 0:
         raise ParameterError(f"timeout must be positive, got {timeout}")
     init = load_init_model(init_model, objective)

@@ -377,7 +377,7 @@ def start_rho(params: dict[str, Any], data: ExperimentData, rate: float) -> floa
     starts = None
     if data.qid is not None:
         starts = np.flatnonzero(np.r_[True, data.qid[1:] != data.qid[:-1], True])
-    objective.bind_queries(label, starts)
+    objective.bind(label, starts)
     start = objective.init_score(label, None) if params.get("boost_from_average", True) else 0.0
     scores = np.full(label.size, float(start))
     grad, hess = np.empty(label.size), np.empty(label.size)

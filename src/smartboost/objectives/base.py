@@ -100,8 +100,10 @@ class Objective:
         """Prediction from raw scores (the inverse link); identity by default."""
         return raw
 
-    def bind_queries(self, label: np.ndarray, query_starts: np.ndarray | None) -> None:
-        """Ranking objectives: remember the training queries (others ignore them)."""
+    def bind(self, label: np.ndarray, query_starts: np.ndarray | None) -> None:
+        """Remember what the objective needs of the training data (every row's labels and the
+        query starts, before the first gradients): the queries of the ranking objectives, the
+        class counts of ``binary``'s ``is_unbalance``; the others need nothing."""
 
     def renew_leaf_values(self, label: np.ndarray, raw: np.ndarray, weight: np.ndarray, rows: np.ndarray,
                           leaf_start: np.ndarray, leaf_end: np.ndarray) -> np.ndarray:

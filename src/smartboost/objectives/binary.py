@@ -20,7 +20,7 @@ from .base import Objective, check_label_range, register, weighted_mean
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def _logistic_grad_hess(label, raw, sigmoid, out_grad, out_hess):
+def _logistic_grad_hess(label, raw, sigmoid, negative_weight, positive_weight, out_grad, out_hess):
     # vectorised: the vectorisable exp of _kernels/exp.py, and numpy's error model, whose
     # division has no zero check
     for i in prange(label.shape[0]):
@@ -29,9 +29,11 @@ def _logistic_grad_hess(label, raw, sigmoid, out_grad, out_hess):
         e = exp(-abs(x))
         r = 1.0 / (1.0 + e)
         p = r if x >= 0.0 else e * r
-        # multiplying by sigmoid = 1 is exact, so the default's gradients keep their bits
-        out_grad[i] = sigmoid * (p - label[i])
-        out_hess[i] = sigmoid * sigmoid * (p * (1.0 - p))
+        # multiplying by sigmoid = 1 and class weights 1 is exact, so the default's gradients keep
+        # their bits; a label above 1/2 is positive (cross_entropy's fractional ones take weights 1)
+        w = positive_weight if label[i] > 0.5 else negative_weight
+        out_grad[i] = w * (sigmoid * (p - label[i]))
+        out_hess[i] = w * (sigmoid * sigmoid * (p * (1.0 - p)))
 
 
 def check_binary_label(label: np.ndarray, name: str, training: bool, user: str = "a binary objective") -> np.ndarray:
@@ -74,23 +76,51 @@ class BinaryLogistic(Objective):
     sigmoid : float
         The scale ``s > 0`` of the raw score in the log-odds (the ``sigmoid`` parameter,
         LightGBM's).
+    scale_pos_weight : float
+        Factor of the positive rows' gradients and hessians (the ``scale_pos_weight``
+        parameter).
+    is_unbalance : bool
+        Weigh the rarer class's gradients and hessians by majority / minority row counts of the
+        training labels (:meth:`bind`), as LightGBM's ``is_unbalance``.
     """
 
     name = "binary"
     task = "binary"
     aliases = ("binary:logistic", "logistic", "binary_logloss", "log_loss", "logloss")
     default_metric = "logloss"
-    options = ("sigmoid",)
+    options = ("sigmoid", "scale_pos_weight", "is_unbalance")
 
-    def __init__(self, sigmoid: float = 1.0) -> None:
+    def __init__(self, sigmoid: float = 1.0, scale_pos_weight: float = 1.0, is_unbalance: bool = False) -> None:
         if not (sigmoid > 0.0 and math.isfinite(sigmoid)):
             raise ParameterError(f"sigmoid must be a finite number > 0, got {sigmoid}")
+        if not (scale_pos_weight > 0.0 and math.isfinite(scale_pos_weight)):
+            raise ParameterError(f"scale_pos_weight must be a finite number > 0, got {scale_pos_weight}")
         self.sigmoid = float(sigmoid)
-        self.sigma_smooth = 0.25 * self.sigmoid ** 2  # h = s^2 p (1 - p) <= s^2 / 4
+        self.scale_pos_weight = float(scale_pos_weight)
+        self.is_unbalance = bool(is_unbalance)
+        # the class weights (negative, positive) of the gradients; is_unbalance's wait for bind()
+        self.class_weights = (1.0, self.scale_pos_weight)
+        self.sigma_smooth = 0.25 * self.sigmoid ** 2 * max(self.class_weights)  # h = w s^2 p (1 - p) <= w s^2 / 4
 
     def check_label(self, label, name="label", training=True):
         """0/1 labels, both classes present in training data."""
         return check_binary_label(label, name, training)
+
+    def bind(self, label, query_starts):
+        """With ``is_unbalance``, the class weights from the row counts of the training labels:
+        the rarer class weighs majority / minority (LightGBM's rule: the positives when the
+        classes are even)."""
+        if not self.is_unbalance:
+            return
+        positives = int(np.count_nonzero(label > 0.5))
+        negatives = label.shape[0] - positives
+        if positives == 0 or negatives == 0:
+            return  # one class: check_binary_label or the start refuses it
+        if positives > negatives:
+            self.class_weights = (positives / negatives, self.scale_pos_weight)
+        else:
+            self.class_weights = (1.0, negatives / positives * self.scale_pos_weight)
+        self.sigma_smooth = 0.25 * self.sigmoid ** 2 * max(self.class_weights)
 
     def init_score(self, label, weight):
         """Log-odds of the weighted mean label, divided by s."""
@@ -99,7 +129,7 @@ class BinaryLogistic(Objective):
 
     def grad_hess(self, label, raw, out_grad, out_hess):
         """g = s (p - y), h = s^2 p (1 - p)."""
-        _logistic_grad_hess(label, raw, self.sigmoid, out_grad, out_hess)
+        _logistic_grad_hess(label, raw, self.sigmoid, *self.class_weights, out_grad, out_hess)
 
     def loss(self, label, raw):
         """log(1 + e^(sF)) - y s F, computed without overflow."""
@@ -115,11 +145,12 @@ class BinaryLogistic(Objective):
         return self.sigmoid * raw
 
     def to_dict(self):
-        """Name, and ``sigmoid`` when it is not 1: the files of default models keep the bytes they
-        had before the option existed, and a file without it loads with 1."""
+        """Name, and each option that is not at its default: the files of default models keep the
+        bytes they had before the options existed, and a file without one loads its default."""
         spec = super().to_dict()
-        if self.sigmoid == 1.0:
-            spec.pop("sigmoid", None)
+        for key, default in (("sigmoid", 1.0), ("scale_pos_weight", 1.0), ("is_unbalance", False)):
+            if spec.get(key) == default:
+                spec.pop(key)
         return spec
 
 
@@ -131,7 +162,7 @@ class CrossEntropy(BinaryLogistic):
     task = "regression"
     aliases = ("xentropy",)
     default_metric = "cross_entropy"
-    options = ()  # LightGBM's xentropy takes no sigmoid: s stays 1
+    options = ()  # LightGBM's xentropy takes no sigmoid nor class weights: s and the weights stay 1
 
     def check_label(self, label, name="label", training=True):
         """Labels in [0, 1]."""

@@ -261,7 +261,7 @@ class _PairwiseRanking(Objective):
         """Relevance grades: integers indexing the gain table (0-31 by default)."""
         return check_relevance(label, self._gains, name)
 
-    def bind_queries(self, label: np.ndarray, query_starts: np.ndarray | None) -> None:
+    def bind(self, label: np.ndarray, query_starts: np.ndarray | None) -> None:
         """Remember the training queries (and their ideal DCGs) for :meth:`grad_hess`."""
         if query_starts is None:
             raise DataError(f"objective '{self.name}' needs queries: build the training Dataset with group= or qid=")
