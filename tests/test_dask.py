@@ -750,6 +750,26 @@ def test_partitions_of_other_lengths_than_x_are_refused(client):
                   qid=da.from_array(np.arange(200) // 10, chunks=((120, 80),)))
 
 
+def test_empty_partitions_are_left_out(client):
+    """Partitions without rows (a filtered DataFrame's) were an error, "partition 1: X has no
+    rows"; they hold nothing to train on and the model is that of the other rows."""
+    X, y = _data(n=600)
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1, "sampling": "trimming", "sample_rate": 0.5}
+    chunks = (0, 200, 0, 400, 0)
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(y, chunks=(chunks,)),
+                      num_boost_round=3)
+    _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 3))
+    frame, label = dd.from_pandas(pd.DataFrame(X), npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3)
+    keep = lambda part: part[part.index >= 200]  # noqa: E731 (the first partition ends empty)
+    model = sbd.train(client, params, frame.map_partitions(keep), label.map_partitions(keep), num_boost_round=3)
+    _assert_same_model(model, sb.train(params, sb.Dataset(X[200:], y[200:]), 3))
+    with pytest.raises(DataError, match="partition 0: y has 200 entries but X has 0 rows"):
+        sbd.train(client, params, frame.map_partitions(keep), label, num_boost_round=1)
+    with pytest.raises(DataError, match="X has no rows"):
+        sbd.train(client, params, frame.map_partitions(lambda part: part.iloc[:0]),
+                  label.map_partitions(lambda part: part.iloc[:0]), num_boost_round=1)
+
+
 def test_callbacks_are_checked_as_in_local_training(client):
     X, y = _data(n=400)
     dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
