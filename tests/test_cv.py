@@ -193,11 +193,39 @@ def test_cv_with_categorical_features_equals_the_folds_trained_by_hand():
     ({"nfold": 2, "seed": "a"}, "'seed' must be an integer"),
     ({"folds": 3}, "folds must be a scikit-learn splitter or a list"),
     ({"folds": [(np.arange(3), np.arange(3, 6)), "x"]}, r"folds\[1\] must be a \(train_idx, test_idx\) pair"),
+    # the fold's indices were checked by Dataset.subset, whose errors named 'used_indices'
+    ({"folds": [(np.arange(3), np.arange(3, 7))]}, r"folds\[0\]'s test_idx holds 6, outside the rows \[0, 6\)"),
+    ({"folds": [(np.arange(-1, 3), np.arange(3, 6))]}, r"folds\[0\]'s train_idx holds -1"),
+    ({"folds": [(np.arange(6), [])]}, r"folds\[0\]'s test_idx is empty"),
+    ({"folds": [(np.arange(3.0), np.arange(3, 6))]}, r"folds\[0\]'s train_idx must be a 1-dimensional array of row"),
+    # a splitter's own error (GroupKFold without groups: train_set has no queries) was a raw ValueError
+    ({"folds": "GroupKFold"}, r"folds.split\(X, y, groups\) failed: .*groups.*pass folds=list\(splitter.split"),
 ])
 def test_bad_folds_nfold_and_seed_are_parameter_errors(kwargs, match):
     X, y = make_regression(n=6, seed=1)
+    if kwargs.get("folds") == "GroupKFold":
+        kwargs = {"folds": pytest.importorskip("sklearn.model_selection").GroupKFold(2)}
     with pytest.raises(ParameterError, match=match):
         sb.cv({"verbosity": -1}, sb.Dataset(X, y), 2, **kwargs)
+
+
+def test_given_folds_keep_queries_whole_and_errors_name_the_fold():
+    """Folds cutting a query trained on part of it and scored the rest (LightGBM refuses them);
+    an error of a fold's rows did not say which fold."""
+    X, y, qid = sb.datasets.make_ranking_like(6, seed=3)
+    dataset = sb.Dataset(X[:, :5], y, qid=qid)
+    params = {"objective": "lambdarank", "num_leaves": 7, "verbosity": -1}
+    n, first = y.size, np.flatnonzero(qid == qid[0])
+    match = rf"folds\[0\]'s train_idx takes {first.size - 1} of the {first.size} rows of query 0"
+    with pytest.raises(ParameterError, match=match):
+        sb.cv(params, dataset, 2, folds=[(np.arange(1, n), np.arange(1))])
+    with pytest.raises(ParameterError, match="needs the queries of train_set"):
+        sb.cv(params, sb.Dataset(X[:, :5], y), 2, nfold=2)
+    X, y = make_binary(n=90, seed=5)
+    y[:] = 0.0
+    y[[3, 4]] = 1.0
+    with pytest.raises(DataError, match=r"fold 1 of cv \(88 training rows, 2 held out\): label holds a single class"):
+        sb.cv(_PARAMS, sb.Dataset(X, y), 2, folds=[(np.arange(2, 90), np.arange(2)), (np.r_[0:3, 5:90], [3, 4])])
 
 
 def test_nfold_may_be_a_numpy_integer():
