@@ -228,6 +228,13 @@ def test_given_folds_keep_queries_whole_and_errors_name_the_fold():
         sb.cv(_PARAMS, sb.Dataset(X, y), 2, folds=[(np.arange(2, 90), np.arange(2)), (np.r_[0:3, 5:90], [3, 4])])
 
 
+def test_a_checkpoint_callback_is_refused(tmp_path):
+    """It failed at its first save with an AttributeError ('CVBooster' has no save_model)."""
+    X, y = make_regression(n=60, seed=1)
+    with pytest.raises(ParameterError, match="checkpoint callback saves one model, and cv trains one per fold"):
+        sb.cv({"verbosity": -1}, sb.Dataset(X, y), 2, nfold=3, callbacks=[sb.checkpoint(tmp_path / "m.json", 1)])
+
+
 def test_nfold_may_be_a_numpy_integer():
     X, y = make_regression(n=60, seed=1)
     result = sb.cv({"verbosity": -1}, sb.Dataset(X, y), 2, nfold=np.int64(3), return_cvbooster=True)

@@ -29,7 +29,7 @@ from ._config import set_verbosity, threads
 from ._interrupt import interruptible
 from ._params import _int, canonical_param_name, explicit_params, is_list_like, training_params, with_data_defaults
 from .booster import Booster
-from .callback import EarlyStopping, EvalResult, TrainingCallback, callback_list
+from .callback import Checkpoint, EarlyStopping, EvalResult, TrainingCallback, callback_list
 from .dataset import Dataset
 from .engine import Trainer, run_training, training_objective
 from .errors import DataError, ParameterError
@@ -163,6 +163,9 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
         nfold = _int(2)("nfold", nfold)  # numpy integers too
     seed = _int(0, 2**63 - 1)("seed", seed)  # the folds' generator takes a non-negative integer only
     callbacks = callback_list(callbacks)
+    if any(isinstance(c, Checkpoint) for c in callbacks):  # it saves one model; it failed at its first save
+        raise ParameterError("a checkpoint callback saves one model, and cv trains one per fold: leave it out, and "
+                             "save the fold models of cv(..., return_cvbooster=True)['cvbooster'].boosters")
     set_verbosity(resolved.verbosity)
     objective = training_objective(resolved)
     if folds is None and objective.task != "ranking" and nfold > train_set.num_data():
