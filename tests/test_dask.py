@@ -901,6 +901,24 @@ def test_estimators_fit_on_dask_and_predict_dask_collections(client):
     assert ranker.predict(frame).compute().shape == (y.size,)
 
 
+def test_classifier_labels_as_a_frame_column_and_missing_labels(client):
+    """A one-column DataFrame y failed with an AttributeError ('DataFrame' has no 'ravel'), and
+    NaN labels became a class, refused as "labels not in classes_ [0.0, 1.0, nan]: [nan]"."""
+    X, y = _data(n=400)
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=2)
+    model = sbd.DaskSmartBoostClassifier(client=client, n_estimators=2, num_leaves=5, verbosity=-1)
+    model.fit(frame, dd.from_pandas(pd.DataFrame({"label": y}), npartitions=2))
+    local = sb.sklearn.SmartBoostClassifier(n_estimators=2, num_leaves=5, verbosity=-1).fit(X, y)
+    np.testing.assert_array_equal(model.predict(frame).compute().to_numpy(), local.predict(X))
+    with pytest.raises(DataError, match="y must be one column, got a DataFrame of 2 columns"):
+        model.fit(frame, dd.from_pandas(pd.DataFrame({"a": y, "b": y}), npartitions=2))
+    for labels in (np.where(np.arange(400) == 250, np.nan, y), np.where(np.arange(400) == 250, None, y.astype(str))):
+        with pytest.raises(DataError, match=r"y contains a missing label \(NaN or None\)"):
+            model.fit(frame, dd.from_pandas(pd.Series(labels), npartitions=2))
+    with pytest.raises(DataError, match=r"X must be 2-dimensional, got shape \(400,\)"):
+        sbd.predict(model.booster_, da.from_array(X[:, 0], chunks=200))  # an IndexError in map_blocks
+
+
 def test_classifier_of_a_custom_objective_warns_and_gives_raw_scores(client):
     def logloss(label, raw):
         p = 1.0 / (1.0 + np.exp(-raw))
