@@ -782,6 +782,31 @@ def test_callbacks_are_checked_as_in_local_training(client):
     assert len(recorded["valid_0"]["auc"]) == 2
 
 
+def test_feature_names_eval_sets_client_and_timeout_are_checked(client):
+    """Feature names of another count, or repeated, made every shard fail to load the model and
+    die ("lost the connection to worker"); eval_set entries that are not pairs, fewer eval
+    weights than eval sets, a client that is not one and a timeout that is not a number were
+    raw ValueError, IndexError, AttributeError and TypeError."""
+    X, y = _data(n=400)
+    dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
+    params = {"objective": "binary", "verbosity": -1}
+    with pytest.raises(DataError, match="feature_name has 2 names but the data has 6 features"):
+        sbd.train(client, params, dX, dy, feature_name=["a", "b"], num_boost_round=1)
+    with pytest.raises(DataError, match="feature names must be unique"):
+        sbd.train(client, params, dX, dy, feature_name=list("aabcde"), num_boost_round=1)
+    model = sbd.train(client, params, dX, dy, feature_name=list("abcdef"), num_boost_round=1)  # the shards live on
+    assert model.feature_name() == list("abcdef")
+    assert sbd.train(client, params, dX, dy, feature_name="auto", num_boost_round=1).feature_name()[0] == "Column_0"
+    with pytest.raises(sb.ParameterError, match=r"eval_set\[0\] must be an \(X, y\) pair"):
+        sbd.train(client, params, dX, dy, eval_set=[X], num_boost_round=1)
+    with pytest.raises(sb.ParameterError, match="eval_sample_weight has 1 entries for 2 eval sets"):
+        sbd.train(client, params, dX, dy, eval_set=[(X, y), (X, y)], eval_sample_weight=[np.ones(400)])
+    with pytest.raises(sb.ParameterError, match="client must be a distributed.Client"):
+        sbd.train("localhost:8786", params, dX, dy)
+    with pytest.raises(sb.ParameterError, match="'timeout' must be a number"):
+        sbd.train(client, params, dX, dy, timeout="5")
+
+
 def test_a_step_slower_than_the_timeout_stops_training(client, monkeypatch):
     X, y = _data(n=400)
     original = Shard.op_gradients

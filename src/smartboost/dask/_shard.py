@@ -94,10 +94,13 @@ class Shard:
         with conn:
             while True:
                 try:
-                    name, args = cloudpickle.loads(conn.recv_bytes())
+                    message = conn.recv_bytes()
                 except (EOFError, OSError):
                     return
+                name = None
                 try:
+                    # unpickled here, so that a step whose arguments fail to load is answered with the error
+                    name, args = cloudpickle.loads(message)
                     reply = ("ok", getattr(self, "op_" + name)(*args))
                 except Exception as exc:  # sent back to the driver, which raises it
                     reply = ("error", portable(exc), traceback.format_exc())

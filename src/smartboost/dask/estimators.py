@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..booster import Booster
 from ..errors import DataError, ParameterError
-from ..sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _SmartBoostModel
+from ..sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _eval_pairs, _SmartBoostModel
 from ._predict import predict
 from ._train import train
 
@@ -56,7 +56,7 @@ class _DaskModel:
                   eval_names: list[str] | None, eval_sample_weight: list[Any] | None, init_model: Any,
                   qid: Any = None, eval_qid: list[Any] | None = None, init_score: Any = None) -> _DaskModel:
         y = self._dask_target(y)
-        eval_set = [(X_valid, self._dask_eval_target(y_valid)) for X_valid, y_valid in eval_set or []]
+        eval_set = [(X_valid, self._dask_eval_target(y_valid)) for X_valid, y_valid in _eval_pairs(eval_set)]
         self._Booster = train(self.client, self._train_params(), X, y, sample_weight=sample_weight, qid=qid,
                               init_score=init_score,
                               num_boost_round=self.n_estimators, eval_set=eval_set or None, eval_names=eval_names,
