@@ -90,6 +90,15 @@ def test_early_stopping_stops_on_the_mean_and_cuts_at_the_best_iteration():
         assert result["valid rmse-mean"] == full["valid rmse-mean"][:best]
         assert all(b.best_iteration == best for b in result["cvbooster"].boosters)
         assert result["cvbooster"].boosters[0].current_iteration() < 60
+    # continuing a model: best_iteration counts its iterations, the lists hold the new ones (they
+    # were cut at best_iteration entries, as many more as the model had)
+    start = sb.train(params, sb.Dataset(X, y), 2)
+    full = sb.cv(params, sb.Dataset(X, y), 60, nfold=3, init_model=start)
+    best = int(np.argmin(full["valid rmse-mean"])) + 1
+    result = sb.cv({**params, "early_stopping_round": 5}, sb.Dataset(X, y), 60, nfold=3, init_model=start,
+                   return_cvbooster=True)
+    assert result["valid rmse-mean"] == full["valid rmse-mean"][:best]
+    assert result["cvbooster"].best_iteration == 2 + best
 
 
 def test_ranking_folds_keep_queries_whole():

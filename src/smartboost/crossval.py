@@ -190,10 +190,11 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
                 raise DataError(f"fold {k} of cv ({len(train_rows)} training rows, {len(test_rows)} held out): "
                                 f"{exc}") from None
         folded = _FoldTrainers(trainers)
+        begin = folded.booster.current_iteration()  # the iterations of init_model, which the lists do not hold
         cvbooster = run_training(folded, callbacks)
     results = dict(folded.results)
     if resolved.early_stopping_round > 0 or any(isinstance(c, EarlyStopping) for c in callbacks):
-        results = {key: values[:cvbooster.best_iteration] for key, values in results.items()}
+        results = {key: values[:cvbooster.best_iteration - begin] for key, values in results.items()}
         for booster in cvbooster.boosters:
             booster.best_iteration = cvbooster.best_iteration
     if return_cvbooster:
