@@ -728,6 +728,9 @@ def test_misaligned_data_and_local_arrays_are_refused(client):
     bad[250] = np.nan
     with pytest.raises(DataError, match="partition 1: y contains nan at row 50"):
         sbd.train(client, {"objective": "binary"}, dX, da.from_array(bad, chunks=200))
+    bad[250] = 5.0  # the row counted from the worker's first row, without its partition
+    with pytest.raises(DataError, match=r"partition 1: label must be an integer class in \[0, 3\) .*row 50 has 5"):
+        sbd.train(client, {"objective": "multiclass", "num_class": 3}, dX, da.from_array(bad, chunks=200))
     weight = np.ones(400)
     weight[250] = -1.0  # refused by Dataset; was taken here
     with pytest.raises(DataError, match=r"partition 1: sample_weight contains a negative value \(-1.0\) at row 50"):
