@@ -235,6 +235,8 @@ def test_given_folds_keep_queries_whole_and_errors_name_the_fold():
     y[[3, 4]] = 1.0
     with pytest.raises(DataError, match=r"fold 1 of cv \(88 training rows, 2 held out\): label holds a single class"):
         sb.cv(_PARAMS, sb.Dataset(X, y), 2, folds=[(np.arange(2, 90), np.arange(2)), (np.r_[0:3, 5:90], [3, 4])])
+    with pytest.raises(DataError, match="^train_set has no label$"):  # folds were stratified by None
+        sb.cv(_PARAMS, sb.Dataset(X), 2, nfold=3)
 
 
 def test_a_checkpoint_callback_is_refused(tmp_path):

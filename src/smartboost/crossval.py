@@ -157,6 +157,8 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
     resolved = training_params(params, num_boost_round)
     if not isinstance(train_set, Dataset):
         raise ParameterError(f"train_set must be a smartboost.Dataset, got {type(train_set).__name__}")
+    if train_set.label is None:  # before the folds, which stratify by it
+        raise DataError("train_set has no label")
     given = explicit_params(params)
     train_set.check_binning_params(given)
     if folds is None:
