@@ -239,6 +239,21 @@ def test_given_folds_keep_queries_whole_and_errors_name_the_fold():
         sb.cv(_PARAMS, sb.Dataset(X), 2, nfold=3)
 
 
+def test_record_and_log_evaluation_give_the_means_and_deviations_over_the_folds(caplog):
+    """As LightGBM's: record_evaluation recorded the means alone under the metric's name, and
+    log_evaluation logged them without the deviations."""
+    X, y = make_binary(n=300, seed=5)
+    recorded = {}
+    with caplog.at_level("INFO", logger="smartboost"):
+        result = sb.cv({**_PARAMS, "verbosity": 1, "progress_bar": False}, sb.Dataset(X, y), 3, nfold=3,
+                       return_cvbooster=True,
+                       callbacks=[sb.record_evaluation(recorded), sb.log_evaluation(3)])
+    expected = {"valid": {f"{m}-{s}": result[f"valid {m}-{s}"] for m in ("auc", "logloss") for s in ("mean", "stdv")}}
+    assert recorded == result["cvbooster"].evals_result == expected
+    stdv = result["valid auc-stdv"][-1]
+    assert f"[3]\tvalid's auc: {result['valid auc-mean'][-1]:.6g} + {stdv:.6g}" in caplog.text
+
+
 def test_a_checkpoint_callback_is_refused(tmp_path):
     """It failed at its first save with an AttributeError ('CVBooster' has no save_model)."""
     X, y = make_regression(n=60, seed=1)

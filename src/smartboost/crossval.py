@@ -49,7 +49,7 @@ class CVBooster:
     best_score : dict
         ``{"valid": {metric: mean}}`` at ``best_iteration`` (under early stopping).
     evals_result : dict
-        ``{data_name: {metric: [mean per iteration]}}``.
+        ``{data_name: {metric + "-mean": [...], metric + "-stdv": [...]}}``, one entry per iteration.
     """
 
     def __init__(self, boosters: list[Booster]) -> None:
@@ -95,10 +95,11 @@ class _FoldTrainers:
         out = []
         for j, first in enumerate(per_fold[0]):
             values = np.array([evaluations[j].value for evaluations in per_fold])
-            mean = float(np.mean(values))
+            mean, stdv = float(np.mean(values)), float(np.std(values))
             self.results[f"{first.data_name} {first.metric}-mean"].append(mean)
-            self.results[f"{first.data_name} {first.metric}-stdv"].append(float(np.std(values)))
-            out.append(EvalResult(first.data_name, first.metric, mean, first.higher_is_better, first.is_training))
+            self.results[f"{first.data_name} {first.metric}-stdv"].append(stdv)
+            out.append(EvalResult(first.data_name, first.metric, mean, first.higher_is_better, first.is_training,
+                                  stdv))
         return out
 
 
