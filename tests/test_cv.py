@@ -90,6 +90,15 @@ def test_early_stopping_stops_on_the_mean_and_cuts_at_the_best_iteration():
         assert result["valid rmse-mean"] == full["valid rmse-mean"][:best]
         assert all(b.best_iteration == best for b in result["cvbooster"].boosters)
         assert result["cvbooster"].boosters[0].current_iteration() < 60
+    # continuing a model: best_iteration counts its iterations, the lists hold the new ones (they
+    # were cut at best_iteration entries, as many more as the model had)
+    start = sb.train(params, sb.Dataset(X, y), 2)
+    full = sb.cv(params, sb.Dataset(X, y), 60, nfold=3, init_model=start)
+    best = int(np.argmin(full["valid rmse-mean"])) + 1
+    result = sb.cv({**params, "early_stopping_round": 5}, sb.Dataset(X, y), 60, nfold=3, init_model=start,
+                   return_cvbooster=True)
+    assert result["valid rmse-mean"] == full["valid rmse-mean"][:best]
+    assert result["cvbooster"].best_iteration == 2 + best
 
 
 def test_ranking_folds_keep_queries_whole():
@@ -193,11 +202,63 @@ def test_cv_with_categorical_features_equals_the_folds_trained_by_hand():
     ({"nfold": 2, "seed": "a"}, "'seed' must be an integer"),
     ({"folds": 3}, "folds must be a scikit-learn splitter or a list"),
     ({"folds": [(np.arange(3), np.arange(3, 6)), "x"]}, r"folds\[1\] must be a \(train_idx, test_idx\) pair"),
+    # the fold's indices were checked by Dataset.subset, whose errors named 'used_indices'
+    ({"folds": [(np.arange(3), np.arange(3, 7))]}, r"folds\[0\]'s test_idx holds 6, outside the rows \[0, 6\)"),
+    ({"folds": [(np.arange(-1, 3), np.arange(3, 6))]}, r"folds\[0\]'s train_idx holds -1"),
+    ({"folds": [(np.arange(6), [])]}, r"folds\[0\]'s test_idx is empty"),
+    ({"folds": [(np.arange(3.0), np.arange(3, 6))]}, r"folds\[0\]'s train_idx must be a 1-dimensional array of row"),
+    # a splitter's own error (GroupKFold without groups: train_set has no queries) was a raw ValueError
+    ({"folds": "GroupKFold"}, r"folds.split\(X, y, groups\) failed: .*groups.*pass folds=list\(splitter.split"),
 ])
 def test_bad_folds_nfold_and_seed_are_parameter_errors(kwargs, match):
     X, y = make_regression(n=6, seed=1)
+    if kwargs.get("folds") == "GroupKFold":
+        kwargs = {"folds": pytest.importorskip("sklearn.model_selection").GroupKFold(2)}
     with pytest.raises(ParameterError, match=match):
         sb.cv({"verbosity": -1}, sb.Dataset(X, y), 2, **kwargs)
+
+
+def test_given_folds_keep_queries_whole_and_errors_name_the_fold():
+    """Folds cutting a query trained on part of it and scored the rest (LightGBM refuses them);
+    an error of a fold's rows did not say which fold."""
+    X, y, qid = sb.datasets.make_ranking_like(6, seed=3)
+    dataset = sb.Dataset(X[:, :5], y, qid=qid)
+    params = {"objective": "lambdarank", "num_leaves": 7, "verbosity": -1}
+    n, first = y.size, np.flatnonzero(qid == qid[0])
+    match = rf"folds\[0\]'s train_idx takes {first.size - 1} of the {first.size} rows of query 0"
+    with pytest.raises(ParameterError, match=match):
+        sb.cv(params, dataset, 2, folds=[(np.arange(1, n), np.arange(1))])
+    with pytest.raises(ParameterError, match="needs the queries of train_set"):
+        sb.cv(params, sb.Dataset(X[:, :5], y), 2, nfold=2)
+    X, y = make_binary(n=90, seed=5)
+    y[:] = 0.0
+    y[[3, 4]] = 1.0
+    with pytest.raises(DataError, match=r"fold 1 of cv \(88 training rows, 2 held out\): label holds a single class"):
+        sb.cv(_PARAMS, sb.Dataset(X, y), 2, folds=[(np.arange(2, 90), np.arange(2)), (np.r_[0:3, 5:90], [3, 4])])
+    with pytest.raises(DataError, match="^train_set has no label$"):  # folds were stratified by None
+        sb.cv(_PARAMS, sb.Dataset(X), 2, nfold=3)
+
+
+def test_record_and_log_evaluation_give_the_means_and_deviations_over_the_folds(caplog):
+    """As LightGBM's: record_evaluation recorded the means alone under the metric's name, and
+    log_evaluation logged them without the deviations."""
+    X, y = make_binary(n=300, seed=5)
+    recorded = {}
+    with caplog.at_level("INFO", logger="smartboost"):
+        result = sb.cv({**_PARAMS, "verbosity": 1, "progress_bar": False}, sb.Dataset(X, y), 3, nfold=3,
+                       return_cvbooster=True,
+                       callbacks=[sb.record_evaluation(recorded), sb.log_evaluation(3)])
+    expected = {"valid": {f"{m}-{s}": result[f"valid {m}-{s}"] for m in ("auc", "logloss") for s in ("mean", "stdv")}}
+    assert recorded == result["cvbooster"].evals_result == expected
+    stdv = result["valid auc-stdv"][-1]
+    assert f"[3]\tvalid's auc: {result['valid auc-mean'][-1]:.6g} + {stdv:.6g}" in caplog.text
+
+
+def test_a_checkpoint_callback_is_refused(tmp_path):
+    """It failed at its first save with an AttributeError ('CVBooster' has no save_model)."""
+    X, y = make_regression(n=60, seed=1)
+    with pytest.raises(ParameterError, match="checkpoint callback saves one model, and cv trains one per fold"):
+        sb.cv({"verbosity": -1}, sb.Dataset(X, y), 2, nfold=3, callbacks=[sb.checkpoint(tmp_path / "m.json", 1)])
 
 
 def test_nfold_may_be_a_numpy_integer():

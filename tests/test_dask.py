@@ -728,6 +728,9 @@ def test_misaligned_data_and_local_arrays_are_refused(client):
     bad[250] = np.nan
     with pytest.raises(DataError, match="partition 1: y contains nan at row 50"):
         sbd.train(client, {"objective": "binary"}, dX, da.from_array(bad, chunks=200))
+    bad[250] = 5.0  # the row counted from the worker's first row, without its partition
+    with pytest.raises(DataError, match=r"partition 1: label must be an integer class in \[0, 3\) .*row 50 has 5"):
+        sbd.train(client, {"objective": "multiclass", "num_class": 3}, dX, da.from_array(bad, chunks=200))
     weight = np.ones(400)
     weight[250] = -1.0  # refused by Dataset; was taken here
     with pytest.raises(DataError, match=r"partition 1: sample_weight contains a negative value \(-1.0\) at row 50"):
@@ -750,6 +753,26 @@ def test_partitions_of_other_lengths_than_x_are_refused(client):
                   qid=da.from_array(np.arange(200) // 10, chunks=((120, 80),)))
 
 
+def test_empty_partitions_are_left_out(client):
+    """Partitions without rows (a filtered DataFrame's) were an error, "partition 1: X has no
+    rows"; they hold nothing to train on and the model is that of the other rows."""
+    X, y = _data(n=600)
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1, "sampling": "trimming", "sample_rate": 0.5}
+    chunks = (0, 200, 0, 400, 0)
+    model = sbd.train(client, params, da.from_array(X, chunks=(chunks, 6)), da.from_array(y, chunks=(chunks,)),
+                      num_boost_round=3)
+    _assert_same_model(model, sb.train(params, sb.Dataset(X, y), 3))
+    frame, label = dd.from_pandas(pd.DataFrame(X), npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3)
+    keep = lambda part: part[part.index >= 200]  # noqa: E731 (the first partition ends empty)
+    model = sbd.train(client, params, frame.map_partitions(keep), label.map_partitions(keep), num_boost_round=3)
+    _assert_same_model(model, sb.train(params, sb.Dataset(X[200:], y[200:]), 3))
+    with pytest.raises(DataError, match="partition 0: y has 200 entries but X has 0 rows"):
+        sbd.train(client, params, frame.map_partitions(keep), label, num_boost_round=1)
+    with pytest.raises(DataError, match="X has no rows"):
+        sbd.train(client, params, frame.map_partitions(lambda part: part.iloc[:0]),
+                  label.map_partitions(lambda part: part.iloc[:0]), num_boost_round=1)
+
+
 def test_callbacks_are_checked_as_in_local_training(client):
     X, y = _data(n=400)
     dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
@@ -760,6 +783,31 @@ def test_callbacks_are_checked_as_in_local_training(client):
     sbd.train(client, {"objective": "binary", "metric": "auc", "verbosity": -1}, dX, dy, num_boost_round=2,
               eval_set=[(X, y)], callbacks=sb.record_evaluation(recorded))  # one callback, not in a list
     assert len(recorded["valid_0"]["auc"]) == 2
+
+
+def test_feature_names_eval_sets_client_and_timeout_are_checked(client):
+    """Feature names of another count, or repeated, made every shard fail to load the model and
+    die ("lost the connection to worker"); eval_set entries that are not pairs, fewer eval
+    weights than eval sets, a client that is not one and a timeout that is not a number were
+    raw ValueError, IndexError, AttributeError and TypeError."""
+    X, y = _data(n=400)
+    dX, dy = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
+    params = {"objective": "binary", "verbosity": -1}
+    with pytest.raises(DataError, match="feature_name has 2 names but the data has 6 features"):
+        sbd.train(client, params, dX, dy, feature_name=["a", "b"], num_boost_round=1)
+    with pytest.raises(DataError, match="feature names must be unique"):
+        sbd.train(client, params, dX, dy, feature_name=list("aabcde"), num_boost_round=1)
+    model = sbd.train(client, params, dX, dy, feature_name=list("abcdef"), num_boost_round=1)  # the shards live on
+    assert model.feature_name() == list("abcdef")
+    assert sbd.train(client, params, dX, dy, feature_name="auto", num_boost_round=1).feature_name()[0] == "Column_0"
+    with pytest.raises(sb.ParameterError, match=r"eval_set\[0\] must be an \(X, y\) pair"):
+        sbd.train(client, params, dX, dy, eval_set=[X], num_boost_round=1)
+    with pytest.raises(sb.ParameterError, match="eval_sample_weight has 1 entries for 2 eval sets"):
+        sbd.train(client, params, dX, dy, eval_set=[(X, y), (X, y)], eval_sample_weight=[np.ones(400)])
+    with pytest.raises(sb.ParameterError, match="client must be a distributed.Client"):
+        sbd.train("localhost:8786", params, dX, dy)
+    with pytest.raises(sb.ParameterError, match="'timeout' must be a number"):
+        sbd.train(client, params, dX, dy, timeout="5")
 
 
 def test_a_step_slower_than_the_timeout_stops_training(client, monkeypatch):
@@ -879,6 +927,24 @@ def test_estimators_fit_on_dask_and_predict_dask_collections(client):
         qid=dd.from_pandas(pd.Series(np.arange(y.size) // 10), npartitions=2))
     assert list(ranker.feature_names_in_) == list("abcdef")
     assert ranker.predict(frame).compute().shape == (y.size,)
+
+
+def test_classifier_labels_as_a_frame_column_and_missing_labels(client):
+    """A one-column DataFrame y failed with an AttributeError ('DataFrame' has no 'ravel'), and
+    NaN labels became a class, refused as "labels not in classes_ [0.0, 1.0, nan]: [nan]"."""
+    X, y = _data(n=400)
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=2)
+    model = sbd.DaskSmartBoostClassifier(client=client, n_estimators=2, num_leaves=5, verbosity=-1)
+    model.fit(frame, dd.from_pandas(pd.DataFrame({"label": y}), npartitions=2))
+    local = sb.sklearn.SmartBoostClassifier(n_estimators=2, num_leaves=5, verbosity=-1).fit(X, y)
+    np.testing.assert_array_equal(model.predict(frame).compute().to_numpy(), local.predict(X))
+    with pytest.raises(DataError, match="y must be one column, got a DataFrame of 2 columns"):
+        model.fit(frame, dd.from_pandas(pd.DataFrame({"a": y, "b": y}), npartitions=2))
+    for labels in (np.where(np.arange(400) == 250, np.nan, y), np.where(np.arange(400) == 250, None, y.astype(str))):
+        with pytest.raises(DataError, match=r"y contains a missing label \(NaN or None\)"):
+            model.fit(frame, dd.from_pandas(pd.Series(labels), npartitions=2))
+    with pytest.raises(DataError, match=r"X must be 2-dimensional, got shape \(400,\)"):
+        sbd.predict(model.booster_, da.from_array(X[:, 0], chunks=200))  # an IndexError in map_blocks
 
 
 def test_classifier_of_a_custom_objective_warns_and_gives_raw_scores(client):

@@ -30,13 +30,15 @@ __all__ = ["CallbackEnv", "TrainingCallback", "Checkpoint", "EarlyStopping", "Lo
 
 @dataclass
 class EvalResult:
-    """One evaluation: ``data_name``'s ``metric`` after an iteration."""
+    """One evaluation: ``data_name``'s ``metric`` after an iteration; in :func:`~smartboost.cv`,
+    ``value`` is the mean over the folds and ``stdv`` their standard deviation (None elsewhere)."""
 
     data_name: str
     metric: str
     value: float
     higher_is_better: bool
     is_training: bool = False
+    stdv: float | None = None
 
 
 @dataclass
@@ -109,7 +111,8 @@ def callback_list(callbacks: Any) -> list[TrainingCallback]:
 
 
 def _format(evaluation: list[EvalResult]) -> str:
-    return "\t".join(f"{e.data_name}'s {e.metric}: {e.value:.6g}" for e in evaluation)
+    return "\t".join(f"{e.data_name}'s {e.metric}: {e.value:.6g}" + ("" if e.stdv is None else f" + {e.stdv:.6g}")
+                     for e in evaluation)
 
 
 class LogEvaluation(TrainingCallback):
@@ -133,7 +136,9 @@ class LogEvaluation(TrainingCallback):
 
 
 class RecordEvaluation(TrainingCallback):
-    """Record every evaluation into ``result[data_name][metric]`` (a list per metric).
+    """Record every evaluation into ``result[data_name][metric]`` (a list per metric); in
+    :func:`~smartboost.cv`, as LightGBM records them there, the means over the folds into
+    ``result[data_name][metric + "-mean"]`` and their standard deviations into ``"-stdv"``.
 
     Parameters
     ----------
@@ -153,7 +158,12 @@ class RecordEvaluation(TrainingCallback):
     def after_iteration(self, env: CallbackEnv) -> bool:
         """Append this iteration's values."""
         for e in env.evaluation:
-            self.result.setdefault(e.data_name, {}).setdefault(e.metric, []).append(e.value)
+            metrics = self.result.setdefault(e.data_name, {})
+            if e.stdv is None:
+                metrics.setdefault(e.metric, []).append(e.value)
+            else:
+                metrics.setdefault(f"{e.metric}-mean", []).append(e.value)
+                metrics.setdefault(f"{e.metric}-stdv", []).append(e.stdv)
         return False
 
 

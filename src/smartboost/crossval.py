@@ -29,10 +29,10 @@ from ._config import set_verbosity, threads
 from ._interrupt import interruptible
 from ._params import _int, canonical_param_name, explicit_params, is_list_like, training_params, with_data_defaults
 from .booster import Booster
-from .callback import EarlyStopping, EvalResult, TrainingCallback, callback_list
+from .callback import Checkpoint, EarlyStopping, EvalResult, TrainingCallback, callback_list
 from .dataset import Dataset
 from .engine import Trainer, run_training, training_objective
-from .errors import ParameterError
+from .errors import DataError, ParameterError
 
 __all__ = ["CVBooster", "cv"]
 
@@ -49,7 +49,7 @@ class CVBooster:
     best_score : dict
         ``{"valid": {metric: mean}}`` at ``best_iteration`` (under early stopping).
     evals_result : dict
-        ``{data_name: {metric: [mean per iteration]}}``.
+        ``{data_name: {metric + "-mean": [...], metric + "-stdv": [...]}}``, one entry per iteration.
     """
 
     def __init__(self, boosters: list[Booster]) -> None:
@@ -95,10 +95,11 @@ class _FoldTrainers:
         out = []
         for j, first in enumerate(per_fold[0]):
             values = np.array([evaluations[j].value for evaluations in per_fold])
-            mean = float(np.mean(values))
+            mean, stdv = float(np.mean(values)), float(np.std(values))
             self.results[f"{first.data_name} {first.metric}-mean"].append(mean)
-            self.results[f"{first.data_name} {first.metric}-stdv"].append(float(np.std(values)))
-            out.append(EvalResult(first.data_name, first.metric, mean, first.higher_is_better, first.is_training))
+            self.results[f"{first.data_name} {first.metric}-stdv"].append(stdv)
+            out.append(EvalResult(first.data_name, first.metric, mean, first.higher_is_better, first.is_training,
+                                  stdv))
         return out
 
 
@@ -129,7 +130,7 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
     folds : scikit-learn splitter or iterable of (train_idx, test_idx), optional
         The folds themselves: a splitter's ``split(X, y, groups)`` is called with the labels
         and, with queries, each row's query number as groups (``GroupKFold`` then keeps
-        queries whole).
+        queries whole). Each side is non-empty, inside the rows, and takes every query whole.
     metrics : str or list of str, optional
         Metrics to evaluate, instead of ``params``'s.
     callbacks : list of TrainingCallback, optional
@@ -157,12 +158,17 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
     resolved = training_params(params, num_boost_round)
     if not isinstance(train_set, Dataset):
         raise ParameterError(f"train_set must be a smartboost.Dataset, got {type(train_set).__name__}")
+    if train_set.label is None:  # before the folds, which stratify by it
+        raise DataError("train_set has no label")
     given = explicit_params(params)
     train_set.check_binning_params(given)
     if folds is None:
         nfold = _int(2)("nfold", nfold)  # numpy integers too
     seed = _int(0, 2**63 - 1)("seed", seed)  # the folds' generator takes a non-negative integer only
     callbacks = callback_list(callbacks)
+    if any(isinstance(c, Checkpoint) for c in callbacks):  # it saves one model; it failed at its first save
+        raise ParameterError("a checkpoint callback saves one model, and cv trains one per fold: leave it out, and "
+                             "save the fold models of cv(..., return_cvbooster=True)['cvbooster'].boosters")
     set_verbosity(resolved.verbosity)
     objective = training_objective(resolved)
     if folds is None and objective.task != "ranking" and nfold > train_set.num_data():
@@ -176,17 +182,22 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
                                   objective)
     with threads(resolved.num_threads) as n_threads:
         trainers = []
-        for train_rows, test_rows in fold_rows:
-            fold_train, fold_valid = train_set.subset(np.sort(train_rows)), train_set.subset(np.sort(test_rows))
-            valid_sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
-            valid_names = ["train", "valid"] if eval_train_metric else ["valid"]
-            trainers.append(Trainer.local(resolved, fold_train, valid_sets, valid_names, init_model,
-                                          n_threads))
+        for k, (train_rows, test_rows) in enumerate(fold_rows):
+            try:
+                fold_train, fold_valid = train_set.subset(np.sort(train_rows)), train_set.subset(np.sort(test_rows))
+                valid_sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
+                valid_names = ["train", "valid"] if eval_train_metric else ["valid"]
+                trainers.append(Trainer.local(resolved, fold_train, valid_sets, valid_names, init_model,
+                                              n_threads))
+            except DataError as exc:  # a fold's rows (one class, no weight): say which fold
+                raise DataError(f"fold {k} of cv ({len(train_rows)} training rows, {len(test_rows)} held out): "
+                                f"{exc}") from None
         folded = _FoldTrainers(trainers)
+        begin = folded.booster.current_iteration()  # the iterations of init_model, which the lists do not hold
         cvbooster = run_training(folded, callbacks)
     results = dict(folded.results)
     if resolved.early_stopping_round > 0 or any(isinstance(c, EarlyStopping) for c in callbacks):
-        results = {key: values[:cvbooster.best_iteration] for key, values in results.items()}
+        results = {key: values[:cvbooster.best_iteration - begin] for key, values in results.items()}
         for booster in cvbooster.boosters:
             booster.best_iteration = cvbooster.best_iteration
     if return_cvbooster:
@@ -202,18 +213,28 @@ def _folds(train_set: Dataset, objective: Any, nfold: int, stratified: bool, shu
     query_of_row = None if starts is None else np.repeat(np.arange(starts.size - 1), np.diff(starts))
     if folds is not None:
         if hasattr(folds, "split"):
-            return list(folds.split(np.zeros((n, 1)), train_set.label, query_of_row))
-        if not is_list_like(folds):
+            try:
+                pairs = list(folds.split(np.zeros((n, 1)), train_set.label, query_of_row))
+            except (TypeError, ValueError) as exc:  # e.g. GroupKFold without groups
+                hint = ("; train_set has no queries to give it as groups: pass folds=list(splitter.split(X, y, "
+                        "groups))" if query_of_row is None else "")
+                raise ParameterError(f"folds.split(X, y, groups) failed: {exc}{hint}") from None
+        elif is_list_like(folds):
+            pairs = list(folds)
+        else:
             raise ParameterError(f"folds must be a scikit-learn splitter or a list of (train_idx, test_idx) pairs, got "
                                  f"{type(folds).__name__}")
-        pairs = list(folds)
         for i, pair in enumerate(pairs):
             if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
                 raise ParameterError(f"folds[{i}] must be a (train_idx, test_idx) pair, got {type(pair).__name__}")
-        return [(np.asarray(train), np.asarray(test)) for train, test in pairs]
+        return [tuple(_fold_rows(side, f"folds[{i}]'s {name}", n, starts, query_of_row)
+                      for side, name in zip(pair, ("train_idx", "test_idx"))) for i, pair in enumerate(pairs)]
     rng = np.random.default_rng(seed)
     if objective.task == "ranking":
-        if starts is None or starts.size - 1 < nfold:
+        if starts is None:
+            raise ParameterError("cv of a ranking objective needs the queries of train_set: build it with group= or "
+                                 "qid=")
+        if starts.size - 1 < nfold:
             raise ParameterError(f"cv of a ranking objective needs at least nfold={nfold} queries in train_set")
         sizes = np.diff(starts)
         order = rng.permutation(sizes.size) if shuffle else np.arange(sizes.size)
@@ -238,3 +259,32 @@ def _folds(train_set: Dataset, objective: Any, nfold: int, stratified: bool, shu
         for k, block in enumerate(np.array_split(order, nfold)):
             fold_of_row[block] = k
     return [(np.flatnonzero(fold_of_row != k), np.flatnonzero(fold_of_row == k)) for k in range(nfold)]
+
+
+def _fold_rows(indices: Any, name: str, n: int, starts: np.ndarray | None,
+               query_of_row: np.ndarray | None) -> np.ndarray:
+    """One side of a given fold as row indices (a boolean mask: its true rows), checked: a
+    non-empty 1-D array of integers in ``[0, n)`` that takes each query whole (a query split
+    between a fold's training and held-out rows would be scored on rows its model saw, and
+    LightGBM refuses such folds too)."""
+    rows = np.asarray(indices)
+    if rows.dtype == np.bool_ and rows.shape == (n,):
+        rows = np.flatnonzero(rows)
+    if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+        raise ParameterError(f"{name} must be a 1-dimensional array of row indices (or a boolean mask of the "
+                             f"{n} rows), got {rows.dtype} of shape {rows.shape}")
+    if rows.size == 0:
+        raise ParameterError(f"{name} is empty: a fold needs training and held-out rows")
+    bad = (rows < 0) | (rows >= n)
+    if bad.any():
+        raise ParameterError(f"{name} holds {rows[np.argmax(bad)]}, outside the rows [0, {n}) of train_set")
+    if query_of_row is not None:
+        sizes = np.diff(starts)
+        taken = np.bincount(query_of_row[np.unique(rows)], minlength=sizes.size)
+        split = np.flatnonzero((taken > 0) & (taken < sizes))
+        if split.size:
+            q = int(split[0])
+            raise ParameterError(f"{name} takes {taken[q]} of the {sizes[q]} rows of query {q} (rows {starts[q]} to "
+                                 f"{starts[q + 1] - 1}): folds must keep queries whole (GroupKFold does, given the "
+                                 "query of each row as groups)")
+    return rows

@@ -52,7 +52,7 @@ def check_queries_in_partitions(part_qids: list[np.ndarray]) -> None:
     partition_of: dict[Any, int] = {}
     try:
         for i, ids in enumerate(part_qids):
-            for q in ids.tolist():
+            for q in [] if ids is None else ids.tolist():  # None: an empty partition, held by no shard
                 j = partition_of.setdefault(q, i)
                 if j != i:
                     raise DataError(f"query {q!r} spans two partitions ({j} and {i}); repartition so that every "
@@ -61,22 +61,46 @@ def check_queries_in_partitions(part_qids: list[np.ndarray]) -> None:
         return
 
 
+_PART_NAMES = ("X", "y", "sample_weight", "qid", "init_score")
+
+
+def _lengths(part: tuple) -> list[int | None]:
+    """The rows of each entry of a computed partition ``(X, y, weight, qid, init_score)``."""
+    return [None if a is None else int(np.shape(a)[0]) if np.ndim(a) else 1 for a in part]
+
+
+def _check_empty(index: int, lengths: list[int | None]) -> bool:
+    """Whether partition ``index`` has rows; an empty X whose other entries have some is an error."""
+    if lengths[0]:
+        return True
+    for name, n in zip(_PART_NAMES[1:], lengths[1:]):
+        if n:
+            raise DataError(f"partition {index}: {name} has {n} entries but X has 0 rows")
+    return False
+
+
 def start_shards(client: distributed.Client, parts: list[Any],
                   authkey: bytes) -> tuple[list, list[str], list[list[int]], list]:
     """Compute the partitions where Dask puts them and start one shard per worker that holds any.
 
     Returns the actors, their workers' addresses, the indices of the partitions each holds (in
-    order), and the actor futures (kept alive by the caller).
+    order; empty partitions are left out), and the actor futures (kept alive by the caller).
     """
     futures = client.compute(parts)
     distributed.wait(futures)
     for future in futures:
         if future.status == "error":
             future.result()  # raises the partition's error
+    # empty partitions (a filtered DataFrame's) hold nothing to train on: no shard takes them,
+    # and a worker that holds only such partitions starts none
+    filled = [i for i, lengths in enumerate(client.gather(client.map(_lengths, futures, pure=False)))
+              if _check_empty(i, lengths)]
+    if not filled:
+        raise DataError("X has no rows")
     owner = {key: sorted(workers)[0] for key, workers in client.who_has(futures).items() if workers}
     by_worker: dict[str, list[int]] = {}
-    for i, future in enumerate(futures):
-        by_worker.setdefault(owner[future.key], []).append(i)
+    for i in filled:
+        by_worker.setdefault(owner[futures[i].key], []).append(i)
     names = list(by_worker)
     actor_futures = [client.submit(Shard, [futures[i] for i in by_worker[w]], by_worker[w], authkey, workers=[w],
                                    allow_other_workers=False, actor=True, pure=False) for w in names]

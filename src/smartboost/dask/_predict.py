@@ -29,6 +29,9 @@ def predict(booster: Booster, X: Any, raw_score: bool = False, num_iteration: in
     """
     n_classes = booster.num_model_per_iteration()
     if isinstance(X, da.Array):
+        if X.ndim != 2:  # map_blocks below reads the column chunks
+            hint = " (use X.reshape(-1, 1) for a single feature)" if X.ndim == 1 else ""
+            raise DataError(f"X must be 2-dimensional, got shape {X.shape}{hint}")
         if len(X.chunks[1]) > 1:
             X = X.rechunk({1: X.shape[1]})
         if n_classes == 1:

@@ -162,7 +162,7 @@ class DaskRows:
         threshold, greater = kth_largest_by_radix(self._bucket_sums, self._members, k, key) if k > 0 else (np.inf, k)
         ties = k - greater
         counts = self.workers.call("tie_counts", threshold)
-        quota = np.zeros(sum(len(indices) for indices in self.part_index), np.int64)
+        quota = np.zeros(1 + max(max(indices) for indices in self.part_index), np.int64)  # empty ones held by none
         for shard_counts, indices in zip(counts, self.part_index):
             quota[indices] = shard_counts
         quota = np.minimum(quota, np.maximum(0, ties - (np.cumsum(quota) - quota)))  # lowest partitions first

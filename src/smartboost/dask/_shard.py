@@ -63,6 +63,7 @@ class Shard:
 
     def __init__(self, parts: list[tuple], part_index: list[int], authkey: bytes) -> None:
         self.part_rows = [p[0].shape[0] for p in parts]
+        self.part_index = part_index
         self.X, self.y, self.weight, self.qid, self.init_score = (
             _concat([p[j] for p in parts], part_index, self.part_rows, name)
             for j, name in enumerate(("X", "y", "sample_weight", "qid", "init_score")))
@@ -94,10 +95,13 @@ class Shard:
         with conn:
             while True:
                 try:
-                    name, args = cloudpickle.loads(conn.recv_bytes())
+                    message = conn.recv_bytes()
                 except (EOFError, OSError):
                     return
+                name = None
                 try:
+                    # unpickled here, so that a step whose arguments fail to load is answered with the error
+                    name, args = cloudpickle.loads(message)
                     reply = ("ok", getattr(self, "op_" + name)(*args))
                 except Exception as exc:  # sent back to the driver, which raises it
                     reply = ("error", portable(exc), traceback.format_exc())
@@ -151,7 +155,16 @@ class Shard:
         their summed weights, from which the driver finds the start score and checks what needs
         every row (a binary objective's two classes: a worker may hold one)."""
         self.objective = make_objective(params.objective, params.as_dict())
-        self.label = self.objective.check_label(self.y, "label", training=False)
+        try:
+            self.label = self.objective.check_label(self.y, "label", training=False)
+        except DataError as exc:  # its row counts from this worker's first row: say which partition's it is
+            bounds = np.cumsum([0] + self.part_rows)
+            for index, start, end in zip(self.part_index, bounds[:-1], bounds[1:]):
+                try:
+                    self.objective.check_label(self.y[start:end], "label", training=False)
+                except DataError as own:
+                    raise DataError(f"partition {index}: {own}") from None
+            raise exc
         self.objective.bind(self.label, to_query_starts(None, self.qid, self.label.shape[0]))
         values, inverse = np.unique(self.label, return_inverse=True)
         weight = np.ones_like(self.label) if self.weight is None else self.weight

@@ -16,13 +16,14 @@ import numpy as np
 
 from .._config import set_verbosity, threads
 from .._data import check_largest_weight
-from .._params import TrainingParams, explicit_params, training_params, with_data_defaults
+from .._params import TrainingParams, _float, explicit_params, training_params, with_data_defaults
 from ..binning import BinMapper, histogram_cells, search_features
 from ..booster import Booster
 from ..callback import Checkpoint, TrainingCallback, callback_list
-from ..dataset import Dataset, categorical_mask
+from ..dataset import Dataset, _feature_names, categorical_mask
 from ..engine import Trainer, check_start, load_init_model, run_training, start_model, training_objective
 from ..errors import DataError, DistributedError, ParameterError
+from ..sklearn import _eval_pairs
 from ._placement import check_aligned, check_queries_in_partitions, row_blocks, start_shards
 from ._rows import DaskRows
 from ._transport import AllAtOnceAfterFirstIteration, Workers
@@ -75,16 +76,23 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
     Booster
     """
     callbacks = callback_list(callbacks)  # checked before the cluster is touched
+    eval_set = _eval_pairs(eval_set)
+    for name, given in (("eval_sample_weight", eval_sample_weight), ("eval_qid", eval_qid)):
+        if given is not None and len(given) != len(eval_set):
+            raise ParameterError(f"{name} has {len(given)} entries for {len(eval_set)} eval sets (give one per eval "
+                                 "set, None where it has none)")
     if client is None:
         client = distributed.default_client()
+    elif not isinstance(client, distributed.Client):
+        raise ParameterError(f"client must be a distributed.Client (or None for the default one), got "
+                             f"{type(client).__name__}")
     resolved = training_params(params, num_boost_round)
     set_verbosity(resolved.verbosity)
     objective = training_objective(resolved)
     if resolved.is_unbalance:
         raise ParameterError("is_unbalance counts the classes of every training row, which smartboost.dask does not "
                              "gather; give scale_pos_weight = negatives / positives instead")
-    if not timeout > 0:
-        raise ParameterError(f"timeout must be positive, got {timeout}")
+    timeout = _float(0.0, low_open=True)("timeout", timeout)
     init = load_init_model(init_model, objective)
 
     check_aligned(X, {"y": y, "sample_weight": sample_weight, "qid": qid, "init_score": init_score})
@@ -120,7 +128,12 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
             check_queries_in_partitions(part_qids)
         workers.call_each("connect", [(rank, [d["peer_address"] for d in described], worker_names, timeout)
                                       for rank in range(len(described))], together=True)
-        names = feature_name or names_from_frame or [f"Column_{i}" for i in range(n_features)]
+        if isinstance(feature_name, str):  # as Dataset takes it: 'auto' or a list
+            if feature_name != "auto":
+                raise DataError(f"feature_name must be a list of names (or 'auto'), got the text {feature_name!r}")
+            feature_name = None
+        # checked here: a shard given names of another count, or repeated, failed to load the model and died
+        names = _feature_names(feature_name if feature_name is not None else names_from_frame, n_features)
         mapper = _bin_edges(workers, described, resolved, init if init is not None else reference, names)
         cell_counts = sum(workers.call("bin", mapper))
         missing = cell_counts[histogram_cells(mapper.n_bins)[0].astype(np.int64) + mapper.n_bins]
@@ -216,7 +229,7 @@ def _merge_labels(answers: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndar
 def _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster: Booster) -> list[Dataset]:
     """Evaluation sets, gathered to the driver and binned with the training edges."""
     out = []
-    for i, (X, y) in enumerate(eval_set or []):
+    for i, (X, y) in enumerate(eval_set):
         weight = eval_sample_weight[i] if eval_sample_weight else None
         qid = eval_qid[i] if eval_qid else None
         X, y, weight, qid = dask.compute(X, y, weight, qid)

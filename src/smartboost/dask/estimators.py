@@ -11,10 +11,11 @@ import dask.array as da
 import dask.dataframe as dd
 import distributed
 import numpy as np
+import pandas as pd
 
 from ..booster import Booster
 from ..errors import DataError, ParameterError
-from ..sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _SmartBoostModel
+from ..sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _eval_pairs, _SmartBoostModel
 from ._predict import predict
 from ._train import train
 
@@ -55,7 +56,7 @@ class _DaskModel:
                   eval_names: list[str] | None, eval_sample_weight: list[Any] | None, init_model: Any,
                   qid: Any = None, eval_qid: list[Any] | None = None, init_score: Any = None) -> _DaskModel:
         y = self._dask_target(y)
-        eval_set = [(X_valid, self._dask_eval_target(y_valid)) for X_valid, y_valid in eval_set or []]
+        eval_set = [(X_valid, self._dask_eval_target(y_valid)) for X_valid, y_valid in _eval_pairs(eval_set)]
         self._Booster = train(self.client, self._train_params(), X, y, sample_weight=sample_weight, qid=qid,
                               init_score=init_score,
                               num_boost_round=self.n_estimators, eval_set=eval_set or None, eval_names=eval_names,
@@ -107,13 +108,25 @@ class DaskSmartBoostClassifier(_DaskModel, SmartBoostClassifier):
         return SmartBoostClassifier
 
     def _dask_target(self, y: Any) -> Any:
-        classes = np.unique(np.asarray(y.unique().compute() if isinstance(y, dd.Series) else da.unique(y).compute()))
+        if isinstance(y, dd.DataFrame):  # a column vector, as scikit-learn takes it
+            if len(y.columns) != 1:
+                raise DataError(f"y must be one column, got a DataFrame of {len(y.columns)} columns")
+            y = y[y.columns[0]]
+        distinct = np.asarray(y.unique().compute() if isinstance(y, dd.Series) else da.unique(y).compute())
+        if pd.isna(distinct).any():  # else NaN became a class of its own, refused later as "not in classes_"
+            raise DataError("y contains a missing label (NaN or None); every row needs a class")
+        try:
+            classes = np.unique(distinct)
+        except TypeError:
+            raise DataError(f"y mixes labels that do not compare: {distinct[:5].tolist()}") from None
         if classes.size < 2:
             raise DataError(f"y has one class ({classes[0]!r}); a classifier needs two" if classes.size else "y is empty")
         self.classes_, self.n_classes_ = classes, classes.size
         return self._dask_eval_target(y)
 
     def _dask_eval_target(self, y: Any) -> Any:
+        if isinstance(y, dd.DataFrame) and len(y.columns) == 1:
+            y = y[y.columns[0]]
         if isinstance(y, dd.Series):
             return y.map_partitions(self._encode_target, meta=(y.name, np.float64))
         if isinstance(y, da.Array):
