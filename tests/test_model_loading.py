@@ -256,6 +256,11 @@ def test_wrong_types_are_refused_naming_the_field(model, edit, match):
     (lambda t: t["threshold"].__setitem__(0, 0.123), r"'trees\[0\]\.threshold\[0\]' is 0\.123: not the threshold"),
     (lambda t: t["value"].pop(), r"'trees\[0\]\.value' has \d+ entries, not \d+"),
     (lambda t: [t[name].clear() for name in t], r"'trees\[0\]\.left' has 0 nodes"),
+    # the counts weigh the children in TreeSHAP: a zero root count made its values NaN, others wrong
+    (lambda t: t["count"].__setitem__(0, 0), r"'trees\[0\]\.count\[0\]' is 0: a split node covers at least one"),
+    (lambda t: t["count"].__setitem__(0, t["count"][0] + 1), r"'trees\[0\]\.count\[0\]' is \d+, not the sum of its"),
+    (lambda t: t["count"].__setitem__(t["left"][0], 2 ** 62), r"'trees\[0\]\.count\[0\]' is \d+, not the sum of"),
+    (lambda t: t.update(count=[2 ** 62] * len(t["count"])), r"'trees\[0\]\.count\[0\]' is 4611686018427387904, not"),
 ])
 def test_inconsistent_trees_are_refused(model, edit, match):
     _refused(_edit(model[1], lambda d: edit(d["trees"][0])), match)
