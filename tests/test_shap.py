@@ -322,7 +322,8 @@ def test_a_model_without_trees_and_bad_requests():
     with pytest.raises(ParameterError, match="'raw_score' must be true or false"):
         booster.predict(X, raw_score=[])
     np.testing.assert_array_equal(booster.predict(X, raw_score="false"), booster.predict(X))
-    np.testing.assert_array_equal(booster.predict(X[:5], pred_contrib=np.True_), booster.predict(X[:5], pred_contrib=True))
+    np.testing.assert_array_equal(booster.predict(X[:5], pred_contrib=np.True_),
+                                  booster.predict(X[:5], pred_contrib=True))
 
 
 def test_a_tree_grown_on_an_empty_sample_adds_its_value_to_the_expected_value():
