@@ -238,6 +238,10 @@ def test_nan_edge_is_refused(model):
     (lambda d: d["objective"].update(num_class=3), "'objective' is invalid: num_class=3 is only for multiclass"),
     (lambda d: d["objective"].update(colour=3), r"'objective\.colour' is invalid: unknown parameter"),
     (lambda d: d["objective"].update(sigmoid=0), r"'objective\.sigmoid' is invalid: parameter 'sigmoid' must be"),
+    # options whose loss overflows a float raised OverflowError out of the objective's constructor
+    (lambda d: d["objective"].update(sigmoid=1e300), r"'objective' is invalid: sigmoid=1e\+300 is too large"),
+    (lambda d: d.update(objective={"name": "gaussian_margin", "gaussian_c": 1e3, "gaussian_s": 1e3}),
+     r"'objective' is invalid: gaussian_c=1000\.0 and gaussian_s=1000\.0 are too large"),
     (lambda d: d["params"].update(num_leaves="many"), r"'params\.num_leaves' is invalid: parameter 'num_leaves'"),
     (lambda d: d["params"].update(max_leaves=7), "'params' is invalid: parameter 'num_leaves' given twice"),
     (lambda d: d.update(extra=1), "'extra' is not a field of this format"),

@@ -86,7 +86,9 @@ class BinaryLogistic(Objective):
         if not (sigmoid > 0.0 and math.isfinite(sigmoid)):
             raise ParameterError(f"sigmoid must be a finite number > 0, got {sigmoid}")
         self.sigmoid = float(sigmoid)
-        self.sigma_smooth = 0.25 * self.sigmoid ** 2  # h = s^2 p (1 - p) <= s^2 / 4
+        self.sigma_smooth = 0.25 * self.sigmoid * self.sigmoid  # h = s^2 p (1 - p) <= s^2 / 4
+        if not math.isfinite(self.sigma_smooth):
+            raise ParameterError(f"sigmoid={sigmoid} is too large: the hessians s^2 p (1 - p) would overflow a float")
 
     def check_label(self, label, name="label", training=True):
         """0/1 labels, both classes present in training data."""
