@@ -122,6 +122,19 @@ def test_leaf_values_that_overflow_when_added_are_refused(model):
     _refused(_edit(text, huge_leaves), "'trees' has leaf values that add up to more than a 64-bit float")
 
 
+def test_leaf_values_whose_shap_values_would_overflow_are_refused(model):
+    # leaves of +-1.7e308 predicted finite raw scores, but their SHAP values were inf
+    _, text, _ = model
+
+    def near_the_limit(document):
+        document["trees"] = document["trees"][:1]
+        document["best_iteration"] = 1
+        tree = document["trees"][0]
+        tree["value"] = [1.7e308 * (-1) ** node for node in range(len(tree["value"]))]
+
+    _refused(_edit(text, near_the_limit), r"'trees' has leaf values that add up to more than .* SHAP values need")
+
+
 # -- sizes, nesting and integer ranges -------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["[" * 100_000, '{"a":' * 100_000, '{"format":' + "[" * 65 + "]" * 65 + "}",
