@@ -322,6 +322,9 @@ def test_a_model_without_trees_and_bad_requests():
     with pytest.raises(ParameterError, match="'raw_score' must be true or false"):
         booster.predict(X, raw_score=[])
     np.testing.assert_array_equal(booster.predict(X, raw_score="false"), booster.predict(X))
+    for flag in ("pred_contrib", "pred_leaf", None):  # LightGBM's users pass a validation Dataset
+        with pytest.raises(DataError, match="predict takes the features .* not a Dataset"):
+            booster.predict(sb.Dataset(X, y), **({flag: True} if flag else {}))
     np.testing.assert_array_equal(booster.predict(X[:5], pred_contrib=np.True_),
                                   booster.predict(X[:5], pred_contrib=True))
 
