@@ -396,3 +396,21 @@ def test_categorical_features_split_below_the_root():
     assert alone.feature[0] == 1
     np.testing.assert_array_equal(tree.left_bins(child), alone.left_bins(0))
     np.testing.assert_allclose(tree.gain[child], alone.gain[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("column", [pd.Categorical([None] * 300, categories=["a"]), np.array([None] * 300, object)])
+def test_a_feature_without_categories_predicts_the_same_loaded(column):
+    # A categorical column all missing in training has no category: the model file's empty list
+    # loaded as integer codes, and the loaded model refused the texts the trained one took.
+    x = np.random.default_rng(3).normal(size=300)
+    frame = pd.DataFrame({"c": column, "x": x})
+    booster = _train(frame, x, rounds=2)
+    assert booster.bin_mapper.categories[0].values.size == 0
+    loaded = sb.Booster(model_str=booster.model_to_string())
+    unseen = booster.predict(pd.DataFrame({"c": [np.nan] * 3, "x": [0.5, -1.0, 2.0]}))
+    for model in (booster, loaded):  # any category, text or code, is one the feature has not seen
+        np.testing.assert_array_equal(model.predict(frame), booster.predict(frame))
+        np.testing.assert_array_equal(model.predict(pd.DataFrame({"c": ["a", "b", None], "x": [0.5, -1.0, 2.0]})),
+                                      unseen)
+        np.testing.assert_array_equal(model.predict(pd.DataFrame({"c": [3.0, 0.0, -1.0], "x": [0.5, -1.0, 2.0]})),
+                                      unseen)

@@ -122,6 +122,19 @@ def test_leaf_values_that_overflow_when_added_are_refused(model):
     _refused(_edit(text, huge_leaves), "'trees' has leaf values that add up to more than a 64-bit float")
 
 
+def test_leaf_values_whose_shap_values_would_overflow_are_refused(model):
+    # leaves of +-1.7e308 predicted finite raw scores, but their SHAP values were inf
+    _, text, _ = model
+
+    def near_the_limit(document):
+        document["trees"] = document["trees"][:1]
+        document["best_iteration"] = 1
+        tree = document["trees"][0]
+        tree["value"] = [1.7e308 * (-1) ** node for node in range(len(tree["value"]))]
+
+    _refused(_edit(text, near_the_limit), r"'trees' has leaf values that add up to more than .* SHAP values need")
+
+
 # -- sizes, nesting and integer ranges -------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["[" * 100_000, '{"a":' * 100_000, '{"format":' + "[" * 65 + "]" * 65 + "}",
@@ -238,6 +251,10 @@ def test_nan_edge_is_refused(model):
     (lambda d: d["objective"].update(num_class=3), "'objective' is invalid: num_class=3 is only for multiclass"),
     (lambda d: d["objective"].update(colour=3), r"'objective\.colour' is invalid: unknown parameter"),
     (lambda d: d["objective"].update(sigmoid=0), r"'objective\.sigmoid' is invalid: parameter 'sigmoid' must be"),
+    # options whose loss overflows a float raised OverflowError out of the objective's constructor
+    (lambda d: d["objective"].update(sigmoid=1e300), r"'objective' is invalid: sigmoid=1e\+300 is too large"),
+    (lambda d: d.update(objective={"name": "gaussian_margin", "gaussian_c": 1e3, "gaussian_s": 1e3}),
+     r"'objective' is invalid: gaussian_c=1000\.0 and gaussian_s=1000\.0 are too large"),
     (lambda d: d["params"].update(num_leaves="many"), r"'params\.num_leaves' is invalid: parameter 'num_leaves'"),
     (lambda d: d["params"].update(max_leaves=7), "'params' is invalid: parameter 'num_leaves' given twice"),
     (lambda d: d.update(extra=1), "'extra' is not a field of this format"),
@@ -256,6 +273,11 @@ def test_wrong_types_are_refused_naming_the_field(model, edit, match):
     (lambda t: t["threshold"].__setitem__(0, 0.123), r"'trees\[0\]\.threshold\[0\]' is 0\.123: not the threshold"),
     (lambda t: t["value"].pop(), r"'trees\[0\]\.value' has \d+ entries, not \d+"),
     (lambda t: [t[name].clear() for name in t], r"'trees\[0\]\.left' has 0 nodes"),
+    # the counts weigh the children in TreeSHAP: a zero root count made its values NaN, others wrong
+    (lambda t: t["count"].__setitem__(0, 0), r"'trees\[0\]\.count\[0\]' is 0: a split node covers at least one"),
+    (lambda t: t["count"].__setitem__(0, t["count"][0] + 1), r"'trees\[0\]\.count\[0\]' is \d+, not the sum of its"),
+    (lambda t: t["count"].__setitem__(t["left"][0], 2 ** 62), r"'trees\[0\]\.count\[0\]' is \d+, not the sum of"),
+    (lambda t: t.update(count=[2 ** 62] * len(t["count"])), r"'trees\[0\]\.count\[0\]' is 4611686018427387904, not"),
 ])
 def test_inconsistent_trees_are_refused(model, edit, match):
     _refused(_edit(model[1], lambda d: edit(d["trees"][0])), match)

@@ -64,6 +64,13 @@ def test_bad_values_name_the_parameter(params, match):
         resolve_params(params)
 
 
+def test_numpy_booleans_are_booleans():
+    # numpy 2 names its bool type 'bool', not 'bool_': np.True_ was refused as "not true or false"
+    np = pytest.importorskip("numpy")
+    assert resolve_params({"boost_from_average": np.False_})["boost_from_average"] is False
+    assert resolve_params({"first_metric_only": np.True_})["first_metric_only"] is True
+
+
 def test_conflicting_aliases():
     with pytest.raises(ParameterError, match="given twice"):
         resolve_params({"eta": 0.1, "learning_rate": 0.2})

@@ -9,6 +9,7 @@ and against LightGBM's numbering of the same tree.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 import numpy as np
@@ -321,6 +322,28 @@ def test_a_model_without_trees_and_bad_requests():
     with pytest.raises(ParameterError, match="'raw_score' must be true or false"):
         booster.predict(X, raw_score=[])
     np.testing.assert_array_equal(booster.predict(X, raw_score="false"), booster.predict(X))
+    for flag in ("pred_contrib", "pred_leaf", None):  # LightGBM's users pass a validation Dataset
+        with pytest.raises(DataError, match="predict takes the features .* not a Dataset"):
+            booster.predict(sb.Dataset(X, y), **({flag: True} if flag else {}))
+    np.testing.assert_array_equal(booster.predict(X[:5], pred_contrib=np.True_),
+                                  booster.predict(X[:5], pred_contrib=True))
+
+
+def test_a_tree_grown_on_an_empty_sample_adds_its_value_to_the_expected_value():
+    # A sampler may draw no row (SMART at a tiny sample_rate): the tree is one leaf of count 0,
+    # whose 0 / 0 expectation made every SHAP and interaction value of the model NaN.
+    X, y = make_binary(n=300, seed=47)
+    booster = sb.train({**_SMALL, "objective": "binary"}, sb.Dataset(X, y), 2)
+    document = json.loads(booster.model_to_string())
+    empty = {name: [0] if name != "threshold" else [0.0] for name in document["trees"][0]}
+    document["trees"].insert(1, {**empty, "left": [-1], "right": [-1], "missing_left": [False], "value": [0.25]})
+    document["best_iteration"] = 3
+    model = sb.Booster(model_str=json.dumps(document))
+    contributions = model.predict(X[:20], pred_contrib=True)
+    np.testing.assert_allclose(contributions[:, :-1], booster.predict(X[:20], pred_contrib=True)[:, :-1], atol=1e-15)
+    np.testing.assert_allclose(contributions.sum(axis=1), model.predict(X[:20], raw_score=True), rtol=1e-13)
+    assert contributions[0, -1] == pytest.approx(booster.predict(X[:1], pred_contrib=True)[0, -1] + 0.25, abs=1e-15)
+    assert np.isfinite(model.predict(X[:3], pred_interactions=True)).all()
 
 
 def _brute_force_interactions(tree, x, n_features):

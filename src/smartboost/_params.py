@@ -156,7 +156,7 @@ def _bool(name: str, value: Any) -> bool:
         return value.lower() == "true"
     if isinstance(value, bool) or (_is_int(value) and value in (0, 1)):
         return bool(value)
-    if type(value).__name__ == "bool_":  # numpy.bool_
+    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):  # numpy 2's name, 1's
         return bool(value)
     raise ParameterError(f"parameter '{name}' must be true or false, got {value!r}")
 

@@ -124,8 +124,13 @@ class CategoryBins:
         ------
         DataError
             Text for a feature of integer categories, or numbers for one of text categories,
-            naming the column.
+            naming the column (a feature without categories takes either).
         """
+        if not self.values.size:
+            # no category seen in training (the column was all missing): every value is unseen.
+            # Texts or codes, either is taken: a model file's empty list of categories has no
+            # type, and a model must take the same columns trained and loaded
+            return np.full(column.shape, -1, np.int64)
         if vocabulary is not None:
             if not self.is_text:
                 raise DataError(f"column {name} holds text, but the model's categorical feature {name} has integer "
@@ -147,8 +152,8 @@ class CategoryBins:
                                 "categories; pass its texts (a string, object or category column of a DataFrame)")
             return np.full(column.shape, -1, np.int64)
         codes, present = category_codes(column, name)
-        position = np.minimum(np.searchsorted(self.values, codes), max(self.values.size - 1, 0))
-        present &= self.values[position] == codes if self.values.size else False
+        position = np.minimum(np.searchsorted(self.values, codes), self.values.size - 1)
+        present &= self.values[position] == codes
         return np.where(present, position, -1)
 
     def to_dict(self, feature: int) -> dict:

@@ -16,6 +16,7 @@ from ._data import dense_rows, issparse, to_features
 from ._kernels.predict import predict_trees
 from ._params import _bool, model_params
 from .binning import BinMapper, BinnedData
+from .dataset import Dataset
 from .errors import DataError, ModelFormatError, ParameterError
 from .explain import explain_contributions, explain_interactions, explain_leaves
 from .objectives import Objective
@@ -215,6 +216,9 @@ class Booster:
             the diagonal; (n_rows, num_class, n_features + 1, n_features + 1) for a multiclass
             model.
         """
+        if isinstance(data, Dataset):  # else refused as "non-numeric values", which would not say why
+            raise DataError("predict takes the features (an array, DataFrame or sparse matrix), not a Dataset: pass "
+                            "the data the Dataset was made from")
         # checked: a text such as "false" is truthy and would silently pick another output
         raw_score = _bool("raw_score", raw_score)
         explained = {"pred_leaf": explain_leaves, "pred_contrib": explain_contributions,

@@ -74,9 +74,16 @@ def leaf_numbers(tree: Tree) -> np.ndarray:
 
 def expected_value(tree: Tree) -> float:
     """The tree's mean output over its training cover: ``sum(count * value) / count[root]`` over
-    the leaves."""
+    the leaves.
+
+    A tree grown on an empty sample (a sampler drew no row) is a single leaf of cover 0: its
+    expectation is its value. The leaves are weighted by their share of the cover, so that
+    counts times values near the float limit cannot overflow.
+    """
+    if tree.count[0] == 0:
+        return float(tree.value[0])
     leaves = tree.left < 0
-    return float(np.dot(tree.count[leaves], tree.value[leaves]) / tree.count[0])
+    return float(np.dot(tree.count[leaves] / tree.count[0], tree.value[leaves]))
 
 
 def _cover_share(tree: Tree) -> np.ndarray:

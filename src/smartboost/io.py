@@ -46,6 +46,9 @@ _FIELDS = ("format", "version", "smartboost_version", "objective", "base_score",
 MAX_MODEL_BYTES = 1 << 31
 """Largest model text (UTF-8) the loader parses: 2 GiB, about 60,000 trees of 255 leaves."""
 
+_SHAP_HEADROOM = 4.0
+"""The sum of the base score and the trees' largest leaves times this must be finite (``_trees``)."""
+
 MAX_NESTING = 64
 """Deepest nesting of JSON lists and objects the loader parses (a model file nests 4 deep)."""
 
@@ -293,10 +296,13 @@ def _trees(document: dict, bin_mapper: BinMapper, base_score: float | np.ndarray
     """The trees; together with the base score they must add up to finite raw scores."""
     trees = [Tree.from_dict(tree, bin_mapper, schema.child("trees", i))
              for i, tree in enumerate(schema.member(document, "trees", "", list))]
-    # The largest raw score any row can reach: finite, or predictions would overflow to inf.
+    # The largest raw score any row can reach: finite, or predictions would overflow to inf; and
+    # with room for the SHAP values, whose terms span up to twice a tree's largest leaf and whose
+    # interactions take differences of those (smartboost.explain).
     reach = float(np.max(np.abs(base_score))) + sum(float(np.abs(t.value[t.is_leaf]).max()) for t in trees)
-    if not np.isfinite(reach):
-        schema.fail("trees", "has leaf values that add up to more than a 64-bit float holds")
+    if not np.isfinite(_SHAP_HEADROOM * reach):
+        schema.fail("trees", f"has leaf values that add up to more than a 64-bit float holds (over "
+                             f"1/{_SHAP_HEADROOM:g} of the largest, which SHAP values need)")
     return trees
 
 

@@ -247,6 +247,18 @@ class Tree:
             schema.fail(schema.child(path, "left"), "does not form a tree (a node with two parents or none)")
         features = self.feature[internal]
         refuse("feature", internal & (self.feature < 0), "a split node needs a feature")
+        # The counts are the cover TreeSHAP weighs a split's children by (smartboost.explain): a
+        # split shares its rows between its children and has some (else its children's shares
+        # are 0 / 0). Compared without adding, so that counts near the int64 limit cannot wrap.
+        refuse("count", internal & (self.count == 0), "a split node covers at least one row of its tree's sample")
+        left_count = self.count[np.where(internal, self.left, 0)]
+        right_count = self.count[np.where(internal, self.right, 0)]
+        shared = (right_count <= self.count) & (left_count == self.count - right_count)
+        if not shared[internal].all():
+            i = int(np.flatnonzero(internal & ~shared)[0])
+            schema.fail(schema.child(schema.child(path, "count"), i),
+                        f"is {self.count[i]}, not the sum of its children's counts ({left_count[i]} + "
+                        f"{right_count[i]}): the rows of a split are its children's")
         bins = self.bin_threshold[internal]
         refuse("bin_threshold", internal & (self.bin_threshold >= bin_mapper.n_bins[self.feature]),
                "outside its feature's value bins")

@@ -100,7 +100,10 @@ class BinaryLogistic(Objective):
         self.is_unbalance = bool(is_unbalance)
         # the class weights (negative, positive) of the gradients; is_unbalance's wait for bind()
         self.class_weights = (1.0, self.scale_pos_weight)
-        self.sigma_smooth = 0.25 * self.sigmoid ** 2 * max(self.class_weights)  # h = w s^2 p (1 - p) <= w s^2 / 4
+        self.sigma_smooth = 0.25 * self.sigmoid * self.sigmoid * max(self.class_weights)  # h <= w s^2 / 4
+        if not math.isfinite(self.sigma_smooth):
+            raise ParameterError(f"sigmoid={sigmoid} (with scale_pos_weight={scale_pos_weight}) is too large: the "
+                                 "hessians w s^2 p (1 - p) would overflow a float")
 
     def check_label(self, label, name="label", training=True):
         """0/1 labels, both classes present in training data."""
@@ -120,7 +123,7 @@ class BinaryLogistic(Objective):
             self.class_weights = (positives / negatives, self.scale_pos_weight)
         else:
             self.class_weights = (1.0, negatives / positives * self.scale_pos_weight)
-        self.sigma_smooth = 0.25 * self.sigmoid ** 2 * max(self.class_weights)
+        self.sigma_smooth = 0.25 * self.sigmoid * self.sigmoid * max(self.class_weights)
 
     def init_score(self, label, weight):
         """Log-odds of the weighted mean label, divided by s."""

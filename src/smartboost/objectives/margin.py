@@ -27,6 +27,7 @@ The start score minimises the weighted loss of a constant (Brent's method on the
 from __future__ import annotations
 
 import math
+import sys
 from typing import ClassVar
 
 import numpy as np
@@ -290,8 +291,12 @@ class GaussianMargin(MarginObjective):
             raise ParameterError(f"gaussian_s must be finite, got {gaussian_s}")
         self.gaussian_c = float(gaussian_c)
         self.gaussian_s = float(gaussian_s)
-        # |phi''| peaks at M = -s/2, where it is 2 c exp(c s^2 / 4)
-        self.sigma_smooth = 2.0 * self.gaussian_c * math.exp(self.gaussian_c * self.gaussian_s ** 2 / 4.0)
+        # |phi''| peaks at M = -s/2, where it is 2 c exp(c s^2 / 4), and so does the loss: exp(c s^2 / 4)
+        peak = self.gaussian_c * self.gaussian_s * self.gaussian_s / 4.0
+        if not peak < math.log(sys.float_info.max / (2.0 * self.gaussian_c)):
+            raise ParameterError(f"gaussian_c={gaussian_c} and gaussian_s={gaussian_s} are too large: the loss "
+                                 f"exp(-c M (M + s)) peaks at exp(c s^2 / 4) = exp({peak:g}), beyond a float")
+        self.sigma_smooth = 2.0 * self.gaussian_c * math.exp(peak)
 
     @property
     def _constants(self) -> tuple[float, float]:
