@@ -102,8 +102,9 @@ class BinaryLogistic(Objective):
         self.class_weights = (1.0, self.scale_pos_weight)
         self.sigma_smooth = 0.25 * self.sigmoid * self.sigmoid * max(self.class_weights)  # h <= w s^2 / 4
         if not math.isfinite(self.sigma_smooth):
-            raise ParameterError(f"sigmoid={sigmoid} (with scale_pos_weight={scale_pos_weight}) is too large: the "
-                                 "hessians w s^2 p (1 - p) would overflow a float")
+            weighted = "" if scale_pos_weight == 1.0 else f" with scale_pos_weight={scale_pos_weight}"
+            raise ParameterError(f"sigmoid={sigmoid} is too large{weighted}: the hessians w s^2 p (1 - p) would "
+                                 "overflow a float")
 
     def check_label(self, label, name="label", training=True):
         """0/1 labels, both classes present in training data."""
