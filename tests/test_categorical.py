@@ -320,6 +320,33 @@ def test_cli_trains_and_predicts_a_csv_with_a_text_column(tmp_path, capsys):
     assert "column 3 ('city'): 'c" in capsys.readouterr().err  # text in a column not declared categorical
 
 
+def test_cli_reads_integer_codes_by_value(tmp_path, capsys):
+    """A CSV column of integer codes declared categorical holds numbers, as in LightGBM: "3" and
+    "3.0" are one category, and the CLI predicts with a model trained on the codes in Python."""
+    from smartboost.cli import main
+    frame, y = _frame(n=600)
+    frame = frame.drop(columns="city")
+    frame.assign(label=y)[["label", "x", "code"]].to_csv(tmp_path / "train.csv", index=False,
+                                                         float_format="%.0f")  # codes "3", x rounded
+    test = frame.assign(label=y).iloc[:50][["label", "x", "code"]]
+    test.to_csv(tmp_path / "test.csv", index=False, float_format="%.1f")  # codes "3.0"
+    model = tmp_path / "model.json"
+    assert main(["train", str(tmp_path / "train.csv"), "-o", str(model), "--categorical_feature", "code",
+                 "--num_iterations", "3", "--min_data_per_group", "5", "--verbosity", "-1"]) == 0
+    booster = sb.Booster(model_file=model)
+    assert not booster.bin_mapper.categories[1].is_text
+    assert main(["predict", str(model), str(tmp_path / "test.csv"), "-o", str(tmp_path / "p.txt")]) == 0
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "p.txt"), booster.predict(test[["x", "code"]].round(1)),
+                               rtol=1e-15)
+    _train(frame, y, rounds=3, categorical_feature=["code"]).save_model(tmp_path / "python.json")
+    assert main(["predict", str(tmp_path / "python.json"), str(tmp_path / "test.csv"), "-o",
+                 str(tmp_path / "q.txt")]) == 0
+    pd.DataFrame({"label": [1.0], "x": [0.0], "code": ["three"]}).to_csv(tmp_path / "text.csv", index=False)
+    capsys.readouterr()
+    assert main(["predict", str(model), str(tmp_path / "text.csv")]) == 1
+    assert "column 3 ('code'): 'three' is not a number" in capsys.readouterr().err
+
+
 # -- bad input ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("column, match", [
