@@ -200,6 +200,19 @@ def test_a_frames_category_order_does_not_change_predictions():
     np.testing.assert_array_equal(booster.predict(frame.assign(city=frame["city"].astype(object))), expected)
 
 
+def test_booleans_with_missing_values_are_the_flags_of_a_bool_column():
+    frame, y = _frame()
+    flags = frame["code"].to_numpy() == 3
+    with_missing = pd.Series(flags, dtype=object)
+    with_missing[frame["city"].isna().to_numpy()] = None  # an object column: categorical by its type
+    booster = _train(frame.assign(code=with_missing), y)
+    assert booster.bin_mapper.categories[2].values.tolist() == [0, 1]
+    expected = booster.predict(frame.assign(code=with_missing))
+    complete = ~frame["city"].isna().to_numpy()
+    for column in (flags, pd.array(flags, dtype="boolean"), pd.Categorical(flags)):  # they were "numbers" for text
+        np.testing.assert_array_equal(booster.predict(frame.assign(code=column))[complete], expected[complete])
+
+
 @pytest.mark.parametrize("dtype", ["category", object, "string"])
 def test_a_text_column_with_only_missing_values_is_all_missing(dtype):
     pd = pytest.importorskip("pandas")
@@ -320,6 +333,33 @@ def test_cli_trains_and_predicts_a_csv_with_a_text_column(tmp_path, capsys):
     assert "column 3 ('city'): 'c" in capsys.readouterr().err  # text in a column not declared categorical
 
 
+def test_cli_reads_integer_codes_by_value(tmp_path, capsys):
+    """A CSV column of integer codes declared categorical holds numbers, as in LightGBM: "3" and
+    "3.0" are one category, and the CLI predicts with a model trained on the codes in Python."""
+    from smartboost.cli import main
+    frame, y = _frame(n=600)
+    frame = frame.drop(columns="city")
+    frame.assign(label=y)[["label", "x", "code"]].to_csv(tmp_path / "train.csv", index=False,
+                                                         float_format="%.0f")  # codes "3", x rounded
+    test = frame.assign(label=y).iloc[:50][["label", "x", "code"]]
+    test.to_csv(tmp_path / "test.csv", index=False, float_format="%.1f")  # codes "3.0"
+    model = tmp_path / "model.json"
+    assert main(["train", str(tmp_path / "train.csv"), "-o", str(model), "--categorical_feature", "code",
+                 "--num_iterations", "3", "--min_data_per_group", "5"]) == 0
+    booster = sb.Booster(model_file=model)
+    assert not booster.bin_mapper.categories[1].is_text
+    assert main(["predict", str(model), str(tmp_path / "test.csv"), "-o", str(tmp_path / "p.txt")]) == 0
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "p.txt"), booster.predict(test[["x", "code"]].round(1)),
+                               rtol=1e-15)
+    _train(frame, y, rounds=3, categorical_feature=["code"]).save_model(tmp_path / "python.json")
+    assert main(["predict", str(tmp_path / "python.json"), str(tmp_path / "test.csv"), "-o",
+                 str(tmp_path / "q.txt")]) == 0
+    pd.DataFrame({"label": [1.0], "x": [0.0], "code": ["three"]}).to_csv(tmp_path / "text.csv", index=False)
+    capsys.readouterr()
+    assert main(["predict", str(model), str(tmp_path / "text.csv")]) == 1
+    assert "column 3 ('code'): 'three' is not a number" in capsys.readouterr().err
+
+
 # -- bad input ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("column, match", [
@@ -333,12 +373,17 @@ def test_bad_codes_name_the_column_and_row(column, match):
 
 
 def test_negative_codes_are_missing_values_with_a_warning(caplog):
+    import logging
+
     from smartboost._config import logger
+    level = logger.level  # a command line run with --verbosity -1 elsewhere may have raised it above warnings
     logger.propagate = True
+    logger.setLevel(logging.WARNING)
     try:
         data = sb.Dataset(pd.DataFrame({"c": [0.0, -1.0, 2.0, -3.0] * 3}), np.zeros(12), categorical_feature=[0])
     finally:
         logger.propagate = False
+        logger.setLevel(level)
     assert "negative codes" in caplog.text
     assert data.binned.missing_count[0] == 6
 

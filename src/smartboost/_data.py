@@ -80,12 +80,15 @@ def _is_dataframe(data: Any) -> bool:
 
 
 def _integer_values(values: np.ndarray) -> np.ndarray | None:
-    """``values`` (categories) as float64 when every one is an integer number, else None."""
+    """``values`` (categories) as float64 when every one is an integer number, else None.
+
+    Booleans are the integers 0 and 1, as in a bool column: an object column of booleans with
+    missing values and a bool column of the same flags are one feature's categories."""
     if values.dtype.kind in "iub":
         return values.astype(np.float64)
     if values.dtype.kind == "f":
         return values.astype(np.float64) if np.all(np.isfinite(values) & (values == np.round(values))) else None
-    if values.size and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+    if values.size and all(isinstance(v, (int, np.integer, np.bool_)) for v in values):
         return values.astype(np.float64)
     return None
 

@@ -15,7 +15,8 @@
 Data files are read strictly (:mod:`smartboost.datafile`): a CSV/TSV field that is neither a
 number nor a missing-value token (``--na_values``) is an error naming its line and column,
 except in the columns of ``--categorical_feature`` (feature indices not counting the label
-column, as LightGBM's, or header names), which hold categories as text;
+column, as LightGBM's, or header names), which hold categories as text (a training file's
+column of numbers only holds integer codes, read by value);
 ``--header auto|true|false`` says whether the first line is a header. The model remembers its
 training file's svmlight index base (``--zero_based``), and ``--valid``, ``predict`` and
 ``evaluate`` files are read the same way, their CSV/TSV/parquet columns matched to the model's
@@ -218,15 +219,15 @@ def _as_features(data):
 
 
 def _read_training(path: str, args: argparse.Namespace, categorical: Any):
-    """The training file (text in the columns of the ``categorical`` features); ``--label-column
-    auto`` is its first column."""
-    from .datafile import label_column_index, read_data
+    """The training file (text in the columns of the ``categorical`` features, unless a column
+    holds numbers only: integer codes); ``--label-column auto`` is its first column."""
+    from .datafile import label_column_index, read_data, text_numbers
 
     label_column = 0 if args.label_column == "auto" else args.label_column
     text = None if categorical == "auto" else _text_columns(
         set(categorical), lambda names, n_columns: label_column_index(label_column, names, n_columns))
-    return _as_features(read_data(path, args.format, label_column, zero_based=args.zero_based, header=args.header,
-                                  na_values=args.na_values, text_columns=text))
+    return _as_features(text_numbers(read_data(path, args.format, label_column, zero_based=args.zero_based,
+                                               header=args.header, na_values=args.na_values, text_columns=text)))
 
 
 def _read_for_model(path: str, args: argparse.Namespace, n_features: int, feature_names: list[str] | None,
@@ -259,9 +260,11 @@ def _read_for_model(path: str, args: argparse.Namespace, n_features: int, featur
         raise DataError(f"{path}: {exc}") from None
 
 
-def _categorical_refs(categorical: np.ndarray, feature_names: list[str] | None) -> list[int | str]:
-    """The categorical features as a file's columns are matched to them: by name, or by index."""
-    indices = np.flatnonzero(categorical).tolist()
+def _text_refs(mapper: Any, feature_names: list[str] | None) -> list[int | str]:
+    """The categorical features of text categories, whose columns a file holds as text, as its
+    columns are matched to them: by name, or by index. (The columns of integer codes hold
+    numbers, read as such: a field that is not one is an error naming its line.)"""
+    indices = [f for f, table in sorted(mapper.categories.items()) if table.is_text]
     return indices if feature_names is None else [feature_names[f] for f in indices]
 
 
@@ -273,7 +276,7 @@ def _read_for_booster(path: str, args: argparse.Namespace, booster):
     names = None if _default_names(booster.feature_names) else booster.feature_names
     return _read_for_model(path, args, booster.num_feature(), names,
                            (booster.data_format or {}).get("svmlight_zero_based"),
-                           _categorical_refs(booster.bin_mapper.categorical, names))
+                           _text_refs(booster.bin_mapper, names))
 
 
 @contextlib.contextmanager
@@ -378,7 +381,7 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     valid_sets, valid_names = [], []
     for path in args.valid or []:
         valid = _read_for_model(path, args, data.X.shape[1], data.feature_names, data.zero_based,
-                                _categorical_refs(train_set.bin_mapper.categorical, data.feature_names))
+                                _text_refs(train_set.bin_mapper, data.feature_names))
         if valid.label is None:
             raise SmartBoostError(f"{path} has no label column; a validation file needs labels")
         with _naming(path):

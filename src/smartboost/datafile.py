@@ -44,7 +44,9 @@ Categorical columns
     (a missing value as None): ``X`` is then an object array, which :func:`to_frame` makes a
     DataFrame of text and number columns.
     Text anywhere else is still an error naming its line and column. The command line allows it
-    in the columns of ``--categorical_feature``.
+    in the columns of ``--categorical_feature``, and reads a training file's such column whose
+    every field is a number as numbers (:func:`text_numbers`): integer codes, as LightGBM reads
+    them, matched by value ("2" and "2.0" alike, and a model trained on numbers in Python).
 
 Columns for a model (:func:`select_columns`)
     A CSV/TSV file with a header, or a parquet file, is matched to a model's feature names by
@@ -79,7 +81,7 @@ import scipy.sparse as sp
 from ._kernels.svmlight import OK, parse_svmlight
 from .errors import DataError, ParameterError
 
-__all__ = ["DataFile", "FORMATS", "NA_VALUES", "read_data", "select_columns", "to_frame"]
+__all__ = ["DataFile", "FORMATS", "NA_VALUES", "read_data", "select_columns", "text_numbers", "to_frame"]
 
 FORMATS = ("svmlight", "csv", "tsv", "parquet")
 _EXTENSIONS = {".svm": "svmlight", ".svmlight": "svmlight", ".libsvm": "svmlight", ".letor": "svmlight",
@@ -563,6 +565,28 @@ def read_parquet(path: Path, label_column: int | str | None = 0, text_columns: T
         for j, column in enumerate(columns):
             table[:, j] = column
     return _split_label(table, names, label_column)
+
+
+def text_numbers(data: DataFile) -> DataFile:
+    """``data`` with each text column whose every field is a number or missing read as numbers
+    (float64; missing: NaN), the others as they are: ``X`` is float64 when no text is left.
+
+    A categorical column of integer codes read as text would hold categories "2" and "2.0"
+    apart, and a model of text categories could not take the codes as numbers (a NumPy matrix, a
+    numeric column); read as numbers, the codes are matched by value, as LightGBM's are.
+    """
+    if getattr(data.X, "dtype", None) != object:
+        return data
+    table = data.X.copy()
+    for j in range(table.shape[1]):
+        try:
+            table[:, j] = [math.nan if v is None else float(v) for v in table[:, j]]
+        except ValueError:  # a field that is not a number: the column holds text
+            continue
+    if all(isinstance(v, float) for v in table.flat):
+        table = table.astype(np.float64)
+    data.X = table
+    return data
 
 
 def to_frame(data: DataFile) -> Any:
