@@ -440,7 +440,7 @@ def _predict(args: argparse.Namespace, extra: list[str]) -> int:
 
 def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     from ._data import to_query_starts
-    from .metrics import get_metric
+    from .metrics import metric_of_params
 
     _check_format_options(args, [args.data])
     booster = _load_model(args.model)
@@ -461,10 +461,8 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     rows = []  # every metric computed before the table is printed, so that an error leaves no half table
     for name in names:
         # the parameters the model was trained with: a quantile model's alpha, not the default 0.9
-        metric = get_metric(name, booster.params.get("label_gain", getattr(booster.objective, "label_gain", None)),
-                            alpha=booster.params.get("alpha"),
-                            tweedie_variance_power=booster.params.get("tweedie_variance_power"),
-                            fair_c=booster.params.get("fair_c"))
+        metric = metric_of_params(name, {"label_gain": getattr(booster.objective, "label_gain", None),
+                                         **booster.params})
         value = metric.evaluate(booster.objective, label, raw, prediction, None, queries)
         rows.append(f"| {metric.name} | {value:.6g} |")
     print("\n".join([f"| metric | {Path(args.data).name} |", "|---|---|", *rows]))

@@ -30,7 +30,7 @@ from .callback import (CallbackEnv, EarlyStopping, EvalResult, ProgressBar, Reco
 from .dataset import Dataset
 from .errors import DataError, ParameterError
 from .grower import GrownTree, TreeGrower, check_units
-from .metrics import Metric, get_metric
+from .metrics import Metric, metric_of_params
 from .objectives import Objective, make_objective
 from .selection import FeatureSelector
 from .steps import to_signs
@@ -389,9 +389,8 @@ def training_metrics(params: TrainingParams, objective: Objective) -> list[Metri
     names = params.metric
     if names is None:
         names = (objective.default_metric,) if objective.default_metric else ()
-    metrics = [get_metric(name, params.label_gain, alpha=params.alpha,
-                          tweedie_variance_power=params.tweedie_variance_power, fair_c=params.fair_c)
-               for name in names]
+    given = params.as_dict()
+    metrics = [metric_of_params(name, given) for name in names]
     for metric in metrics:
         if metric.multiclass != (objective.num_outputs > 1):
             kind = "a multiclass" if metric.multiclass else "a single-output"

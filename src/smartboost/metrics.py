@@ -42,8 +42,9 @@ score, ties kept in row order (a stable sort); row weights are not used.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -368,6 +369,14 @@ def canonical_metric_name(name: str) -> str:
         known = [m.name for m in METRICS] + list(_OF_PARAMETER)
         raise ParameterError(f"unknown metric {name!r}{hint} (known: {known}, ndcg@k, map@k)")
     return metric.name
+
+
+def metric_of_params(name: str, params: Mapping[str, Any]) -> Metric:
+    """The metric ``name`` with the training parameters that shape it (``label_gain``, ``alpha``,
+    ``tweedie_variance_power``, ``fair_c``) read from ``params``, a run's or a model's (absent:
+    their defaults): one list of them for training and for evaluating a saved model."""
+    return get_metric(name, params.get("label_gain"), alpha=params.get("alpha"),
+                      tweedie_variance_power=params.get("tweedie_variance_power"), fair_c=params.get("fair_c"))
 
 
 def get_metric(name: str, label_gain: Sequence[float] | str | None = None, *, alpha: float | None = None,

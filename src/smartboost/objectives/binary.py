@@ -100,7 +100,6 @@ class BinaryLogistic(Objective):
         self.is_unbalance = bool(is_unbalance)
         # the class weights (negative, positive) of the gradients; is_unbalance's wait for bind()
         self.class_weights = (1.0, self.scale_pos_weight)
-        self.sigma_smooth = 0.25 * self.sigmoid * self.sigmoid * max(self.class_weights)  # h <= w s^2 / 4
         if not math.isfinite(self.sigma_smooth):
             weighted = "" if scale_pos_weight == 1.0 else f" with scale_pos_weight={scale_pos_weight}"
             raise ParameterError(f"sigmoid={sigmoid} is too large{weighted}: the hessians w s^2 p (1 - p) would "
@@ -124,7 +123,11 @@ class BinaryLogistic(Objective):
             self.class_weights = (positives / negatives, self.scale_pos_weight)
         else:
             self.class_weights = (1.0, negatives / positives * self.scale_pos_weight)
-        self.sigma_smooth = 0.25 * self.sigmoid * self.sigmoid * max(self.class_weights)
+
+    @property
+    def sigma_smooth(self) -> float:
+        """The hessian's bound: h = w s^2 p (1 - p) <= w s^2 / 4, w the larger class weight."""
+        return 0.25 * self.sigmoid * self.sigmoid * max(self.class_weights)
 
     def init_score(self, label, weight):
         """Log-odds of the weighted mean label, divided by s."""
