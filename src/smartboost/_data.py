@@ -182,6 +182,39 @@ def refuse_times(data: Any, name: str) -> None:
                         f"{_TIME_ADVICE}")
 
 
+def _non_numeric(data: np.ndarray, name: str) -> DataError:
+    """The error of an array whose values are not all numbers (text)."""
+    return DataError(f"{name} holds non-numeric values (dtype {data.dtype}); an array holds numbers only: give text "
+                     "categories as columns of a DataFrame (category, string or object), or encode them as numbers")
+
+
+def refuse_text(data: Any, name: str) -> None:
+    """Refuse an array (or list) of text, and one holding dates or durations
+    (:func:`refuse_times`), as :func:`to_features` does, before scikit-learn's validation reads
+    it: its conversion fails with numpy's bare "could not convert string to float". Anything
+    else passes (a value of another type, such as a dict, to scikit-learn's own TypeError).
+
+    Raises
+    ------
+    DataError
+        Naming the argument.
+    """
+    if isinstance(data, (list, tuple)):
+        try:
+            data = np.asarray(data)
+        except (TypeError, ValueError):  # ragged: scikit-learn says so
+            return
+    if not (isinstance(data, np.ndarray) and data.dtype.kind in "OUS"):
+        return
+    refuse_times(data, name)
+    try:
+        data.astype(np.float64)
+    except ValueError:
+        raise _non_numeric(data, name) from None
+    except TypeError:
+        return
+
+
 def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
     if data.dtype in (np.float32, np.float64):
         return data
@@ -197,8 +230,7 @@ def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
     try:
         return data.astype(np.float64)
     except (TypeError, ValueError):
-        raise DataError(f"{name} holds non-numeric values (dtype {data.dtype}); encode them as numbers "
-                        "first") from None
+        raise _non_numeric(data, name) from None
 
 
 def _from_sparse(data: Any, name: str) -> sp.csc_matrix:
