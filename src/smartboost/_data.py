@@ -288,6 +288,28 @@ def to_features(data: Any, name: str = "X", allow_empty: bool = False) -> Featur
     return features or Features(matrix)
 
 
+def default_names(names: list[str]) -> bool:
+    """Whether ``names`` are the names features get without any (``Column_<i>``)."""
+    return all(n == f"Column_{i}" for i, n in enumerate(names))
+
+
+def check_column_names(names: list[str] | None, feature_names: list[str], owner: str) -> None:
+    """Refuse a DataFrame whose column names are not the features' of ``owner`` (a model, or the
+    reference of a Dataset): columns are read by position, so names in another order, or other
+    names, would silently read each column as another feature. Features without names of their
+    own (``Column_<i>``: trained on an array) take any names, but not their own in another order.
+
+    Raises
+    ------
+    DataError
+        Showing both lists of names.
+    """
+    if names is not None and names != feature_names and (
+            not default_names(feature_names) or sorted(names) == sorted(feature_names)):
+        raise DataError(f"data column names {names[:5]}... differ from the {owner} feature names "
+                        f"{feature_names[:5]}...")
+
+
 def concat_features(parts: list[Features]) -> Features:
     """Row blocks of one feature matrix (a Dask worker's partitions) as one :class:`Features`:
     each text column indexes the union of the blocks' vocabularies."""
