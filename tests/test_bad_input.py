@@ -188,6 +188,24 @@ def test_default_named_model_refuses_its_own_names_in_another_order():
         booster.predict(df[df.columns[::-1]], pred_contrib=True)
 
 
+def test_a_reference_refuses_a_frame_of_its_names_in_another_order():
+    # a validation frame whose columns came in another order was binned by position: each column
+    # read as another feature, and its metric (and early stopping) silently wrong
+    pd = pytest.importorskip("pandas")
+    X, y = make_binary(n=200)
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(6)])
+    train_set = sb.Dataset(df, y)
+    booster = sb.train({"objective": "binary", "verbosity": -1}, train_set, 2)
+    for reference, owner in ((train_set, "reference's"), (booster, "reference's")):
+        with pytest.raises(DataError, match=f"differ from the {owner} feature names"):
+            sb.Dataset(df[df.columns[::-1]], y, reference=reference)
+        with pytest.raises(DataError, match=f"differ from the {owner} feature names"):
+            sb.Dataset(df.rename(columns={"f0": "other"}), y, reference=reference)
+    assert sb.Dataset(df, y, reference=train_set).feature_name == list(df.columns)
+    unnamed = sb.Dataset(X, y)  # features named Column_i take a frame of any other names
+    assert sb.Dataset(df, y, reference=unnamed).feature_name == list(df.columns)
+
+
 @pytest.mark.parametrize("chunk_bytes", [1 << 24, 64])
 def test_wide_sparse_rows_predict_from_the_used_columns_only(chunk_bytes, monkeypatch):
     import tracemalloc

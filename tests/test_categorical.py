@@ -312,6 +312,11 @@ def test_sklearn_categorical_features_from_dtype_and_as_a_mask():
     assert masked.booster_.bin_mapper.categorical.tolist() == [False, True, True]
     with pytest.raises(ValueError, match="categorical_features"):
         SmartBoostRegressor(categorical_features="all").fit(frame, y)
+    # the frame's values as an array of text were numpy's bare "could not convert string to float"
+    for method, args in ((model.predict, ()), (SmartBoostRegressor().fit, (y,))):
+        for array in (frame.to_numpy(), frame.to_numpy().tolist()):
+            with pytest.raises(DataError, match="X holds non-numeric values.*as columns of a DataFrame"):
+                method(array, *args)
 
 
 def test_cli_trains_and_predicts_a_csv_with_a_text_column(tmp_path, capsys):

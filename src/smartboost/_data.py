@@ -192,6 +192,39 @@ def refuse_times(data: Any, name: str) -> None:
                         f"{_TIME_ADVICE}")
 
 
+def _non_numeric(data: np.ndarray, name: str) -> DataError:
+    """The error of an array whose values are not all numbers (text)."""
+    return DataError(f"{name} holds non-numeric values (dtype {data.dtype}); an array holds numbers only: give text "
+                     "categories as columns of a DataFrame (category, string or object), or encode them as numbers")
+
+
+def refuse_text(data: Any, name: str) -> None:
+    """Refuse an array (or list) of text, and one holding dates or durations
+    (:func:`refuse_times`), as :func:`to_features` does, before scikit-learn's validation reads
+    it: its conversion fails with numpy's bare "could not convert string to float". Anything
+    else passes (a value of another type, such as a dict, to scikit-learn's own TypeError).
+
+    Raises
+    ------
+    DataError
+        Naming the argument.
+    """
+    if isinstance(data, (list, tuple)):
+        try:
+            data = np.asarray(data)
+        except (TypeError, ValueError):  # ragged: scikit-learn says so
+            return
+    refuse_times(data, name)
+    if not (isinstance(data, np.ndarray) and data.dtype.kind in "OUS"):
+        return
+    try:
+        data.astype(np.float64)
+    except ValueError:
+        raise _non_numeric(data, name) from None
+    except TypeError:
+        return
+
+
 def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
     if data.dtype in (np.float32, np.float64):
         return data
@@ -205,8 +238,7 @@ def _from_numpy(data: np.ndarray, name: str) -> np.ndarray:
     try:
         return data.astype(np.float64)
     except (TypeError, ValueError):
-        raise DataError(f"{name} holds non-numeric values (dtype {data.dtype}); encode them as numbers "
-                        "first") from None
+        raise _non_numeric(data, name) from None
 
 
 def _from_sparse(data: Any, name: str) -> sp.csc_matrix:
@@ -262,6 +294,28 @@ def to_features(data: Any, name: str = "X", allow_empty: bool = False) -> Featur
     if matrix.shape[1] == 0:
         raise DataError(f"{name} has no features")
     return features or Features(matrix)
+
+
+def default_names(names: list[str]) -> bool:
+    """Whether ``names`` are the names features get without any (``Column_<i>``)."""
+    return all(n == f"Column_{i}" for i, n in enumerate(names))
+
+
+def check_column_names(names: list[str] | None, feature_names: list[str], owner: str) -> None:
+    """Refuse a DataFrame whose column names are not the features' of ``owner`` (a model, or the
+    reference of a Dataset): columns are read by position, so names in another order, or other
+    names, would silently read each column as another feature. Features without names of their
+    own (``Column_<i>``: trained on an array) take any names, but not their own in another order.
+
+    Raises
+    ------
+    DataError
+        Showing both lists of names.
+    """
+    if names is not None and names != feature_names and (
+            not default_names(feature_names) or sorted(names) == sorted(feature_names)):
+        raise DataError(f"data column names {names[:5]}... differ from the {owner} feature names "
+                        f"{feature_names[:5]}...")
 
 
 def concat_features(parts: list[Features]) -> Features:

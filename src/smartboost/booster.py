@@ -12,7 +12,7 @@ import numpy as np
 
 from . import io
 from ._config import threads
-from ._data import dense_rows, issparse, to_features
+from ._data import check_column_names, dense_rows, issparse, to_features
 from ._kernels.predict import predict_trees
 from ._params import _bool, model_params
 from .binning import BinMapper, BinnedData
@@ -260,11 +260,7 @@ class Booster:
         X, names = features.matrix, features.names
         if X.shape[1] != self.num_feature():
             raise DataError(f"data has {X.shape[1]} features but the model was trained on {self.num_feature()}")
-        # a model of default names (trained on an array) takes any names, but not its own in another order
-        if names is not None and names != self.feature_names and (
-                not _default_names(self.feature_names) or sorted(names) == sorted(self.feature_names)):
-            raise DataError(f"data column names {names[:5]}... differ from the model's feature names "
-                            f"{self.feature_names[:5]}...")
+        check_column_names(names, self.feature_names, "model's")
         self.bin_mapper.check_text_columns(features)
         category_bins = {f: self.bin_mapper.category_bins(features, f) for f in self.bin_mapper.categories}
         return X, _row_chunks(X, category_bins, used)
@@ -380,8 +376,4 @@ def _row_chunks(X: Any, category_bins: dict[int, np.ndarray],
             for column, bins in placed.items():
                 rows[:, column] = bins[start:start + rows.shape[0]]
         yield start, rows
-
-
-def _default_names(names: list[str]) -> bool:
-    return all(n == f"Column_{i}" for i, n in enumerate(names))
 

@@ -271,9 +271,9 @@ def _text_refs(mapper: Any, feature_names: list[str] | None) -> list[int | str]:
 def _read_for_booster(path: str, args: argparse.Namespace, booster):
     """A file to predict or evaluate with ``booster`` (:func:`_read_for_model`; names ``Column_<i>``
     are no names)."""
-    from .booster import _default_names
+    from ._data import default_names
 
-    names = None if _default_names(booster.feature_names) else booster.feature_names
+    names = None if default_names(booster.feature_names) else booster.feature_names
     return _read_for_model(path, args, booster.num_feature(), names,
                            (booster.data_format or {}).get("svmlight_zero_based"),
                            _text_refs(booster.bin_mapper, names))

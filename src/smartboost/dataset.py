@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._data import check_largest_weight, to_features, to_query_starts, to_vector
+from ._data import check_column_names, check_largest_weight, to_features, to_query_starts, to_vector
 from ._params import explicit_params, resolve_params
 from .binning import BinMapper, BinnedData
 from .errors import DataError, ParameterError
@@ -50,6 +50,8 @@ class Dataset:
         alternative to ``group``.
     reference : Dataset or Booster, optional
         Bin with its edges instead of learning new ones (evaluation sets; continued training).
+        A DataFrame's columns must have its feature names, in its order (columns are read by
+        position), unless its features have no names of their own (``Column_<i>``).
     params : dict, optional
         Binning parameters (``max_bin``, ``bin_construct_sample_cnt``, ``min_data_in_bin``,
         ``seed``, ``categorical_feature``); other parameters are validated and ignored here.
@@ -74,6 +76,7 @@ class Dataset:
             if mapper.n_features != n_features:
                 raise DataError(f"data has {n_features} features but the reference has {mapper.n_features}")
             if names := _reference_names(reference):
+                check_column_names(column_names, names, "reference's")
                 column_names = column_names or names
         if isinstance(feature_name, str):
             # a text would be split into one-letter names; 'auto' is LightGBM's "the data's own names"

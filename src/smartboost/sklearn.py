@@ -33,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError(f"smartboost.sklearn needs scikit-learn >= 1.6 ({exc}): pip install 'smartboost[sklearn]'",
                       name=exc.name) from exc
 
-from ._data import refuse_times, to_query_starts, to_vector
+from ._data import refuse_text, to_query_starts, to_vector
 from ._params import canonical_param_name
 from .booster import Booster
 from .callback import TrainingCallback
@@ -244,8 +244,8 @@ class _SmartBoostModel(BaseEstimator):
                 X = validate_data(self, X, skip_check_array=True)
                 y = _check_y(y, y_numeric=y_numeric)
             else:
-                # before scikit-learn reads numpy's dates as numbers (a frame's are refused later)
-                refuse_times(X, "X")
+                # before scikit-learn reads numpy's dates as numbers or fails on text (a frame's are checked later)
+                refuse_text(X, "X")
                 X, y = validate_data(self, X, y, **_CHECK_X, y_numeric=y_numeric)
             y = self._fit_target(y)
             weight = None if sample_weight is None else _check_sample_weight(sample_weight, X)
@@ -295,7 +295,7 @@ class _SmartBoostModel(BaseEstimator):
         with _input_errors():
             if _has_categories(X):
                 return validate_data(self, X, reset=False, skip_check_array=True)
-            refuse_times(X, "X")
+            refuse_text(X, "X")
             return validate_data(self, X, reset=False, **_CHECK_X)
 
     # -- fitted attributes -----------------------------------------------------------------
