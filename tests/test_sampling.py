@@ -320,6 +320,22 @@ def test_rows_of_zero_importance_are_never_sampled(sampling):
         assert not np.isin(dead, rows[:m]).any()
 
 
+@pytest.mark.parametrize("lam", ["adaptive", 1.0])
+def test_mvs_importance_of_gradients_whose_squares_overflow(lam):
+    # g^2 (and adaptive lambda = mean|g|^2) overflow beyond 1e154: adaptive lambda raised a raw
+    # OverflowError, and the norms were inf; they are hypot(g, sqrt(lambda) h), as large as g
+    n = 2000
+    ctx = _context(n, seed=5)
+    ctx.grad *= 1e200
+    sampler = make_sampler(_params(sampling="mvs", sample_rate=0.5, mvs_lambda=lam), n)
+    importance = sampler.importance(ctx)
+    root = np.mean(np.abs(ctx.grad)) if lam == "adaptive" else 1.0
+    np.testing.assert_allclose(importance, ctx.weight * np.hypot(ctx.grad, root * ctx.hess), rtol=1e-12)
+    rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
+    m, weight = sampler.sample(ctx, rows, rest)
+    assert 0.45 * n < m < 0.55 * n and np.isfinite(weight[rows[:m]]).all()
+
+
 # -- through training --------------------------------------------------------------------------
 
 def _trees(booster):

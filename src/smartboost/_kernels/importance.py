@@ -9,6 +9,8 @@ other rows (``sampling='auto'``).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -45,11 +47,14 @@ def abs_fixed_sum(values, unit):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def mvs_importance(grad, hess, weight, lam, out):
+def mvs_importance(grad, hess, weight, lam, root, out):
     """``out = weight * sqrt(g^2 + lambda h^2)``: MVS's regularised gradient norm (``weight``
-    None: ones, not read)."""
+    None: ones, not read). ``root`` is sqrt(lambda): where a square overflows (gradients beyond
+    1e154, or lambda itself infinite), the norm is ``hypot(g, root h)``, finite as the gradients are."""
     for i in prange(grad.shape[0]):
         norm = np.sqrt(grad[i] * grad[i] + lam * hess[i] * hess[i])
+        if norm == np.inf:
+            norm = math.hypot(grad[i], root * hess[i])
         out[i] = norm if weight is None else weight[i] * norm
 
 

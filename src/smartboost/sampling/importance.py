@@ -23,6 +23,8 @@ kept query gets weight ``w_i / p_q``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._kernels.draws import draw_proportional
@@ -205,6 +207,7 @@ class MVSSampler(_DiagonalCorrection, ProportionalSampler):
         self._init_correction(n_rows, params.mvs_eta if eta is None else eta, False)
         self.adaptive = params.mvs_lambda == "adaptive"
         self.lam = np.nan if self.adaptive else float(params.mvs_lambda)
+        self.root = math.sqrt(self.lam)  # sqrt(lambda), for norms whose squares overflow
 
     def importance(self, ctx):
         """``w sqrt(g^2 + lambda h^2)``."""
@@ -214,8 +217,9 @@ class MVSSampler(_DiagonalCorrection, ProportionalSampler):
                 mean = np.mean(np.abs(values))
             else:
                 mean = ctx.mean_abs_grad if ctx.mean_abs_grad is not None else mean_abs(ctx.grad)
-            self.lam = float(mean) ** 2
-        mvs_importance(ctx.grad, ctx.hess, ctx.kernel_weight, self.lam, self.importance_buffer)
+            self.root = float(mean)
+            self.lam = self.root * self.root  # inf for diverging gradients: the kernel takes the root then
+        mvs_importance(ctx.grad, ctx.hess, ctx.kernel_weight, self.lam, self.root, self.importance_buffer)
         return self.importance_buffer
 
 
