@@ -125,6 +125,7 @@ def test_monotone_constraints_change_the_model_only_where_they_bind():
 @pytest.mark.parametrize("params, match", [
     ({"monotone_constraints": [1, 0]}, "has 2 entries, but the data has 3 features"),
     ({"monotone_constraints": {"nope": 1}}, "names feature 'nope', which is not a feature"),
+    ({"monotone_constraints": {0: 1, "Column_0": -1}}, r"names feature 'Column_0' twice \(as 0 and 'Column_0'\)"),
     ({"monotone_constraints": [1, 2, 0]}, "must be -1, 0 or 1"),
     ({"monotone_constraints": [1, 0, 0], "step_rule": "leaf_line"}, "leaf_line"),
     ({"monotone_constraints": [1, 0, 0], "objective": "quantile"}, "refits every leaf"),

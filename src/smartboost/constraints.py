@@ -48,15 +48,22 @@ def monotone_directions(value: Any, feature_names: Sequence[str], categorical: n
     Raises
     ------
     ParameterError
-        A list of the wrong length, an unknown feature, or a constrained categorical feature.
+        A list of the wrong length, an unknown feature or one named twice, or a constrained
+        categorical feature.
     """
     if value is None:
         return None
     n = len(feature_names)
     directions = np.zeros(n, np.int8)
     if isinstance(value, Mapping):
+        named: dict[int, int | str] = {}
         for ref, direction in value.items():
-            directions[_feature_index(ref, feature_names, "monotone_constraints")] = direction
+            f = _feature_index(ref, feature_names, "monotone_constraints")
+            if f in named:  # as index and name: one would silently win
+                raise ParameterError(f"parameter 'monotone_constraints' names feature {feature_names[f]!r} twice "
+                                     f"(as {named[f]!r} and {ref!r})")
+            named[f] = ref
+            directions[f] = direction
     else:
         if len(value) != n:
             raise ParameterError(f"parameter 'monotone_constraints' has {len(value)} entries, but the data has {n} "
