@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import numpy as np
 import pytest
@@ -464,3 +465,20 @@ def test_a_feature_without_categories_predicts_the_same_loaded(column):
                                       unseen)
         np.testing.assert_array_equal(model.predict(pd.DataFrame({"c": [3.0, 0.0, -1.0], "x": [0.5, -1.0, 2.0]})),
                                       unseen)
+
+
+@pytest.mark.parametrize("categorical, match", [
+    ("nope", "categorical_feature names 'nope', which is not a feature column of the file (2 feature columns; "
+             "columns a, b)"),
+    ("a,7", "categorical_feature names 7, which is not a feature column"),
+    ("y", "categorical_feature names 'y'"),  # the label column
+    ("b", r"column 2 \('a'\): 'x' is not a number; .* a column of text categories is named in categorical_feature"),
+])
+def test_cli_names_a_categorical_feature_that_is_no_column(tmp_path, capsys, categorical, match):
+    # an unknown name left the text column undeclared: the error named a cell that 'is not a number'
+    from smartboost.cli import main
+    (tmp_path / "t.csv").write_text("y,a,b\n1,x,2\n0,y,3\n1,x,4\n0,z,5\n")
+    capsys.readouterr()
+    assert main(["train", str(tmp_path / "t.csv"), "--label-column", "y", "--categorical_feature", categorical,
+                 "-o", str(tmp_path / "m.json")]) == 1
+    assert re.search(match if categorical == "b" else re.escape(match), capsys.readouterr().err)

@@ -193,18 +193,29 @@ def _choice(text: str) -> bool | str:
     return {"true": True, "false": False}.get(text.lower(), text.lower())
 
 
-def _text_columns(categorical: Any, label_at: Any):
+def _text_columns(categorical: Any, label_at: Any, strict: bool = False):
     """Which columns of a file hold categories as text: those of the ``categorical`` features
     (feature indices, not counting the label column, or header names; None: none), the label
-    being the column ``label_at(names, n_columns)`` gives (None: no label)."""
+    being the column ``label_at(names, n_columns)`` gives (None: no label). ``strict``: a
+    feature of ``categorical`` that no column is (``--categorical_feature`` of a training file)
+    is an error."""
     if not categorical:
         return None
+    refs, categorical = list(categorical), set(categorical)
 
     def text(names: list[str] | None, n_columns: int) -> np.ndarray:
         label = label_at(names, n_columns)
         mask = np.zeros(n_columns, np.bool_)
-        for position, j in enumerate(j for j in range(n_columns) if j != label):
+        features = [j for j in range(n_columns) if j != label]
+        for position, j in enumerate(features):
             mask[j] = position in categorical or (names is not None and names[j] in categorical)
+        feature_names = [] if names is None else [names[j] for j in features]
+        unknown = [ref for ref in refs
+                   if (ref not in feature_names if isinstance(ref, str) else not 0 <= ref < len(features))]
+        if strict and unknown:
+            columns = "no header" if names is None else f"columns {', '.join(feature_names)}"
+            raise DataError(f"categorical_feature names {unknown[0]!r}, which is not a feature column of the file "
+                            f"({len(features)} feature columns; {columns})")
         return mask
     return text
 
@@ -225,7 +236,7 @@ def _read_training(path: str, args: argparse.Namespace, categorical: Any):
 
     label_column = 0 if args.label_column == "auto" else args.label_column
     text = None if categorical == "auto" else _text_columns(
-        set(categorical), lambda names, n_columns: label_column_index(label_column, names, n_columns))
+        categorical, lambda names, n_columns: label_column_index(label_column, names, n_columns), strict=True)
     return _as_features(text_numbers(read_data(path, args.format, label_column, zero_based=args.zero_based,
                                                header=args.header, na_values=args.na_values, text_columns=text)))
 
@@ -253,7 +264,7 @@ def _read_for_model(path: str, args: argparse.Namespace, n_features: int, featur
         return 0 if n_columns == n_features + 1 else None
 
     data = read_data(path, args.format, None, n_features, zero_based=zero_based, header=args.header,
-                     na_values=args.na_values, text_columns=_text_columns(set(categorical), label_at))
+                     na_values=args.na_values, text_columns=_text_columns(categorical, label_at))
     try:
         return _as_features(select_columns(data, n_features, feature_names, args.label_column))
     except DataError as exc:

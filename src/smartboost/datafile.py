@@ -476,7 +476,8 @@ def _value(field: str, line: int, column: int, names: list[str] | None, missing:
     except ValueError:
         name = f" ({names[column]!r})" if names else ""
         raise DataError(f"line {line}, column {column + 1}{name}: {field!r} is not a number; a missing value is "
-                        f"{_describe_missing(missing)} (na_values sets them)") from None
+                        f"{_describe_missing(missing)} (na_values sets them); a column of text categories is named "
+                        "in categorical_feature") from None
 
 
 def _header_names(fields: list[str]) -> list[str]:
