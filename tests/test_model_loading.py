@@ -52,6 +52,16 @@ def test_round_trip_is_bit_exact(model, tmp_path):
     np.testing.assert_array_equal(loaded.predict(X, raw_score=True), booster.predict(X, raw_score=True))
 
 
+def test_a_byte_order_mark_is_read_as_the_start_of_utf8(model, tmp_path):
+    # editors on Windows save UTF-8 with a byte-order mark: json refused such a file as 'not valid JSON'
+    booster, text, X = model
+    path = tmp_path / "model.json"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    for loaded in (sb.Booster(model_file=path), sb.Booster(model_str="\ufeff" + text)):
+        assert loaded.model_to_string() == text
+    _refused(text + "\ufeff", "not valid JSON")  # only at the start
+
+
 def test_a_binary_objective_reads_its_sigmoid_and_defaults_it_to_one(model):
     # files written before binary read sigmoid have none in 'objective': they were trained with 1
     booster, text, X = model

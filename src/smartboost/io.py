@@ -196,6 +196,7 @@ def _parse(text: Any) -> dict:
     anything but a smartboost model of a version this smartboost reads."""
     if not isinstance(text, str):
         raise ModelFormatError(f"a model string must be str, got {type(text).__name__}")
+    text = text.removeprefix("\ufeff")  # the byte-order mark some editors write at the start of UTF-8
     _check_size_and_nesting(text)
     constants = []
 
