@@ -41,6 +41,17 @@ def test_dataframe_with_text_column_not_declared_categorical():
         sb.Dataset(df, [0, 1], categorical_feature=[])
 
 
+def test_a_complex_column_of_a_frame_is_refused_as_a_complex_array_is():
+    # a frame's complex column became a text category per value
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"x": np.arange(10.0), "z": np.arange(10) + 1j})
+    with pytest.raises(DataError, match=r"column 'z' is complex \(dtype complex128\); only real numbers"):
+        sb.Dataset(frame, np.zeros(10))
+    booster = sb.train({"verbosity": -1, "min_data_in_leaf": 1}, sb.Dataset(frame.assign(z=1.0), np.arange(10.0)), 1)
+    with pytest.raises(DataError, match="column 'z' is complex"):
+        booster.predict(frame)
+
+
 def test_dates_and_durations_are_refused_naming_the_column():
     pd = pytest.importorskip("pandas")
     days = np.arange("2020-01-01", "2020-01-11", dtype="datetime64[D]")

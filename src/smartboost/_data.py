@@ -136,9 +136,11 @@ def _from_dataframe(data: Any) -> Features:
         return Features(data.to_numpy(dtype=np.float64, na_value=np.nan), names)
     import pandas as pd
 
-    for j, dtype in enumerate(data.dtypes):  # not categories: they would be, one per date
+    for j, dtype in enumerate(data.dtypes):  # not categories: they would be, one per date or number
         if getattr(dtype, "kind", "O") in "mM" or isinstance(dtype, pd.PeriodDtype):
             raise DataError(f"column {names[j]!r} holds dates or durations (dtype {dtype}); {_TIME_ADVICE}")
+        if getattr(dtype, "kind", "O") == "c":
+            raise DataError(f"column {names[j]!r} is complex (dtype {dtype}); only real numbers are supported")
 
     matrix = np.empty((len(data), len(names)))
     vocabularies = {}
