@@ -41,6 +41,12 @@ def test_dataframe_with_text_column_not_declared_categorical():
         sb.Dataset(df, [0, 1], categorical_feature=[])
 
 
+def test_a_feature_name_given_twice_is_named():
+    X = np.zeros((4, 3))
+    with pytest.raises(DataError, match="feature names must be unique: 'a' names features 0 and 2"):
+        sb.Dataset(X, np.zeros(4), feature_name=["a", "b", "a"])
+
+
 def test_a_complex_column_of_a_frame_is_refused_as_a_complex_array_is():
     # a frame's complex column became a text category per value
     pd = pytest.importorskip("pandas")

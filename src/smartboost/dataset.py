@@ -225,7 +225,11 @@ def _feature_names(names: list[str] | None, n_features: int) -> list[str]:
     if len(names) != n_features:
         raise DataError(f"feature_name has {len(names)} names but the data has {n_features} features")
     if len(set(names)) != len(names):
-        raise DataError("feature names must be unique")
+        seen: dict[str, int] = {}
+        for j, name in enumerate(names):
+            if name in seen:
+                raise DataError(f"feature names must be unique: {name!r} names features {seen[name]} and {j}")
+            seen[name] = j
     return names
 
 
