@@ -304,6 +304,44 @@ def test_leaf_indices_follow_lightgbm():
     booster.trees, booster.best_iteration = trees, len(trees)
     booster.__dict__.pop("_packed", None)
     np.testing.assert_array_equal(booster.predict(X, pred_leaf=True), model.predict(X, pred_leaf=True))
+    # trees_to_dataframe names, links and describes the nodes as LightGBM's does
+    ours, theirs = (table.sort_values(["tree_index", "node_index"], ignore_index=True)
+                    for table in (booster.trees_to_dataframe(), model.trees_to_dataframe()))
+    columns = ["tree_index", "node_depth", "node_index", "left_child", "right_child", "parent_index",
+               "split_feature", "decision_type", "missing_direction"]
+    assert ours[columns].fillna("-").equals(theirs[columns].fillna("-"))
+    leaves = ours["left_child"].isna()
+    np.testing.assert_array_equal(ours["threshold"][~leaves], theirs["threshold"][~leaves])
+    np.testing.assert_array_equal(ours["value"][leaves], theirs["value"][leaves])
+
+
+def test_trees_to_dataframe_walks_every_row_to_its_raw_score():
+    pd = pytest.importorskip("pandas")
+    X, y = make_binary(n=2000, seed=47)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    frame["city"] = pd.Categorical(np.random.default_rng(0).choice(["a", "b", "c", "d"], len(frame)))
+    y = y + (frame["city"].isin(["b", "d"]).to_numpy() & (y == 0))
+    booster = sb.train({**_SMALL, "objective": "binary", "min_data_per_group": 5, "cat_smooth": 1.0},
+                       sb.Dataset(frame, y), 4)
+    table = booster.trees_to_dataframe()
+    assert len(table) == sum(tree.n_nodes for tree in booster.trees)
+    splits = table[table["left_child"].notna()]
+    categorical = splits[splits["decision_type"] == "=="]
+    assert not categorical.empty and set(categorical["split_feature"]) == {"city"}
+    assert all(set(t.split("||")) <= {"a", "b", "c", "d"} for t in categorical["threshold"])
+    # a split's rows are its children's, and its children name it their parent
+    by_index = table.set_index("node_index")
+    for _, split in splits.iterrows():
+        children = by_index.loc[[split["left_child"], split["right_child"]]]
+        assert children["count"].sum() == split["count"]
+        assert (children["parent_index"] == split["node_index"]).all()
+        assert (children["node_depth"] == split["node_depth"] + 1).all()
+    # each row's leaves, named as pred_leaf numbers them, add up to its raw score
+    leaves = booster.predict(frame, pred_leaf=True)
+    value = by_index["value"]
+    raw = booster.base_score + sum(value.loc[[f"{t}-L{leaf}" for leaf in leaves[:, t]]].to_numpy()
+                                   for t in range(leaves.shape[1]))
+    np.testing.assert_allclose(raw, booster.predict(frame, raw_score=True), rtol=1e-12, atol=1e-12)
 
 
 def test_a_model_without_trees_and_bad_requests():

@@ -18,7 +18,7 @@ from ._params import _bool, model_params
 from .binning import BinMapper, BinnedData
 from .dataset import Dataset
 from .errors import DataError, ModelFormatError, ParameterError
-from .explain import explain_contributions, explain_interactions, explain_leaves
+from .explain import explain_contributions, explain_interactions, explain_leaves, tree_table
 from .objectives import Objective
 from .tree import PackedTrees, Tree
 
@@ -301,6 +301,39 @@ class Booster:
             internal = tree.left >= 0
             np.add.at(out, tree.feature[internal], 1.0 if importance_type == "split" else tree.gain[internal])
         return out
+
+    def trees_to_dataframe(self) -> Any:
+        """Every node of every tree as a row of a pandas DataFrame (LightGBM's columns).
+
+        Columns: ``tree_index`` (multiclass: class ``i % num_class`` of iteration
+        ``i // num_class``); ``node_depth`` (the root is 1); ``node_index``, ``left_child``,
+        ``right_child`` and ``parent_index`` as LightGBM names nodes (``<tree>-S<k>``: the tree's
+        ``k``-th split in the order they were made; ``<tree>-L<leaf>``: a leaf, numbered as
+        ``predict(pred_leaf=True)`` numbers it); ``split_feature`` (a name); ``split_gain``;
+        ``threshold`` (a numeric split sends values ``<=`` it left; a categorical split, decision
+        type ``==``, sends the categories listed, ``||``-separated, left); ``decision_type``;
+        ``missing_direction`` (where missing values go: ``left`` or ``right``; a categorical
+        split sends missing and unseen categories right); ``missing_type`` (``NaN``: smartboost's
+        missing value); ``value`` (the node's output times the learning rate, without
+        ``base_score``, which smartboost keeps apart from the trees where LightGBM adds it to its
+        first tree's values); ``weight`` (the sum of the hessians of the node's rows) and
+        ``count`` (the rows of the tree's sample that reached it). Leaves have None or NaN in the
+        split columns.
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Raises
+        ------
+        ImportError
+            Without pandas (``pip install pandas``).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("trees_to_dataframe needs pandas: pip install pandas") from None
+        return pd.DataFrame(tree_table(self))
 
     # -- persistence -------------------------------------------------------------------------
 

@@ -55,7 +55,8 @@ from .tree import Tree
 if TYPE_CHECKING:
     from .booster import Booster
 
-__all__ = ["expected_value", "explain_contributions", "explain_interactions", "explain_leaves", "leaf_numbers"]
+__all__ = ["expected_value", "explain_contributions", "explain_interactions", "explain_leaves", "leaf_numbers",
+           "tree_table"]
 
 
 def leaf_numbers(tree: Tree) -> np.ndarray:
@@ -117,6 +118,57 @@ def _gauss_legendre(max_points: int) -> tuple[np.ndarray, np.ndarray]:
         points[m, :m] = (x + 1.0) / 2.0
         weights[m, :m] = w / 2.0
     return points, weights
+
+
+def _node_names(tree: Tree, index: int) -> list[str]:
+    """LightGBM's name of every node of tree ``index``: ``<index>-S<k>`` for its ``k``-th split
+    (in the order the splits were made), ``<index>-L<leaf>`` for a leaf (:func:`leaf_numbers`)."""
+    names = [f"{index}-L{leaf}" for leaf in leaf_numbers(tree)]
+    internal = np.flatnonzero(tree.left >= 0)
+    for k, node in enumerate(internal[np.argsort(tree.left[internal])]):
+        names[node] = f"{index}-S{k}"
+    return names
+
+
+def tree_table(booster: Booster) -> dict[str, list]:
+    """The columns of ``Booster.trees_to_dataframe``: one row per node of every tree, LightGBM's
+    columns (see that method)."""
+    table: dict[str, list] = {name: [] for name in (
+        "tree_index", "node_depth", "node_index", "left_child", "right_child", "parent_index", "split_feature",
+        "split_gain", "threshold", "decision_type", "missing_direction", "missing_type", "value", "weight", "count")}
+    feature_names = booster.feature_name()
+    for index, tree in enumerate(booster.trees):
+        names = _node_names(tree, index)
+        parent: list[str | None] = [None] * tree.n_nodes
+        for node in np.flatnonzero(tree.left >= 0):
+            parent[tree.left[node]] = parent[tree.right[node]] = names[node]
+        categorical = tree.categorical_nodes
+        for node, depth in enumerate(tree._node_depths()):
+            split = bool(tree.left[node] >= 0)
+            feature = int(tree.feature[node])
+            if not split:
+                threshold, decision = np.nan, None
+            elif categorical[node]:  # LightGBM's form: the categories going left, '||'-separated
+                threshold = "||".join(map(str, booster.bin_mapper.categories_in(feature, tree.left_bins(node))))
+                decision = "=="
+            else:
+                threshold, decision = float(tree.threshold[node]), "<="
+            table["tree_index"].append(index)
+            table["node_depth"].append(int(depth) + 1)
+            table["node_index"].append(names[node])
+            table["left_child"].append(names[tree.left[node]] if split else None)
+            table["right_child"].append(names[tree.right[node]] if split else None)
+            table["parent_index"].append(parent[node])
+            table["split_feature"].append(feature_names[feature] if split else None)
+            table["split_gain"].append(float(tree.gain[node]) if split else np.nan)
+            table["threshold"].append(threshold)
+            table["decision_type"].append(decision)
+            table["missing_direction"].append(("left" if tree.missing_left[node] else "right") if split else None)
+            table["missing_type"].append("NaN" if split else None)
+            table["value"].append(float(tree.value[node]))
+            table["weight"].append(float(tree.hessian[node]))
+            table["count"].append(int(tree.count[node]))
+    return table
 
 
 def explain_leaves(booster: Booster, X: object, n_trees: int,
