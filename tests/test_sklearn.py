@@ -388,3 +388,41 @@ def test_classifier_takes_an_init_score_per_class():
                                rtol=0, atol=1e-12)
     with pytest.raises(DataError, match="give shape"):
         SmartBoostClassifier(n_estimators=2, verbosity=-1).fit(X, y, init_score=np.zeros(900))
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", {"hi": 5.0, "lo": 0.5}])
+def test_class_weight_equals_lightgbm(class_weight):
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 20, size=(600, 3)).astype(float)  # fewer values than bins: both libraries bin them alike
+    score = 0.3 * X[:, 0] - 0.2 * X[:, 1] + rng.standard_normal(600)
+    labels = np.array(["lo", "mid", "hi"])[np.digitize(score, np.quantile(score, [0.6, 0.9]))]
+    params = dict(n_estimators=5, num_leaves=5, min_child_samples=1, min_child_weight=0, max_bin=63, learning_rate=0.3)
+    ours = SmartBoostClassifier(class_weight=class_weight, **params).fit(X, labels)
+    theirs = lgb.LGBMClassifier(class_weight=class_weight, verbose=-1, n_jobs=1, deterministic=True, min_data_in_bin=1,
+                                **params).fit(X, labels)
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), rtol=0, atol=1e-7)
+    plain = SmartBoostClassifier(**params).fit(X, labels)
+    assert np.abs(ours.predict_proba(X) - plain.predict_proba(X)).max() > 0.05  # the weights were read
+    # they multiply the sample weights
+    weight = rng.uniform(0.5, 2.0, 600)
+    both = SmartBoostClassifier(class_weight=class_weight, **params).fit(X, labels, sample_weight=weight)
+    classes, counts = np.unique(labels, return_counts=True)
+    per_class = (dict(zip(classes, 600 / (3 * counts))) if class_weight == "balanced"
+                 else {**dict.fromkeys(classes, 1.0), **class_weight})
+    rows = SmartBoostClassifier(**params).fit(X, labels, sample_weight=weight * np.array([per_class[c] for c in labels]))
+    np.testing.assert_array_equal(both.predict_proba(X), rows.predict_proba(X))
+
+
+@pytest.mark.parametrize("estimator, class_weight, match", [
+    (SmartBoostClassifier, "bal", "class_weight must be a dict of class weights, 'balanced' or None"),
+    (SmartBoostClassifier, {"nope": 1.0}, "class_weight names class 'nope', which y does not have"),
+    (SmartBoostClassifier, {"hi": -1.0}, "class_weight of class 'hi' must be a finite number >= 0"),
+    (SmartBoostClassifier, {"hi": np.nan}, "class_weight of class 'hi' must be a finite number >= 0"),
+    (SmartBoostRegressor, "balanced", "class_weight is for SmartBoostClassifier, not SmartBoostRegressor"),
+])
+def test_bad_class_weights(estimator, class_weight, match):
+    X, y = make_binary(n=100)
+    y = np.where(y > 0, "hi", "lo") if estimator is SmartBoostClassifier else y
+    with pytest.raises(ParameterError, match=match):
+        estimator(class_weight=class_weight, n_estimators=2).fit(X, y)

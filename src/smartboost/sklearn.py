@@ -18,8 +18,10 @@ HistGradientBoosting). Needs the ``sklearn`` extra (``pip install smartboost[skl
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -75,7 +77,7 @@ class _SmartBoostModel(BaseEstimator):
                  early_stopping_rounds: int | None = None, callbacks: list[TrainingCallback] | None = None,
                  importance_type: str = "split", random_state: int | np.random.RandomState | None = None,
                  n_jobs: int | None = None, verbosity: int = -1, categorical_features: Any = "from_dtype",
-                 **kwargs: Any) -> None:
+                 class_weight: dict[Any, float] | str | None = None, **kwargs: Any) -> None:
         self.objective = objective
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -98,6 +100,7 @@ class _SmartBoostModel(BaseEstimator):
         self.n_jobs = n_jobs
         self.verbosity = verbosity
         self.categorical_features = categorical_features
+        self.class_weight = class_weight
         self._other_params: dict[str, Any] = {}
         self.set_params(**kwargs)
 
@@ -110,7 +113,7 @@ class _SmartBoostModel(BaseEstimator):
     # -- parameters ------------------------------------------------------------------------
 
     _NOT_TRAINING_PARAMS = frozenset({"n_estimators", "callbacks", "importance_type", "random_state", "n_jobs",
-                                      "early_stopping_rounds", "categorical_features"})
+                                      "early_stopping_rounds", "categorical_features", "class_weight"})
     """Named parameters that are not entries of :func:`train`'s ``params``."""
 
     @classmethod
@@ -165,6 +168,18 @@ class _SmartBoostModel(BaseEstimator):
     def _fit_target(self, y: np.ndarray) -> np.ndarray:
         """The training labels as :func:`train` takes them (classifiers: learn ``classes_``)."""
         return y
+
+    def _class_weighted(self, y: np.ndarray, weight: np.ndarray | None) -> np.ndarray | None:
+        """The row weights with ``class_weight`` applied (classifiers only).
+
+        Raises
+        ------
+        ParameterError
+            ``class_weight`` set on an estimator that does not classify.
+        """
+        if self.class_weight is not None:
+            raise ParameterError(f"class_weight is for SmartBoostClassifier, not {type(self).__name__}")
+        return weight
 
     _default_objective = "regression"
 
@@ -249,6 +264,7 @@ class _SmartBoostModel(BaseEstimator):
                 X, y = validate_data(self, X, y, **_CHECK_X, y_numeric=y_numeric)
             y = self._fit_target(y)
             weight = None if sample_weight is None else _check_sample_weight(sample_weight, X)
+        weight = self._class_weighted(y, weight)
         params = self._train_params()
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
         train_set = Dataset(X, y, weight=weight, init_score=init_score, feature_name=names, params=params,
@@ -385,6 +401,11 @@ class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
         The categorical features, as in scikit-learn's HistGradientBoosting: 'from_dtype' (a
         DataFrame's category, string and object columns), indices, names, a boolean mask, or
         None (none). See docs/howto/categorical.md.
+    class_weight : dict, 'balanced' or None
+        :class:`SmartBoostClassifier` only: weights of the classes (``{label: weight}``, classes
+        left out weigh 1), or 'balanced' (``n_samples / (n_classes * rows of the class)``), as in
+        scikit-learn and LightGBM; they multiply ``sample_weight``. For two classes,
+        ``scale_pos_weight`` and ``is_unbalance`` weigh the positive class likewise.
     **kwargs
         Any other training parameter of ``docs/reference/parameters.md`` (e.g. ``smart_eta=0.5``).
 
@@ -457,6 +478,37 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
         self.classes_ = classes
         self.n_classes_ = classes.size
         return self._encode_target(y)
+
+    def _class_weighted(self, y: np.ndarray, weight: np.ndarray | None) -> np.ndarray | None:
+        """The row weights times their class's ``class_weight`` (``y``: class indices).
+
+        Raises
+        ------
+        ParameterError
+            A ``class_weight`` that is neither a dict nor 'balanced', a class it names that
+            ``y`` does not have, or a weight that is not a finite number >= 0.
+        """
+        given = self.class_weight
+        if given is None:
+            return weight
+        classes = self.classes_.tolist()
+        if isinstance(given, str) and given == "balanced":
+            per_class = y.size / (len(classes) * np.bincount(y.astype(np.int64), minlength=len(classes)))
+        elif isinstance(given, Mapping):
+            per_class = np.ones(len(classes))
+            for label, value in given.items():
+                if label not in classes:
+                    raise ParameterError(f"class_weight names class {label!r}, which y does not have (classes: "
+                                         f"{classes[:10]})")
+                if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
+                        math.isfinite(value) and value >= 0):
+                    raise ParameterError(f"class_weight of class {label!r} must be a finite number >= 0, got "
+                                         f"{value!r}")
+                per_class[classes.index(label)] = value
+        else:
+            raise ParameterError(f"class_weight must be a dict of class weights, 'balanced' or None, got {given!r}")
+        rows = per_class[y.astype(np.int64)]
+        return rows if weight is None else weight * rows
 
     @property
     def _default_objective(self) -> str:
