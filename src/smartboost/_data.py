@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import os
 import sys
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -277,6 +278,10 @@ def to_features(data: Any, name: str = "X", allow_empty: bool = False) -> Featur
     features = None
     if data is None:
         raise DataError(f"{name} is None")
+    if isinstance(data, (str, bytes, os.PathLike)):  # as a one-element text array: "non-numeric values"
+        raise DataError(f"{name} is a {type(data).__name__}, not a feature matrix: smartboost takes data in memory "
+                        "(read a file first, e.g. with pandas.read_csv or sklearn.datasets.load_svmlight_file); "
+                        "the command line trains from files: smartboost train FILE")
     if issparse(data):
         matrix: Matrix = _from_sparse(data, name)
     elif _is_dataframe(data):
