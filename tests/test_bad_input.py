@@ -28,7 +28,7 @@ def test_non_finite_labels(bad, match):
     (np.array([["a", "b"], ["c", "d"]]), "non-numeric"),
     (np.ones((3, 2)) * 1j, "complex"),
     (None, "None"),
-    ("train.csv", "data is a str, not a feature matrix: smartboost takes data in memory"),
+    (b"1,2\n", "data is a bytes, not a feature matrix: give the data in memory"),
 ])
 def test_bad_feature_matrices(X, match):
     with pytest.raises(DataError, match=match):

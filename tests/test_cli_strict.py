@@ -269,12 +269,12 @@ def test_a_config_file_that_is_not_toml_is_a_one_line_error_naming_it(tmp_path, 
 
 
 def test_running_out_of_memory_is_a_one_line_error(tmp_path, capsys, monkeypatch):
-    import smartboost.cli
+    import smartboost.datafile
 
     def huge(*args, **kwargs):  # numpy's error for a one-row svmlight file with index 2000000000
         raise MemoryError("Unable to allocate 7.45 GiB for an array with shape (2000000001,) and data type int32")
 
-    monkeypatch.setattr(smartboost.cli, "_read_training", huge)
+    monkeypatch.setattr(smartboost.datafile, "read_training", huge)
     (tmp_path / "huge.svm").write_text("1 2000000000:1\n")
     assert "out of memory: Unable to allocate 7.45 GiB" in _fails(capsys, "train", tmp_path / "huge.svm")
 

@@ -279,9 +279,9 @@ def to_features(data: Any, name: str = "X", allow_empty: bool = False) -> Featur
     if data is None:
         raise DataError(f"{name} is None")
     if isinstance(data, (str, bytes, os.PathLike)):  # as a one-element text array: "non-numeric values"
-        raise DataError(f"{name} is a {type(data).__name__}, not a feature matrix: smartboost takes data in memory "
-                        "(read a file first, e.g. with pandas.read_csv or sklearn.datasets.load_svmlight_file); "
-                        "the command line trains from files: smartboost train FILE")
+        raise DataError(f"{name} is a {type(data).__name__}, not a feature matrix: give the data in memory (read a "
+                        "file with e.g. pandas.read_csv or sklearn.datasets.load_svmlight_file; smartboost.Dataset "
+                        "and the command line read files themselves)")
     if issparse(data):
         matrix: Matrix = _from_sparse(data, name)
     elif _is_dataframe(data):

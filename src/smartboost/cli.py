@@ -193,101 +193,22 @@ def _choice(text: str) -> bool | str:
     return {"true": True, "false": False}.get(text.lower(), text.lower())
 
 
-def _text_columns(categorical: Any, label_at: Any, strict: bool = False):
-    """Which columns of a file hold categories as text: those of the ``categorical`` features
-    (feature indices, not counting the label column, or header names; None: none), the label
-    being the column ``label_at(names, n_columns)`` gives (None: no label). ``strict``: a
-    feature of ``categorical`` that no column is (``--categorical_feature`` of a training file)
-    is an error."""
-    if not categorical:
-        return None
-    refs, categorical = list(categorical), set(categorical)
+def _read_options(args: argparse.Namespace):
+    """The data options of a command as the readers take them."""
+    from .datafile import ReadOptions
 
-    def text(names: list[str] | None, n_columns: int) -> np.ndarray:
-        label = label_at(names, n_columns)
-        mask = np.zeros(n_columns, np.bool_)
-        features = [j for j in range(n_columns) if j != label]
-        for position, j in enumerate(features):
-            mask[j] = position in categorical or (names is not None and names[j] in categorical)
-        feature_names = [] if names is None else [names[j] for j in features]
-        unknown = [ref for ref in refs
-                   if (ref not in feature_names if isinstance(ref, str) else not 0 <= ref < len(features))]
-        if strict and unknown:
-            columns = "no header" if names is None else f"columns {', '.join(feature_names)}"
-            raise DataError(f"categorical_feature names {unknown[0]!r}, which is not a feature column of the file "
-                            f"({len(features)} feature columns; {columns})")
-        return mask
-    return text
-
-
-def _as_features(data):
-    """A file's features as Dataset and Booster take them: a DataFrame when it has text columns."""
-    from .datafile import to_frame
-
-    if getattr(data.X, "dtype", None) == object:
-        data.X = to_frame(data)
-    return data
-
-
-def _read_training(path: str, args: argparse.Namespace, categorical: Any):
-    """The training file (text in the columns of the ``categorical`` features, unless a column
-    holds numbers only: integer codes); ``--label-column auto`` is its first column."""
-    from .datafile import label_column_index, read_data, text_numbers
-
-    label_column = 0 if args.label_column == "auto" else args.label_column
-    text = None if categorical == "auto" else _text_columns(
-        categorical, lambda names, n_columns: label_column_index(label_column, names, n_columns), strict=True)
-    return _as_features(text_numbers(read_data(path, args.format, label_column, zero_based=args.zero_based,
-                                               header=args.header, na_values=args.na_values, text_columns=text)))
-
-
-def _read_for_model(path: str, args: argparse.Namespace, n_features: int, feature_names: list[str] | None,
-                    zero_based: bool | None, categorical: list[int | str]):
-    """A file read as the model's training file was: the same svmlight index base (None: unknown,
-    then ``--zero_based``), its columns matched to the model's features (by name when
-    ``feature_names`` is given and the file has a header), text in the columns of its
-    ``categorical`` features (indices, or names when it has names)."""
-    from .datafile import label_column_index, read_data, select_columns
-
-    if zero_based is None:
-        zero_based = args.zero_based
-    elif args.zero_based not in ("auto", zero_based):
-        raise SmartBoostError(f"--zero_based {str(args.zero_based).lower()} contradicts the model, trained on "
-                              f"{'zero' if zero_based else 'one'}-based svmlight data")
-
-    def label_at(names: list[str] | None, n_columns: int) -> int | None:  # as select_columns finds it
-        if args.label_column != "auto":
-            return label_column_index(args.label_column, names, n_columns)
-        if names is not None and feature_names is not None:
-            others = [j for j, name in enumerate(names) if name not in feature_names]
-            return others[0] if len(others) == 1 else None
-        return 0 if n_columns == n_features + 1 else None
-
-    data = read_data(path, args.format, None, n_features, zero_based=zero_based, header=args.header,
-                     na_values=args.na_values, text_columns=_text_columns(categorical, label_at))
-    try:
-        return _as_features(select_columns(data, n_features, feature_names, args.label_column))
-    except DataError as exc:
-        raise DataError(f"{path}: {exc}") from None
-
-
-def _text_refs(mapper: Any, feature_names: list[str] | None) -> list[int | str]:
-    """The categorical features of text categories, whose columns a file holds as text, as its
-    columns are matched to them: by name, or by index. (The columns of integer codes hold
-    numbers, read as such: a field that is not one is an error naming its line.)"""
-    indices = [f for f, table in sorted(mapper.categories.items()) if table.is_text]
-    return indices if feature_names is None else [feature_names[f] for f in indices]
+    return ReadOptions(args.format, args.label_column, args.header, args.na_values, args.zero_based)
 
 
 def _read_for_booster(path: str, args: argparse.Namespace, booster):
-    """A file to predict or evaluate with ``booster`` (:func:`_read_for_model`; names ``Column_<i>``
-    are no names)."""
+    """A file to predict or evaluate with ``booster`` (:func:`smartboost.datafile.read_for_model`;
+    names ``Column_<i>`` are no names)."""
     from ._data import default_names
+    from .datafile import read_for_model, text_refs
 
     names = None if default_names(booster.feature_names) else booster.feature_names
-    return _read_for_model(path, args, booster.num_feature(), names,
-                           (booster.data_format or {}).get("svmlight_zero_based"),
-                           _text_refs(booster.bin_mapper, names))
+    return read_for_model(path, _read_options(args), booster.num_feature(), names,
+                          (booster.data_format or {}).get("svmlight_zero_based"), text_refs(booster.bin_mapper, names))
 
 
 @contextlib.contextmanager
@@ -367,6 +288,7 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     from . import Checkpoint, Dataset, TrainingInterrupted, log_evaluation, train
     from ._config import set_verbosity
     from ._params import resolve_params, training_params
+    from .datafile import read_for_model, read_training, text_refs
     from .engine import check_evaluation_data, training_metrics, training_objective
 
     _check_output(args.output)
@@ -378,7 +300,7 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     set_verbosity(resolved["verbosity"])
     init_model = _load_model(args.init_model) if args.init_model else None
     # a resumed run reads its training file as the model's was read
-    data = (_read_training(args.data, args, resolved["categorical_feature"]) if init_model is None
+    data = (read_training(args.data, _read_options(args), resolved["categorical_feature"]) if init_model is None
             else _read_for_booster(args.data, args, init_model))
     if data.label is None:
         raise SmartBoostError(f"{args.data} has no label column; training needs labels")
@@ -391,8 +313,8 @@ def _train(args: argparse.Namespace, extra: list[str]) -> int:
     metrics = training_metrics(typed, objective)
     valid_sets, valid_names = [], []
     for path in args.valid or []:
-        valid = _read_for_model(path, args, data.X.shape[1], data.feature_names, data.zero_based,
-                                _text_refs(train_set.bin_mapper, data.feature_names))
+        valid = read_for_model(path, _read_options(args), data.X.shape[1], data.feature_names, data.zero_based,
+                               text_refs(train_set.bin_mapper, data.feature_names))
         if valid.label is None:
             raise SmartBoostError(f"{path} has no label column; a validation file needs labels")
         with _naming(path):

@@ -81,7 +81,8 @@ import scipy.sparse as sp
 from ._kernels.svmlight import OK, parse_svmlight
 from .errors import DataError, ParameterError
 
-__all__ = ["DataFile", "FORMATS", "NA_VALUES", "read_data", "select_columns", "text_numbers", "to_frame"]
+__all__ = ["DataFile", "FORMATS", "NA_VALUES", "ReadOptions", "read_data", "read_for_model", "read_training",
+           "select_columns", "text_numbers", "text_refs", "to_frame"]
 
 FORMATS = ("svmlight", "csv", "tsv", "parquet")
 _EXTENSIONS = {".svm": "svmlight", ".svmlight": "svmlight", ".libsvm": "svmlight", ".letor": "svmlight",
@@ -787,3 +788,120 @@ def _check_same_queries(qid: np.ndarray, sizes: np.ndarray, path: Path, side: Pa
     q = int(np.argmax(runs[:n] != sizes[:n]))
     raise DataError(f"{path} has qid: fields and a query file {side}, and they disagree: query {q + 1} has "
                     f"{runs[q]} rows by the qid fields, {sizes[q]} by {side.name}; remove one of them")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How a data file is read: the command line's data options (``--format``,
+    ``--label-column``, ``--header``, ``--na-values``, ``--zero-based``). The defaults read a
+    file as ``smartboost train FILE`` and ``Dataset(FILE)`` do.
+
+    Attributes
+    ----------
+    format : str or None
+        One of :data:`FORMATS`; None: from the file name (:func:`guess_format`).
+    label_column : int, 'name:<column>', None or 'auto'
+        As :func:`read_data`'s; 'auto': the first column of a training file, and for a model's
+        files the one column that is not a feature (:func:`select_columns`).
+    header, na_values, zero_based
+        As :func:`read_data`'s.
+    """
+
+    format: str | None = None
+    label_column: int | str | None = "auto"
+    header: Header = "auto"
+    na_values: Sequence[str] | None = None
+    zero_based: ZeroBased = "auto"
+
+
+def _text_columns(categorical: Any, label_at: Callable[[list[str] | None, int], int | None],
+                  strict: bool = False) -> TextColumns | None:
+    """Which columns of a file hold categories as text: those of the ``categorical`` features
+    (feature indices, not counting the label column, or header names; None: none), the label
+    being the column ``label_at(names, n_columns)`` gives (None: no label). ``strict``: a
+    feature of ``categorical`` that no column is (``categorical_feature`` of a training file)
+    is an error."""
+    if not categorical:
+        return None
+    refs, categorical = list(categorical), set(categorical)
+
+    def text(names: list[str] | None, n_columns: int) -> np.ndarray:
+        label = label_at(names, n_columns)
+        mask = np.zeros(n_columns, np.bool_)
+        features = [j for j in range(n_columns) if j != label]
+        for position, j in enumerate(features):
+            mask[j] = position in categorical or (names is not None and names[j] in categorical)
+        feature_names = [] if names is None else [names[j] for j in features]
+        unknown = [ref for ref in refs
+                   if (ref not in feature_names if isinstance(ref, str) else not 0 <= ref < len(features))]
+        if strict and unknown:
+            columns = "no header" if names is None else f"columns {', '.join(feature_names)}"
+            raise DataError(f"categorical_feature names {unknown[0]!r}, which is not a feature column of the file "
+                            f"({len(features)} feature columns; {columns})")
+        return mask
+    return text
+
+
+def _with_frame(data: DataFile) -> DataFile:
+    """A file's features as Dataset and Booster take them: a DataFrame when it has text columns."""
+    if getattr(data.X, "dtype", None) == object:
+        data.X = to_frame(data)
+    return data
+
+
+def read_training(path: str | Path, options: ReadOptions, categorical: Any) -> DataFile:
+    """A training file, text in the columns of the ``categorical`` features (indices or names;
+    'auto': none) unless a column holds numbers only (integer codes, :func:`text_numbers`);
+    ``label_column='auto'`` is its first column. ``X`` is a DataFrame when it has text columns."""
+    label_column = 0 if options.label_column == "auto" else options.label_column
+    text = None if categorical == "auto" else _text_columns(
+        categorical, lambda names, n_columns: label_column_index(label_column, names, n_columns), strict=True)
+    return _with_frame(text_numbers(read_data(path, options.format, label_column, zero_based=options.zero_based,
+                                              header=options.header, na_values=options.na_values,
+                                              text_columns=text)))
+
+
+def read_for_model(path: str | Path, options: ReadOptions, n_features: int, feature_names: list[str] | None,
+                   zero_based: bool | None, categorical: list[int | str]) -> DataFile:
+    """A file read as a model's training file was: the same svmlight index base (None: unknown,
+    then ``options.zero_based``), its columns matched to the model's features (by name when
+    ``feature_names`` is given and the file has a header, :func:`select_columns`), text in the
+    columns of its ``categorical`` features (indices, or names when it has names,
+    :func:`text_refs`).
+
+    Raises
+    ------
+    ParameterError
+        ``options.zero_based`` contradicting the model's ``zero_based``.
+    DataError
+        What :func:`read_data` and :func:`select_columns` refuse, naming the file.
+    """
+    if zero_based is None:
+        zero_based = options.zero_based
+    elif options.zero_based not in ("auto", zero_based):
+        raise ParameterError(f"zero_based {str(options.zero_based).lower()} contradicts the model, trained on "
+                             f"{'zero' if zero_based else 'one'}-based svmlight data")
+
+    def label_at(names: list[str] | None, n_columns: int) -> int | None:  # as select_columns finds it
+        if options.label_column != "auto":
+            return label_column_index(options.label_column, names, n_columns)
+        if names is not None and feature_names is not None:
+            others = [j for j, name in enumerate(names) if name not in feature_names]
+            return others[0] if len(others) == 1 else None
+        return 0 if n_columns == n_features + 1 else None
+
+    data = read_data(path, options.format, None, n_features, zero_based=zero_based, header=options.header,
+                     na_values=options.na_values, text_columns=_text_columns(categorical, label_at))
+    try:
+        return _with_frame(select_columns(data, n_features, feature_names, options.label_column))
+    except DataError as exc:
+        raise DataError(f"{path}: {exc}") from None
+
+
+def text_refs(mapper: Any, feature_names: list[str] | None) -> list[int | str]:
+    """The categorical features of text categories of ``mapper`` (a BinMapper), whose columns a
+    file holds as text, as its columns are matched to them: by name, or by index. (The columns
+    of integer codes hold numbers, read as such: a field that is not one is an error naming its
+    line.)"""
+    indices = [f for f, table in sorted(mapper.categories.items()) if table.is_text]
+    return indices if feature_names is None else [feature_names[f] for f in indices]

@@ -8,6 +8,7 @@ categorical is decided here too (``categorical_feature``), with their bins.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -25,10 +26,16 @@ class Dataset:
 
     Parameters
     ----------
-    data : array-like, DataFrame or scipy sparse matrix, shape (n_rows, n_features)
-        Features; NaN is a missing value, +-inf fall into the outer bins.
+    data : array-like, DataFrame, scipy sparse matrix, or str or path of a data file
+        Features, shape (n_rows, n_features); NaN is a missing value, +-inf fall into the outer
+        bins. A file (svmlight/LIBSVM, CSV, TSV or parquet, by its name) is read as
+        ``smartboost train FILE`` reads one (docs/quickstart.md, "Data files"): its label (the
+        first column of CSV/TSV/parquet), its header's names, its query ids (svmlight ``qid:``
+        or a ``.query`` side file), the text of ``categorical_feature`` columns as categories;
+        with a ``reference``, its columns matched to the reference's features by name (any
+        order) or position. Read other layouts into memory first.
     label : array-like, shape (n_rows,), optional
-        Targets (required for training and evaluation).
+        Targets (required for training and evaluation); default for a file: its label.
     weight : array-like, shape (n_rows,), optional
         Non-negative row weights. Their scale is free: weights multiplied by one factor grow the
         same trees when ``min_sum_hessian_in_leaf``, ``lambda_l1``, ``lambda_l2``,
@@ -66,11 +73,20 @@ class Dataset:
                  feature_name: list[str] | None = None, reference: Any = None,
                  params: dict[str, Any] | None = None, group: Any = None, qid: Any = None,
                  categorical_feature: Any = "auto") -> None:
+        binning = resolve_params(params)
+        declared = _declared_categorical(categorical_feature, explicit_params(params))
+        self.data_format = None
+        if isinstance(data, (str, os.PathLike)):
+            file = _read_file(data, reference, declared)
+            if file.zero_based is not None:  # validation files with this reference are read alike
+                self.data_format = {"svmlight_zero_based": file.zero_based}
+            data, feature_name = file.X, file.feature_names if feature_name is None else feature_name
+            label = file.label if label is None else label
+            if group is None and qid is None:
+                qid = file.qid
         features = to_features(data, "data")
         X, column_names = features.matrix, features.names
         n_rows, n_features = X.shape
-        binning = resolve_params(params)
-        declared = _declared_categorical(categorical_feature, explicit_params(params))
         if reference is not None:
             mapper = _reference_mapper(reference)
             if mapper.n_features != n_features:
@@ -160,6 +176,7 @@ class Dataset:
         out.query_starts = None if self.query_starts is None else _subset_queries(self.query_starts, rows)
         _check_weight_total(out.weight)
         out.feature_name = list(self.feature_name)
+        out.data_format = self.data_format
         return out
 
     def check_binning_params(self, given: dict[str, Any]) -> None:
@@ -256,6 +273,22 @@ def _subset_queries(query_starts: np.ndarray, rows: np.ndarray) -> np.ndarray:
         raise DataError(f"used_indices must keep each query's rows together and the queries in order; entry {row} "
                         f"(row {rows[row]}) is in query {query[row]}, after query {query[row - 1]}")
     return to_query_starts(None, query, rows.size)
+
+
+def _read_file(path: str | os.PathLike, reference: Any, categorical: Any) -> Any:
+    """The data file ``path`` read as ``smartboost train`` reads its training file (``reference``
+    None) or its validation files (with ``reference``'s features, text categories and svmlight
+    index base): a :class:`~smartboost.datafile.DataFile`."""
+    from ._data import default_names
+    from .datafile import ReadOptions, read_for_model, read_training, text_refs
+
+    if reference is None:
+        return read_training(path, ReadOptions(), categorical)
+    mapper = _reference_mapper(reference)
+    names = _reference_names(reference)
+    names = None if names is None or default_names(names) else names
+    zero_based = (getattr(reference, "data_format", None) or {}).get("svmlight_zero_based")
+    return read_for_model(path, ReadOptions(), mapper.n_features, names, zero_based, text_refs(mapper, names))
 
 
 def _reference_mapper(reference: Any) -> BinMapper:
