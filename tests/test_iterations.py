@@ -1,7 +1,9 @@
-"""Iteration ranges of predictions (``start_iteration``, ``num_iteration``), against LightGBM where
-the trees are the same."""
+"""Iteration ranges of predictions (``start_iteration``, ``num_iteration``) and parameters changed
+between iterations (``reset_parameter``), against LightGBM where the trees are the same."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
@@ -26,13 +28,14 @@ def _integer_problem(seed=1, n=400):
     return X, y
 
 
-def _both(params, rounds):
+def _both(params, rounds, callbacks=lambda lib: []):
     """The smartboost and LightGBM models of ``params`` on :func:`_integer_problem`."""
     lgb = pytest.importorskip("lightgbm")
     X, y = _integer_problem()
-    ours = sb.train(params, sb.Dataset(X, y, params={"max_bin": 63}), rounds)
+    ours = sb.train(params, sb.Dataset(X, y, params={"max_bin": 63}), rounds, callbacks=callbacks(sb))
     theirs = lgb.train({**params, "num_threads": 1, "deterministic": True},
-                       lgb.Dataset(X, y, params={"max_bin": 63, "min_data_in_bin": 1}), rounds)
+                       lgb.Dataset(X, y, params={"max_bin": 63, "min_data_in_bin": 1}), rounds,
+                       callbacks=callbacks(lgb))
     return ours, theirs, X
 
 
@@ -164,3 +167,84 @@ def test_sklearn_estimators_take_lightgbm_prediction_arguments():
         ours.predict_proba(X, start_iteration=7)
     with pytest.raises(ParameterError, match="raw_score"):
         ranker.predict(X, raw_score="yes")
+
+
+# -- reset_parameter ----------------------------------------------------------------------------
+
+
+def test_learning_rate_schedule_equals_lightgbm():
+    rates = [0.3, 0.2, 0.1, 0.05, 0.5, 0.25]
+
+    def callbacks(lib):
+        return [lib.reset_parameter(learning_rate=rates, lambda_l2=lambda i: 0.5 * i,
+                                    min_gain_to_split=lambda i: 0.0 if i < 3 else 0.01)]
+
+    ours, theirs, X = _both(_SAME_AS_LIGHTGBM, 6, callbacks)
+    np.testing.assert_allclose(ours.predict(X, raw_score=True), theirs.predict(X, raw_score=True), rtol=0, atol=2e-7)
+    for k in range(6):  # tree by tree: each took its iteration's values
+        np.testing.assert_allclose(ours.predict(X, raw_score=True, start_iteration=k, num_iteration=1),
+                                   theirs.predict(X, raw_score=True, start_iteration=k, num_iteration=1), atol=2e-7)
+    plain = _both(_SAME_AS_LIGHTGBM, 6)[0]
+    assert np.abs(ours.predict(X, raw_score=True) - plain.predict(X, raw_score=True)).max() > 0.1
+    # the model records the last values (LightGBM saves the final parameters)
+    saved = json.loads(ours.model_to_string())["params"]
+    assert (saved["learning_rate"], saved["lambda_l2"], saved["min_gain_to_split"]) == (0.25, 2.5, 0.01)
+
+
+def test_reset_parameter_is_deterministic_and_takes_aliases():
+    X, y = make_binary(n=1000, seed=53)
+    params = {**_SMALL, "objective": "binary", "sampling": "goss", "sample_rate": 0.5}
+
+    def model(threads, **schedule):
+        saved = json.loads(sb.train({**params, "num_threads": threads}, sb.Dataset(X, y), 8,
+                                    callbacks=[sb.reset_parameter(**schedule)]).model_to_string())
+        del saved["params"]["num_threads"]
+        return saved
+
+    decay = {"eta": lambda i: 0.2 * 0.8 ** i, "reg_alpha": [0.0, 0.5] * 4}
+    assert model(1, **decay) == model(2, **decay) == model(2, **decay)
+    same = {"learning_rate": [0.1] * 8}  # the default: the same model as without the callback
+    plain = json.loads(sb.train({**params, "num_threads": 1}, sb.Dataset(X, y), 8).model_to_string())
+    del plain["params"]["num_threads"]
+    assert model(1, **same) == plain
+    assert model(1, **decay)["trees"] != plain["trees"]
+
+
+def test_reset_parameter_in_cv_changes_every_fold():
+    X, y = make_binary(n=900, seed=54)
+    params = {**_SMALL, "objective": "binary"}
+    slow = sb.cv(params, sb.Dataset(X, y), 5, nfold=3, return_cvbooster=True,
+                 callbacks=[sb.reset_parameter(learning_rate=[0.01] * 5)])
+    plain = sb.cv({**params, "learning_rate": 0.01}, sb.Dataset(X, y), 5, nfold=3, return_cvbooster=True)
+    assert slow["valid logloss-mean"] == plain["valid logloss-mean"]
+    for a, b in zip(slow["cvbooster"].boosters, plain["cvbooster"].boosters):
+        np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+class _ChangesNumLeaves(sb.TrainingCallback):
+    def before_iteration(self, env):
+        env.params["num_leaves"] = 4
+
+
+@pytest.mark.parametrize("callback, match", [
+    (lambda: sb.reset_parameter(num_leaves=[4] * 3), "'num_leaves' cannot change during training"),
+    (lambda: sb.reset_parameter(feature_fraction=[0.5] * 3), "'feature_fraction' cannot change"),
+    (lambda: sb.reset_parameter(learning_rat=[0.1] * 3), "unknown parameter 'learning_rat'"),
+    (lambda: sb.reset_parameter(learning_rate=0.1), "'learning_rate' must be a list"),
+    (lambda: sb.reset_parameter(learning_rate=[0.1] * 2), "'learning_rate' has 2 values for the 3 iterations"),
+    (lambda: sb.reset_parameter(learning_rate=[0.1] * 4), "'learning_rate' has 4 values for the 3 iterations"),
+    (lambda: sb.reset_parameter(learning_rate=lambda i: [0.1, -0.1, 0.1][i]), "'learning_rate' must be a finite"),
+    (lambda: sb.reset_parameter(lambda_l2=lambda i: "x"), "'lambda_l2' must be a number"),
+    (lambda: _ChangesNumLeaves(), "'num_leaves' cannot change during training"),
+])
+def test_reset_parameter_refusals(callback, match):
+    X, y = make_binary(n=300, seed=55)
+    with pytest.raises(ParameterError, match=match):
+        sb.train({**_SMALL, "objective": "binary"}, sb.Dataset(X, y), 3, callbacks=[callback()])
+
+
+def test_reset_parameter_checks_the_values_with_the_other_parameters():
+    X, y = make_binary(n=300, seed=56)
+    params = {**_SMALL, "objective": "binary", "boosting": "gradient", "weak_learner": "sign"}
+    with pytest.raises(ParameterError, match="lambda_l1 must be 0"):
+        sb.train(params, sb.Dataset(X, y), 3, callbacks=[sb.reset_parameter(lambda_l1=[0.0, 1.0, 0.0])])
