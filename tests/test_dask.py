@@ -962,3 +962,19 @@ def test_classifier_of_a_custom_objective_warns_and_gives_raw_scores(client):
         np.testing.assert_array_equal(model.predict_proba(dX).compute(), raw)
     with pytest.warns(RawScoreWarning, match=r"DaskSmartBoostClassifier.predict: .*as if they were log-odds"):
         np.testing.assert_array_equal(model.predict(dX).compute(), np.where(raw > 0, "yes", "no"))
+
+
+def test_learning_rate_schedule_equals_single_machine_and_split_parameters_stay(client):
+    """The scheduler scales each tree by the learning rate: a schedule applies on Dask as on one
+    machine; the workers' growers keep the split parameters they started with, so a change of
+    those is refused."""
+    X, y = _data()
+    params = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1}
+    Xd, yd = da.from_array(X, chunks=(1500, X.shape[1])), da.from_array(y, chunks=(1500,))
+    schedule = [0.3, 0.1, 0.05]
+    model = sbd.train(client, params, Xd, yd, num_boost_round=3,
+                      callbacks=[sb.reset_parameter(learning_rate=schedule)])
+    local = sb.train(params, sb.Dataset(X, y), 3, callbacks=[sb.reset_parameter(learning_rate=schedule)])
+    _assert_same_model(model, local)
+    with pytest.raises(sb.ParameterError, match="lambda_l2 cannot change during training on Dask"):
+        sbd.train(client, params, Xd, yd, num_boost_round=3, callbacks=[sb.reset_parameter(lambda_l2=[0, 1, 1])])

@@ -25,8 +25,8 @@ from typing import Any
 
 from .errors import ParameterError, did_you_mean
 
-__all__ = ["Param", "PARAMS", "TrainingParams", "model_params", "param_default", "resolve_params", "training_params",
-           "check_objective_params", "file_params", "parameters_markdown"]
+__all__ = ["Param", "PARAMS", "RESETTABLE_PARAMS", "TrainingParams", "model_params", "param_default", "resolve_params",
+           "training_params", "reset_training_params", "check_objective_params", "file_params", "parameters_markdown"]
 
 
 _AS_DEFAULT = object()
@@ -965,6 +965,33 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
                              f"'{objective.name}'")
     if objective.num_outputs > 1 and (refusal := SAMPLERS[params.sampling].multiclass_refusal(params)):
         raise ParameterError(refusal)
+
+
+RESETTABLE_PARAMS = ("learning_rate", "lambda_l1", "lambda_l2", "min_gain_to_split")
+"""The parameters that may change between two iterations of a run (``smartboost.reset_parameter``):
+the boosting loop and the tree grower read them afresh for every tree. The others shape what a run
+builds once (bins, samplers and their state, feature draws, constraints, the objective) or what
+the model means."""
+
+
+def reset_training_params(params: TrainingParams, changes: Mapping[str, Any], objective: Any) -> TrainingParams:
+    """``params`` with the values ``changes`` gives parameters of :data:`RESETTABLE_PARAMS` (under
+    any of their names), checked as at the start of a run.
+
+    Raises
+    ------
+    ParameterError
+        A name that is unknown or not one of :data:`RESETTABLE_PARAMS`, a bad value, or a value
+        the other parameters exclude (:func:`check_objective_params`).
+    """
+    given = explicit_params(changes)
+    fixed = [name for name in given if name not in RESETTABLE_PARAMS]
+    if fixed:
+        raise ParameterError(f"parameter{'s' if len(fixed) > 1 else ''} {', '.join(map(repr, fixed))} cannot change "
+                             f"during training; those that can: {', '.join(RESETTABLE_PARAMS)}")
+    new = dataclasses.replace(params, **given)
+    check_objective_params(new, objective)
+    return new
 
 
 def _monotone(params: TrainingParams) -> bool:

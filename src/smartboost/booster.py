@@ -30,6 +30,21 @@ in blocks of rows of at most this many bytes (at least one row), so that memory 
 the rows, nor with a wide sparse matrix's columns times the rows."""
 
 
+def _whole_number(name: str, value: Any, meaning: str) -> int:
+    """``value`` as an int: a whole number, or a float of one.
+
+    Raises
+    ------
+    ParameterError
+        It is not one (``meaning`` says what its values mean).
+    """
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise ParameterError(f"{name} must be an integer ({meaning}), got {value!r}")
+    return int(value)
+
+
 def _tree_block_rows(n_rows: int, n_features: int, itemsize: int, n_threads: int) -> int:
     """Rows the prediction kernel walks through one tree at a time: about 256 KB of features,
     and no more than an equal share of the rows for each thread.
@@ -155,19 +170,34 @@ class Booster:
         Raises
         ------
         ParameterError
-            ``num_iteration`` (called ``name`` in the message) is not a whole number: a NaN or
-            2.5 would otherwise be truncated or fail inside numpy.
+            ``num_iteration`` (called ``name`` in the message) is not a whole number.
         """
+        return self._tree_slice(0, num_iteration, name).stop
+
+    def _tree_slice(self, start_iteration: int, num_iteration: int | None, name: str = "num_iteration") -> slice:
+        """The trees of iterations ``start_iteration .. start_iteration + num_iteration - 1``, cut at
+        the last iteration (LightGBM's rule: ``num_iteration`` None is ``best_iteration`` from
+        iteration 0, else to the last one; <= 0 is to the last one).
+
+        Raises
+        ------
+        ParameterError
+            ``start_iteration`` or ``num_iteration`` (called ``name`` in the message) is not a
+            whole number (a NaN or 2.5 would otherwise be truncated or fail inside numpy), or
+            ``start_iteration`` is negative or beyond the last iteration (LightGBM clamps it: a
+            prediction of no tree would pass silently for one of the model's).
+        """
+        start_iteration = _whole_number("start_iteration", start_iteration, "0: the first iteration")
+        if not 0 <= start_iteration <= self.current_iteration():
+            raise ParameterError(f"start_iteration must be in [0, {self.current_iteration()}] (the model's "
+                                 f"iterations), got {start_iteration}")
         if num_iteration is None:
-            num_iteration = self.best_iteration
-        if isinstance(num_iteration, float) and num_iteration.is_integer():
-            num_iteration = int(num_iteration)
-        if not isinstance(num_iteration, numbers.Integral) or isinstance(num_iteration, bool):
-            raise ParameterError(f"{name} must be an integer (None: the best iteration, <= 0: all), "
-                                 f"got {num_iteration!r}")
-        if num_iteration <= 0:
-            return self.num_trees()
-        return min(int(num_iteration), self.current_iteration()) * self.objective.num_outputs
+            num_iteration = self.best_iteration if start_iteration == 0 else 0
+        num_iteration = _whole_number(name, num_iteration, "None: the best iteration, <= 0: all")
+        stop = self.current_iteration() if num_iteration <= 0 else min(start_iteration + num_iteration,
+                                                                       self.current_iteration())
+        n_outputs = self.objective.num_outputs
+        return slice(start_iteration * n_outputs, stop * n_outputs)
 
     def _start_scores(self, n_rows: int) -> np.ndarray:
         """Raw scores before any tree: ``base_score`` per row, shape (num_outputs, n_rows)."""
@@ -176,8 +206,8 @@ class Booster:
 
     # -- prediction --------------------------------------------------------------------------
 
-    def predict(self, data: Any, raw_score: bool = False, num_iteration: int | None = None, pred_leaf: bool = False,
-                pred_contrib: bool = False, pred_interactions: bool = False) -> np.ndarray:
+    def predict(self, data: Any, raw_score: bool = False, start_iteration: int = 0, num_iteration: int | None = None,
+                pred_leaf: bool = False, pred_contrib: bool = False, pred_interactions: bool = False) -> np.ndarray:
         """Predict, or explain the predictions.
 
         Parameters
@@ -188,15 +218,26 @@ class Booster:
             categories as codes; a category the model has not seen is a missing value.
         raw_score : bool
             Return raw scores (log-odds for ``binary``) instead of predictions.
+        start_iteration : int
+            The first iteration to use (LightGBM's): from 0 to :meth:`current_iteration`, else a
+            ParameterError. A multiclass model's iteration is its ``num_class`` trees. From an
+            iteration after the first, the raw scores leave out the model's ``base_score`` (the
+            start score, which LightGBM's first tree holds), so that the raw scores of iterations
+            ``[0, k)`` and ``[k, end)`` add up to the model's (see ``raw_score``).
         num_iteration : int, optional
-            Use the first ``num_iteration`` iterations; None uses ``best_iteration``, <= 0 all.
+            Use ``num_iteration`` iterations from ``start_iteration``, or as many as there are
+            (LightGBM's rule). None: ``best_iteration`` iterations when ``start_iteration`` is 0
+            (all of them unless early stopping ran), else all from ``start_iteration``; <= 0:
+            all from ``start_iteration``.
         pred_leaf : bool
-            Return the leaf each row reaches in each tree (LightGBM's leaf indices, see
+            Return the leaf each row reaches in each tree used (LightGBM's leaf indices, see
             :func:`smartboost.explain.leaf_numbers`).
         pred_contrib : bool
             Return each feature's SHAP value and the expected value, in raw-score space
             (path-dependent TreeSHAP, see :mod:`smartboost.explain`); ``raw_score`` is ignored.
-            A dense output, refused as ``pred_interactions`` is when larger than the memory available.
+            The expected value includes ``base_score`` only from the first iteration, as the raw
+            score does. A dense output, refused as ``pred_interactions`` is when larger than the
+            memory available.
         pred_interactions : bool
             Return the SHAP interaction values (XGBoost's ``pred_interactions``), in raw-score space.
             They take ``(n_features + 1)^2`` float64 per row and output: a request larger than the
@@ -208,7 +249,7 @@ class Booster:
         ndarray
             Predictions (multiclass: class probabilities) or raw scores, float64 of shape
             (n_rows,), or (n_rows, num_class) for a multiclass model. With ``pred_leaf``: int32
-            of shape (n_rows, n_trees). With ``pred_contrib``: float64 of shape
+            of shape (n_rows, n_trees), a column per tree used. With ``pred_contrib``: float64 of shape
             (n_rows, n_features + 1), the expected value last; for a multiclass model
             (n_rows, num_class * (n_features + 1)), one such block per class (LightGBM's
             layout). Each row's contributions sum to its raw score. With ``pred_interactions``:
@@ -227,16 +268,16 @@ class Booster:
                  if _bool(name, flag)]
         if len(asked) > 1:
             raise ParameterError(f"give at most one of pred_leaf, pred_contrib and pred_interactions, not {asked}")
-        n_trees = self._n_trees(num_iteration)
+        trees = self._tree_slice(start_iteration, num_iteration)
         if asked:
             X, chunks = self._prediction_rows(data)
             with threads(self.params.get("num_threads", 0)):
-                return explained[asked[0]](self, X, n_trees, chunks)
+                return explained[asked[0]](self, X, trees, chunks)
         packed = self._packed
         X, chunks = self._prediction_rows(data, packed.used_features)
         n_outputs = self.objective.num_outputs
-        class_roots = packed.output_roots(n_trees, n_outputs)
-        out = self._start_scores(X.shape[0])
+        class_roots = packed.output_roots(trees, n_outputs)
+        out = self._start_scores(X.shape[0]) if trees.start == 0 else np.zeros((n_outputs, X.shape[0]))
         with threads(self.params.get("num_threads", 0)) as n_threads:
             for start, chunk in chunks:
                 # a block holds every column, or only the used ones (fewer)

@@ -1,20 +1,21 @@
 """Training callbacks.
 
 A callback is a :class:`TrainingCallback` (XGBoost's design): ``before_training``,
-``after_iteration`` (return True to stop) and ``after_training``, each given the
-:class:`CallbackEnv` of the run. Callbacks reset their state in ``before_training``, so one
-instance can serve several runs. LightGBM-style factories (:func:`early_stopping`,
-:func:`log_evaluation`, :func:`record_evaluation`) return instances.
+``before_iteration``, ``after_iteration`` (return True to stop) and ``after_training``, each
+given the :class:`CallbackEnv` of the run. Callbacks reset their state in ``before_training``,
+so one instance can serve several runs. LightGBM-style factories (:func:`early_stopping`,
+:func:`log_evaluation`, :func:`record_evaluation`, :func:`reset_parameter`) return instances.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._config import logger
-from ._params import _float, _int, is_list_like
+from ._params import RESETTABLE_PARAMS, _float, _int, canonical_param_name, explicit_params, is_list_like
 from .errors import ParameterError
 
 if TYPE_CHECKING:
@@ -25,7 +26,8 @@ _NO_LIMIT = 2**63 - 1
 only at the end with a period of ``sys.maxsize``)."""
 
 __all__ = ["CallbackEnv", "TrainingCallback", "Checkpoint", "EarlyStopping", "LogEvaluation", "ProgressBar",
-           "RecordEvaluation", "checkpoint", "early_stopping", "log_evaluation", "progress_bar", "record_evaluation"]
+           "RecordEvaluation", "ResetParameter", "checkpoint", "early_stopping", "log_evaluation", "progress_bar",
+           "record_evaluation", "reset_parameter"]
 
 
 @dataclass
@@ -50,7 +52,10 @@ class CallbackEnv:
     booster : Booster
         The model being trained.
     params : dict
-        Resolved parameters.
+        Resolved parameters. ``before_iteration`` may change those of
+        ``smartboost._params.RESETTABLE_PARAMS`` (``learning_rate``, ``lambda_l1``, ``lambda_l2``,
+        ``min_gain_to_split``) for the next iterations (:class:`ResetParameter` does); a change of
+        any other is a ParameterError naming it.
     iteration : int
         0-based index of the iteration that just finished (``begin_iteration - 1`` before).
     begin_iteration, end_iteration : int
@@ -75,6 +80,9 @@ class TrainingCallback:
 
     def before_training(self, env: CallbackEnv) -> None:
         """Called once before the first iteration; reset per-run state here."""
+
+    def before_iteration(self, env: CallbackEnv) -> None:
+        """Called before every iteration (``env.iteration + 1`` is the one about to run)."""
 
     def after_iteration(self, env: CallbackEnv) -> bool:
         """Called after every iteration; return True to stop training."""
@@ -329,6 +337,63 @@ class ProgressBar(TrainingCallback):
     def after_training(self, env: CallbackEnv) -> None:
         """Close the bar."""
         self.bar.close()
+
+
+class ResetParameter(TrainingCallback):
+    """Change parameters before every iteration (LightGBM's ``reset_parameter``), e.g. a
+    learning-rate schedule.
+
+    The new values are checked as training parameters are (a bad one is a ParameterError
+    naming it) and apply from the iteration they are given for; the model records the last
+    ones. A run's ``i``-th iteration (from 0, counted from the run's first: a run continuing
+    ``init_model`` starts again at 0, as LightGBM's) takes ``values[i]`` of a list, or
+    ``values(i)`` of a callable.
+
+    Parameters
+    ----------
+    **schedules : list or callable
+        Per parameter (any of its names), a list of one value per iteration of the run (as many
+        as ``num_boost_round``), or a function of the iteration index. Only the parameters that
+        can change between iterations are taken: ``learning_rate``, ``lambda_l1``, ``lambda_l2``
+        and ``min_gain_to_split`` (only ``learning_rate`` on Dask).
+
+    Raises
+    ------
+    ParameterError
+        An unknown parameter, one that cannot change during training, or a schedule that is
+        neither a list nor callable; at the start of training, a list whose length is not the
+        run's number of iterations.
+    """
+
+    def __init__(self, **schedules: list | Callable[[int], Any]) -> None:
+        for key, values in schedules.items():
+            name = canonical_param_name(key)
+            if name not in RESETTABLE_PARAMS:
+                raise ParameterError(f"reset_parameter: parameter '{key}' cannot change during training; those that "
+                                     f"can: {', '.join(RESETTABLE_PARAMS)}")
+            if not (callable(values) or is_list_like(values)):
+                raise ParameterError(f"reset_parameter: '{key}' must be a list (a value per iteration) or a function "
+                                     f"of the iteration, got {type(values).__name__}")
+        self.schedules = {key: values if callable(values) else list(values) for key, values in schedules.items()}
+
+    def before_training(self, env: CallbackEnv) -> None:
+        """Check that every list has a value per iteration of the run."""
+        n_iterations = env.end_iteration - env.begin_iteration
+        for key, values in self.schedules.items():
+            if isinstance(values, list) and len(values) != n_iterations:
+                raise ParameterError(f"reset_parameter: '{key}' has {len(values)} values for the {n_iterations} "
+                                     "iterations of the run (num_boost_round)")
+
+    def before_iteration(self, env: CallbackEnv) -> None:
+        """Set the values of the iteration about to run in ``env.params``."""
+        i = env.iteration + 1 - env.begin_iteration
+        given = {key: values[i] if isinstance(values, list) else values(i) for key, values in self.schedules.items()}
+        env.params.update(explicit_params(given))
+
+
+def reset_parameter(**schedules: list | Callable[[int], Any]) -> ResetParameter:
+    """LightGBM-style factory of :class:`ResetParameter`."""
+    return ResetParameter(**schedules)
 
 
 def progress_bar(file: Any = None) -> ProgressBar:

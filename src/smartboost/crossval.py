@@ -84,6 +84,12 @@ class _FoldTrainers:
         self.booster = CVBooster([t.booster for t in trainers])
         self.results: dict[str, list[float]] = defaultdict(list)
 
+    def reset_params(self, changes: dict[str, Any]) -> None:
+        """:meth:`Trainer.reset_params` of every fold's trainer."""
+        for trainer in self.trainers:
+            trainer.reset_params(changes)
+        self.params = self.trainers[0].params
+
     def boost_one_iteration(self) -> None:
         """One iteration of every fold's model."""
         for trainer in self.trainers:

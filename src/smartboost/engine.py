@@ -20,8 +20,8 @@ import numpy as np
 from ._config import set_verbosity, threads
 from ._interrupt import deferred_interrupts, interrupt_of, interruptible
 from ._kernels.gradients import unit_exponents
-from ._params import (TrainingParams, check_objective_params, explicit_params, is_list_like, leaf_value_rows_mode,
-                      training_params, with_data_defaults)
+from ._params import (RESETTABLE_PARAMS, TrainingParams, check_objective_params, explicit_params, is_list_like,
+                      leaf_value_rows_mode, reset_training_params, training_params, with_data_defaults)
 from ._rows import TrainingRows
 from .binning import BinMapper
 from .booster import Booster
@@ -108,6 +108,9 @@ def run_training(trainer: Trainer, callbacks: list[TrainingCallback] | None) -> 
     with deferred_interrupts() as interrupts:
         try:
             for iteration in range(env.begin_iteration, env.end_iteration):
+                for callback in callbacks:
+                    callback.before_iteration(env)
+                _apply_changed_params(trainer, env)
                 trainer.boost_one_iteration()
                 env.iteration = iteration
                 env.evaluation = trainer.evaluate()
@@ -130,6 +133,18 @@ def run_training(trainer: Trainer, callbacks: list[TrainingCallback] | None) -> 
     if booster.best_iteration == 0:
         booster.best_iteration = booster.current_iteration()
     return booster
+
+
+def _apply_changed_params(trainer: Trainer, env: CallbackEnv) -> None:
+    """Have the trainer take the parameters that callbacks changed in ``env.params`` (before an
+    iteration: :func:`smartboost.reset_parameter`), refused as :meth:`Trainer.reset_params` says."""
+    current = trainer.params.as_dict()
+    changes = {name: value for name, value in env.params.items()
+               if name not in current or value is not current[name] and value != current[name]}
+    if changes:
+        trainer.reset_params(changes)
+        env.params.clear()  # under the canonical names alone: an alias a callback set is not a change again
+        env.params.update(trainer.params.as_dict())
 
 
 def _show_progress(params: TrainingParams) -> bool:
@@ -249,6 +264,27 @@ class Trainer:
             out.append(_EvalSet(name, dataset, label, start_scores(self.booster, dataset.binned, dataset.init_score),
                                     False))
         return out
+
+    def reset_params(self, changes: dict[str, Any]) -> None:
+        """Take new values of parameters of :data:`~smartboost._params.RESETTABLE_PARAMS` for the
+        next iterations, recorded in the model's parameters (the last values, as LightGBM saves).
+
+        Raises
+        ------
+        ParameterError
+            As :func:`~smartboost._params.reset_training_params`; or on Dask, where each worker
+            holds its own tree grower, a change of anything but ``learning_rate`` (the step the
+            scheduler applies).
+        """
+        params = reset_training_params(self.params, changes, self.objective)
+        moved = [name for name in RESETTABLE_PARAMS
+                 if name != "learning_rate" and getattr(params, name) != getattr(self.params, name)]
+        if moved and not isinstance(self.rows, TrainingRows):
+            raise ParameterError(f"{', '.join(moved)} cannot change during training on Dask (each worker grows "
+                                 "the trees with the values it started with); only learning_rate can")
+        self.params = params
+        self.grower.reset_split_params(params)
+        self.booster.params.update({name: getattr(params, name) for name in RESETTABLE_PARAMS})
 
     def boost_one_iteration(self) -> None:
         """Sample rows, grow one tree per output on them, and update every score."""

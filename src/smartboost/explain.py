@@ -18,7 +18,8 @@ in these counts, and the inverse-probability-weighted counts would estimate the 
 better; they are not stored in model files (adding them would change every saved model), so
 the counts are used and the explanations of a model are the same trained or loaded. The
 values of a row sum, with the expected value ``base_score + sum over trees of
-sum(cover_leaf * value_leaf) / cover_root``, to the row's raw score (local accuracy); a
+sum(cover_leaf * value_leaf) / cover_root``, to the row's raw score (local accuracy; of a range
+of iterations that starts after the first, without ``base_score``, as its raw score); a
 feature no tree splits on gets exactly 0. They are in raw-score space (log-odds for
 ``binary``), as LightGBM's.
 
@@ -171,69 +172,71 @@ def tree_table(booster: Booster) -> dict[str, list]:
     return table
 
 
-def explain_leaves(booster: Booster, X: object, n_trees: int,
+def explain_leaves(booster: Booster, X: object, trees: slice,
                    chunks: Iterable[tuple[int, np.ndarray]]) -> np.ndarray:
     """``predict(pred_leaf=True)``: int32 of shape (n_rows, n_trees), the leaf index
-    (:func:`leaf_numbers`) each row reaches in each of the first ``n_trees`` trees."""
+    (:func:`leaf_numbers`) each row reaches in each of the model's ``trees``."""
     packed = booster._packed
     numbers = np.concatenate([leaf_numbers(t) for t in booster.trees]) if booster.trees else np.zeros(0, np.int32)
-    out = np.empty((X.shape[0], n_trees), np.int32)
-    roots = packed.roots[:n_trees]
+    roots = packed.roots[trees]
+    out = np.empty((X.shape[0], roots.shape[0]), np.int32)
     for start, rows in chunks:
         leaf_indices(rows, packed.words, packed.threshold, numbers, roots, out[start:start + rows.shape[0]],
                      packed.categorical)
     return out
 
 
-def explain_contributions(booster: Booster, X: object, n_trees: int,
+def explain_contributions(booster: Booster, X: object, used: slice,
                           chunks: Iterable[tuple[int, np.ndarray]]) -> np.ndarray:
     """``predict(pred_contrib=True)``: float64 of shape (n_rows, K (n_features + 1)), block ``k``
-    holding output ``k``'s SHAP values then its expected value (see the module docstring)."""
+    holding output ``k``'s SHAP values of the model's trees ``used`` (whose start is a whole
+    iteration) then its expected value (see the module docstring)."""
     packed = booster._packed
-    trees = booster.trees[:n_trees]
+    trees = booster.trees[used]
     n_outputs = booster.num_model_per_iteration()
     width = booster.num_feature() + 1
     out = _output_zeros((X.shape[0], n_outputs * width), "pred_contrib",
                         f"{'' if n_outputs == 1 else f'{n_outputs} outputs x '}(features + 1) = {width}")
-    out[:, width - 1::width] = _expected_values(booster, trees)
+    out[:, width - 1::width] = _expected_values(booster, used)
     if not trees:
         return out
-    cover_share = np.concatenate([_cover_share(t) for t in trees])
+    cover_share = _cover_shares(booster, used)
     depths = [t.depth() for t in trees]
     tree_points = np.array([_quadrature_points(t, d) for t, d in zip(trees, depths)], np.int64)
     points, weights = _gauss_legendre(int(tree_points.max()))
     for start, rows in chunks:
         tree_shap(rows, packed.feature, packed.threshold, packed.missing_left, packed.left, packed.right,
-                  packed.categorical, packed.value, cover_share, packed.roots[:n_trees], n_outputs, max(depths),
+                  packed.categorical, packed.value, cover_share, packed.roots[used], n_outputs, max(depths),
                   points, weights, tree_points, out[start:start + rows.shape[0]])
     return out
 
 
-def explain_interactions(booster: Booster, X: object, n_trees: int,
+def explain_interactions(booster: Booster, X: object, used: slice,
                          chunks: Iterable[tuple[int, np.ndarray]]) -> np.ndarray:
     """``predict(pred_interactions=True)``: float64 of shape (n_rows, n_features + 1,
     n_features + 1), or (n_rows, K, n_features + 1, n_features + 1) for K > 1 outputs
     (XGBoost's layout): the SHAP interaction values, main effects on the diagonal, the expected
-    value at ``[n_features, n_features]``; row ``a`` sums to feature ``a``'s SHAP value."""
+    value at ``[n_features, n_features]``; row ``a`` sums to feature ``a``'s SHAP value; of the
+    model's trees ``used``, as :func:`explain_contributions`."""
     packed = booster._packed
-    trees = booster.trees[:n_trees]
+    trees = booster.trees[used]
     n_outputs = booster.num_model_per_iteration()
     width = booster.num_feature() + 1
     out = _output_zeros((X.shape[0], n_outputs, width, width), "pred_interactions",
                         f"{'' if n_outputs == 1 else f'{n_outputs} outputs x '}(features + 1)^2 = {width}^2")
-    out[:, :, -1, -1] = _expected_values(booster, trees)
+    out[:, :, -1, -1] = _expected_values(booster, used)
     if trees:
-        cover_share = np.concatenate([_cover_share(t) for t in trees])
-        used = [np.unique(t.feature[t.left >= 0]).astype(np.int64) for t in trees]
-        starts = np.concatenate([[0], np.cumsum([u.size for u in used])]).astype(np.int64)
+        cover_share = _cover_shares(booster, used)
+        split_on = [np.unique(t.feature[t.left >= 0]).astype(np.int64) for t in trees]
+        starts = np.concatenate([[0], np.cumsum([f.size for f in split_on])]).astype(np.int64)
         depths = [t.depth() for t in trees]
         tree_points = np.array([_quadrature_points(t, d) for t, d in zip(trees, depths)], np.int64)
         points, weights = _gauss_legendre(int(tree_points.max()))
         for start, rows in chunks:
             tree_shap_interactions(rows, packed.feature, packed.threshold, packed.missing_left, packed.left,
-                                   packed.right, packed.categorical, packed.value, cover_share, packed.roots[:n_trees],
-                                   n_outputs, max(depths), points, weights, tree_points, np.concatenate(used), starts,
-                                   out[start:start + rows.shape[0]])
+                                   packed.right, packed.categorical, packed.value, cover_share, packed.roots[used],
+                                   n_outputs, max(depths), points, weights, tree_points, np.concatenate(split_on),
+                                   starts, out[start:start + rows.shape[0]])
     return out[:, 0] if n_outputs == 1 else out
 
 
@@ -291,10 +294,19 @@ def _output_zeros(shape: tuple[int, ...], option: str, per_row: str) -> np.ndarr
                     f"float64 per row), {limit}; predict fewer rows per call")
 
 
-def _expected_values(booster: Booster, trees: list[Tree]) -> np.ndarray:
-    """Each output's expected raw score: its base score plus its trees' :func:`expected_value`."""
+def _cover_shares(booster: Booster, used: slice) -> np.ndarray:
+    """:func:`_cover_share` of the nodes of the model's trees up to the last one ``used``, by
+    node id (the kernels read them at the packed trees' node ids)."""
+    return np.concatenate([_cover_share(t) for t in booster.trees[:used.stop]])
+
+
+def _expected_values(booster: Booster, used: slice) -> np.ndarray:
+    """Each output's expected raw score over the model's trees ``used`` (whose start is a whole
+    iteration): their :func:`expected_value`, plus the base score when they start at the first
+    tree (as the raw scores of ``Booster.predict`` do)."""
     n_outputs = booster.num_model_per_iteration()
-    expected = np.asarray(booster.base_score, np.float64).reshape(-1).copy()
-    for t, tree in enumerate(trees):
+    base = np.asarray(booster.base_score, np.float64).reshape(-1)
+    expected = base.copy() if used.start == 0 else np.zeros(n_outputs)
+    for t, tree in enumerate(booster.trees[used]):
         expected[t % n_outputs] += expected_value(tree)
     return expected

@@ -406,8 +406,7 @@ class TreeGrower:
         self.thresholds, self.threshold_offsets = mapper.threshold_table
         self.monotone = monotone_directions(params.monotone_constraints, names, categorical)
         self.cells = Cells(offsets, self.n_bins, categorical if categorical.any() else None, self.monotone)
-        self.split_params = SplitParams(*(float(getattr(params, name)) for name in SplitParams._fields[:-1]),
-                                        float(params.weak_learner == "sign"))
+        self.reset_split_params(params)
         self.scan_scratch = split_scratch(self.n_bins)
         depth, leaves = params.max_depth, params.num_leaves
         self.limits = GrowthLimits(leaves if leaves > 0 else np.iinfo(np.int64).max,
@@ -416,6 +415,12 @@ class TreeGrower:
                                    params.grow_policy == "depthwise",
                                    params.monotone_constraints_method == "intermediate")
         self._state: GrowthState | None = None  # kept from tree to tree
+
+    def reset_split_params(self, params: TrainingParams) -> None:
+        """Take the regularisation and split limits of ``params`` for the next trees (set at the
+        start of a run, and again when a callback changes them: ``smartboost.reset_parameter``)."""
+        self.split_params = SplitParams(*(float(getattr(params, name)) for name in SplitParams._fields[:-1]),
+                                        float(params.weak_learner == "sign"))
 
     @classmethod
     def for_data(cls, data: BinnedData, params: TrainingParams, feature_names: list[str] | None = None) -> TreeGrower:

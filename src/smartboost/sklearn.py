@@ -36,7 +36,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
                       name=exc.name) from exc
 
 from ._data import refuse_text, to_query_starts, to_vector
-from ._params import canonical_param_name
+from ._params import _bool, canonical_param_name
 from .booster import Booster
 from .callback import TrainingCallback
 from .dataset import Dataset
@@ -345,10 +345,11 @@ class _SmartBoostModel(BaseEstimator):
         """Split counts or total gains per feature (``importance_type``)."""
         return self.booster_.feature_importance(self.importance_type)
 
-    def _raw_predict(self, X: Any, raw_score: bool, pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
+    def _raw_predict(self, X: Any, raw_score: bool, start_iteration: int = 0, num_iteration: int | None = None,
+                     pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
         check_is_fitted(self)
-        return self._Booster.predict(self._check_X(X), raw_score=raw_score, pred_leaf=pred_leaf,
-                                     pred_contrib=pred_contrib)
+        return self._Booster.predict(self._check_X(X), raw_score=raw_score, start_iteration=start_iteration,
+                                     num_iteration=num_iteration, pred_leaf=pred_leaf, pred_contrib=pred_contrib)
 
 
 class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
@@ -420,10 +421,13 @@ class SmartBoostRegressor(RegressorMixin, _SmartBoostModel):
         Only when ``X`` had string column names.
     """
 
-    def predict(self, X: Any, pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
-        """Predicted values, shape (n_samples,); or, as :meth:`Booster.predict`, each tree's leaf
-        (``pred_leaf``) or the SHAP values and expected value (``pred_contrib``)."""
-        return self._raw_predict(X, raw_score=False, pred_leaf=pred_leaf, pred_contrib=pred_contrib)
+    def predict(self, X: Any, raw_score: bool = False, start_iteration: int = 0, num_iteration: int | None = None,
+                pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
+        """Predicted values, shape (n_samples,); or, as :meth:`Booster.predict`, the raw scores
+        (``raw_score``), each tree's leaf (``pred_leaf``) or the SHAP values and expected value
+        (``pred_contrib``), of the iterations ``start_iteration`` and ``num_iteration`` choose
+        (:meth:`Booster.predict`'s; LightGBM's ``LGBMRegressor.predict``)."""
+        return self._raw_predict(X, raw_score, start_iteration, num_iteration, pred_leaf, pred_contrib)
 
 
 class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
@@ -563,15 +567,21 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
                       RawScoreWarning, stacklevel=3)
         return True
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities, shape (n_samples, ``n_classes_``), columns in ``classes_`` order.
+    def predict_proba(self, X: Any, raw_score: bool = False, start_iteration: int = 0, num_iteration: int | None = None,
+                      pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
+        """Class probabilities, shape (n_samples, ``n_classes_``), columns in ``classes_`` order;
+        with ``raw_score``, ``pred_leaf`` or ``pred_contrib``, :meth:`Booster.predict`'s output
+        as it is (LightGBM's ``LGBMClassifier.predict_proba``). ``start_iteration`` and
+        ``num_iteration`` choose the iterations, as in :meth:`Booster.predict`.
 
         A model trained with a custom objective gives its raw scores instead, shape (n_samples,),
         with a :class:`~smartboost.errors.RawScoreWarning` (as LightGBM's ``LGBMClassifier``).
         """
+        if raw_score or pred_leaf or pred_contrib:
+            return self._raw_predict(X, raw_score, start_iteration, num_iteration, pred_leaf, pred_contrib)
         if self._unknown_link("predict_proba"):
-            return self.decision_function(X)
-        p = self._raw_predict(X, raw_score=False)
+            return self._raw_predict(X, True, start_iteration, num_iteration)
+        p = self._raw_predict(X, False, start_iteration, num_iteration)
         return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -579,18 +589,21 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
         per class, shape (n_samples, ``n_classes_``), for more."""
         return self._raw_predict(X, raw_score=True)
 
-    def predict(self, X: Any, pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
-        """Predicted class labels; or, as :meth:`Booster.predict`, each tree's leaf (``pred_leaf``)
-        or the SHAP values and expected value of the raw scores (``pred_contrib``).
+    def predict(self, X: Any, raw_score: bool = False, start_iteration: int = 0, num_iteration: int | None = None,
+                pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
+        """Predicted class labels; or, as :meth:`Booster.predict`, the raw scores (``raw_score``),
+        each tree's leaf (``pred_leaf``) or the SHAP values and expected value of the raw scores
+        (``pred_contrib``); of the iterations ``start_iteration`` and ``num_iteration`` choose
+        (:meth:`Booster.predict`'s; LightGBM's ``LGBMClassifier.predict``).
 
         The label is that of the highest probability: ``classes_[1]`` where the raw score (the
         log-odds) is above 0, or the class of the highest score. A model trained with a custom
         objective is read the same way, with a :class:`~smartboost.errors.RawScoreWarning`.
         """
-        if pred_leaf or pred_contrib:
-            return self._raw_predict(X, raw_score=True, pred_leaf=pred_leaf, pred_contrib=pred_contrib)
+        if raw_score or pred_leaf or pred_contrib:
+            return self._raw_predict(X, raw_score, start_iteration, num_iteration, pred_leaf, pred_contrib)
         self._unknown_link("predict")
-        raw = self.decision_function(X)
+        raw = self._raw_predict(X, True, start_iteration, num_iteration)
         index = (raw > 0).astype(np.intp) if raw.ndim == 1 else np.argmax(raw, axis=1)
         return self.classes_[index]
 
@@ -645,12 +658,16 @@ class SmartBoostRanker(_SmartBoostModel):
         return self._fit(X, y, sample_weight, init_score, eval_set, eval_names, None, eval_init_score, init_model,
                          {"group": group, "qid": qid}, eval_queries)
 
-    def predict(self, X: Any, pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
-        """Relevance scores (higher ranks first), shape (n_samples,); or, as
-        :meth:`Booster.predict`, each tree's leaf (``pred_leaf``) or the SHAP values and expected
-        value (``pred_contrib``). A ``qid`` column of a DataFrame ``X`` is left out."""
+    def predict(self, X: Any, raw_score: bool = False, start_iteration: int = 0, num_iteration: int | None = None,
+                pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
+        """Relevance scores (higher ranks first), shape (n_samples,), which are the raw scores
+        (``raw_score`` changes nothing); or, as :meth:`Booster.predict`, each tree's leaf
+        (``pred_leaf``) or the SHAP values and expected value (``pred_contrib``); of the
+        iterations ``start_iteration`` and ``num_iteration`` choose (:meth:`Booster.predict`'s).
+        A ``qid`` column of a DataFrame ``X`` is left out."""
         X, _ = _qid_column(X, None, None)
-        return self._raw_predict(X, raw_score=True, pred_leaf=pred_leaf, pred_contrib=pred_contrib)
+        _bool("raw_score", raw_score)
+        return self._raw_predict(X, True, start_iteration, num_iteration, pred_leaf, pred_contrib)
 
     def score(self, X: Any, y: Any, qid: Any = None, group: Any = None) -> float:
         """Mean NDCG of the ranking of each query by :meth:`predict`.

@@ -370,7 +370,7 @@ class PackedTrees:
         self.value = cat("value")
         self.left = cat_children("left")
         self.right = cat_children("right")
-        self._output_roots: dict[tuple[int, int], list[np.ndarray]] = {}
+        self._output_roots: dict[tuple[int, int, int], list[np.ndarray]] = {}
         split = self.left >= 0
         self.used_features = np.unique(self.feature[split]).astype(np.int64)
         compact_feature = np.full(self.feature.size, -1, np.int32)
@@ -383,11 +383,11 @@ class PackedTrees:
             self.categorical = CategoricalNodes(np.concatenate([t.categorical_nodes for t in trees]),
                                                 np.concatenate([t.left_sets for t in trees]))
 
-    def output_roots(self, n_trees: int, n_outputs: int) -> list[np.ndarray]:
-        """The roots of the first ``n_trees`` trees of each output (output ``k`` owns trees
-        ``k, k + n_outputs, ...``), kept for the next prediction."""
-        key = (n_trees, n_outputs)
+    def output_roots(self, trees: slice, n_outputs: int) -> list[np.ndarray]:
+        """The roots of each output's trees among ``trees`` (whose start is a whole iteration:
+        output ``k`` owns trees ``k, k + n_outputs, ...``), kept for the next prediction."""
+        key = (trees.start, trees.stop, n_outputs)
         if key not in self._output_roots:
-            roots = self.roots[:n_trees]
+            roots = self.roots[trees]
             self._output_roots[key] = [np.ascontiguousarray(roots[k::n_outputs]) for k in range(n_outputs)]
         return self._output_roots[key]
