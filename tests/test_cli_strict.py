@@ -375,3 +375,25 @@ def test_an_empty_column_name_in_a_header_is_an_error(tmp_path, capsys):
     (tmp_path / "m.tsv").write_text('y\t""\ta\n1\t2\t3\n')
     assert "m.tsv: line 1 (the header), column 2: an empty column name; every" in _fails(
         capsys, "train", tmp_path / "m.tsv", "-o", tmp_path / "m.json")
+
+
+def test_predict_writes_leaves_contributions_and_iteration_ranges(tmp_path, capsys):
+    X, y = make_binary(n=300, n_features=5)
+    X = np.round(X, 6)  # written exactly by the CSV
+    booster = sb.train({"objective": "binary", "num_leaves": 5, "verbosity": -1}, sb.Dataset(X, y), 4)
+    booster.save_model(tmp_path / "m.json")
+    np.savetxt(tmp_path / "d.csv", np.column_stack([y, X]), delimiter=",", fmt="%.6f")
+    cases = [(["--pred-leaf"], booster.predict(X, pred_leaf=True)),
+             (["--pred_contrib"], booster.predict(X, pred_contrib=True)),
+             (["--num-iteration", "2", "--start-iteration", "1", "--raw-score"],
+              booster.predict(X, raw_score=True, start_iteration=1, num_iteration=2)),
+             (["--start_iteration", "3"], booster.predict(X, start_iteration=3))]
+    for options, expected in cases:
+        assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "d.csv"), "-o", str(tmp_path / "p.txt"),
+                     *options]) == 0
+        written = np.loadtxt(tmp_path / "p.txt", ndmin=2)
+        np.testing.assert_array_equal(written.reshape(expected.shape), expected)
+    assert "start_iteration" in _fails(capsys, "predict", tmp_path / "m.json", tmp_path / "d.csv",
+                                       "--start-iteration", "9")
+    with pytest.raises(SystemExit):  # argparse: one output at a time
+        main(["predict", str(tmp_path / "m.json"), str(tmp_path / "d.csv"), "--pred-leaf", "--raw-score"])

@@ -4,7 +4,8 @@
   train on a data file (svmlight/LETOR, CSV/TSV, parquet; see :mod:`smartboost.datafile`); any
   training parameter of ``docs/reference/parameters.md`` is an option (``--num_leaves 63`` or
   ``--num-leaves=63``), and a TOML file can hold them (options win over the file).
-- ``smartboost predict MODEL DATA [-o FILE] [--raw-score]``: one prediction per line.
+- ``smartboost predict MODEL DATA [-o FILE] [--raw-score | --pred-leaf | --pred-contrib]
+  [--num-iteration N] [--start-iteration N]``: one prediction (or row of leaves or SHAP values) per line.
 - ``smartboost evaluate MODEL DATA [--metric NAME ...]``: a table of metrics.
 - ``smartboost datasets list | info NAME | fetch NAME``: the public dataset registry.
 - ``smartboost experiment sampling | ranking | rgbm``: the papers' tables (markdown) and figures
@@ -360,11 +361,14 @@ def _predict(args: argparse.Namespace, extra: list[str]) -> int:
     _check_format_options(args, [args.data])
     booster = _load_model(args.model)
     data = _read_for_booster(args.data, args, booster)
-    prediction = booster.predict(data.X, raw_score=args.raw_score)
+    prediction = booster.predict(data.X, raw_score=args.raw_score, start_iteration=args.start_iteration,
+                                 num_iteration=args.num_iteration, pred_leaf=args.pred_leaf,
+                                 pred_contrib=args.pred_contrib)
     out = open(args.output, "w") if args.output else sys.stdout
     try:
         # one column per output; reshape(n, -1) cannot size the columns of zero rows
-        np.savetxt(out, prediction[:, None] if prediction.ndim == 1 else prediction, fmt="%.17g", delimiter="\t")
+        np.savetxt(out, prediction[:, None] if prediction.ndim == 1 else prediction,
+                   fmt="%d" if args.pred_leaf else "%.17g", delimiter="\t")
     finally:
         if args.output:
             out.close()
@@ -762,7 +766,17 @@ def _parser() -> argparse.ArgumentParser:
     predict.add_argument("model", help="model file")
     predict.add_argument("data", help="data file; a label column, if any, is ignored (see --label-column)")
     predict.add_argument("-o", "--output", help="output file (default: stdout)")
-    predict.add_argument("--raw-score", action="store_true", help="raw scores instead of predictions")
+    output = predict.add_mutually_exclusive_group()
+    output.add_argument("--raw-score", action="store_true", help="raw scores instead of predictions")
+    output.add_argument("--pred-leaf", "--pred_leaf", action="store_true",
+                        help="the leaf index each row reaches in each tree, a column per tree")
+    output.add_argument("--pred-contrib", "--pred_contrib", action="store_true",
+                        help="SHAP values of the raw score, a column per feature then the expected value (a block "
+                             "per class for a multiclass model)")
+    predict.add_argument("--num-iteration", "--num_iteration", type=int, default=None, metavar="N",
+                         help="use N iterations (default: the model's best iteration, else all; <= 0: all)")
+    predict.add_argument("--start-iteration", "--start_iteration", type=int, default=0, metavar="N",
+                         help="skip the first N iterations (their trees and the base score)")
     _add_data_options(predict)
     predict.set_defaults(run=_predict)
 
