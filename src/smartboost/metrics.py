@@ -38,6 +38,10 @@ score, ties kept in row order (a stable sort); row weights are not used.
   divided by min(R, k) with R the query's relevant documents (anywhere in the list); a query
   without any relevant document counts as 1. XGBoost divides by R instead, which is lower when
   R > k.
+
+Custom metrics are the user's functions (LightGBM's ``feval``; :class:`CustomMetric`): they
+name their values themselves, and the training loop records them after the built-in metrics
+of each evaluation set (docs/howto/custom-metrics.md).
 """
 
 from __future__ import annotations
@@ -58,8 +62,8 @@ from .objectives.base import Objective, check_label_range, weighted_sum
 from .objectives.binary import check_binary_label
 from .objectives.robust import fair_loss
 
-__all__ = ["Metric", "METRICS", "DEFAULT_LABEL_GAIN", "CustomMetric", "MetricValue", "canonical_metric_name",
-           "check_relevance", "custom_metrics", "evaluate_custom", "get_metric", "label_gains"]
+__all__ = ["Metric", "METRICS", "DEFAULT_LABEL_GAIN", "canonical_metric_name", "check_relevance", "get_metric",
+           "label_gains"]
 
 MetricFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], float]
 
