@@ -178,8 +178,9 @@ class RecordEvaluation(TrainingCallback):
 class EarlyStopping(TrainingCallback):
     """Stop when a validation metric has not improved for ``stopping_rounds`` iterations.
 
-    Every (validation set, metric) pair is watched, the training set excluded; the first one
-    that stalls stops the run (LightGBM's rule). The booster's ``best_iteration`` and
+    Every (validation set, metric) pair is watched, the training set excluded, custom metrics
+    (``feval``) included in the direction they return; the first one that stalls stops the run
+    (LightGBM's rule). The booster's ``best_iteration`` and
     ``best_score`` are then those of that pair's best iteration; trees after it are kept and
     :meth:`Booster.predict` ignores them by default.
 

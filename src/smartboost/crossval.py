@@ -31,8 +31,9 @@ from ._params import _int, canonical_param_name, explicit_params, is_list_like, 
 from .booster import Booster
 from .callback import Checkpoint, EarlyStopping, EvalResult, TrainingCallback, callback_list
 from .dataset import Dataset
-from .engine import Trainer, run_training, training_objective
+from .engine import Trainer, check_same_evaluations, run_training, training_objective
 from .errors import DataError, ParameterError
+from .metrics import Feval, custom_metrics
 
 __all__ = ["CVBooster", "cv"]
 
@@ -98,6 +99,9 @@ class _FoldTrainers:
     def evaluate(self) -> list[EvalResult]:
         """Each (data, metric) pair's mean over the folds; records means and standard deviations."""
         per_fold = [trainer.evaluate() for trainer in self.trainers]
+        first_fold = check_same_evaluations(None, per_fold[0], "")
+        for k, evaluations in enumerate(per_fold[1:], 1):  # the means pair the folds' values up by position
+            check_same_evaluations(first_fold, evaluations, f"in fold {k} of cv")
         out = []
         for j, first in enumerate(per_fold[0]):
             values = np.array([evaluations[j].value for evaluations in per_fold])
@@ -113,7 +117,8 @@ class _FoldTrainers:
 def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int = 100, *, nfold: int = 5,
        stratified: bool = True, shuffle: bool = True, folds: Any = None, metrics: str | list[str] | None = None,
        callbacks: list[TrainingCallback] | None = None, seed: int = 0, return_cvbooster: bool = False,
-       eval_train_metric: bool = False, init_model: Booster | str | os.PathLike | None = None) -> dict[str, Any]:
+       eval_train_metric: bool = False, init_model: Booster | str | os.PathLike | None = None,
+       feval: Feval | list[Feval] | None = None) -> dict[str, Any]:
     """Cross-validate: train one model per fold and record the mean and standard deviation of
     every metric over the folds after every iteration (LightGBM's ``cv``).
 
@@ -149,6 +154,10 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
         Also evaluate each fold's model on its own training rows (``"train <metric>-mean"``).
     init_model : Booster or path, optional
         Every fold continues this model (``train_set`` binned with its edges).
+    feval : callable or list of callable, optional
+        Custom metrics, as for :func:`smartboost.train`, evaluated on every fold's held-out
+        subset (``eval_data``) and averaged over the folds like the built-in metrics
+        (``"valid <eval_name>-mean"``).
 
     Returns
     -------
@@ -172,6 +181,7 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
         nfold = _int(2)("nfold", nfold)  # numpy integers too
     seed = _int(0, 2**63 - 1)("seed", seed)  # the folds' generator takes a non-negative integer only
     callbacks = callback_list(callbacks)
+    custom = custom_metrics(feval)
     if any(isinstance(c, Checkpoint) for c in callbacks):  # it saves one model; it failed at its first save
         raise ParameterError("a checkpoint callback saves one model, and cv trains one per fold: leave it out, and "
                              "save the fold models of cv(..., return_cvbooster=True)['cvbooster'].boosters")
@@ -194,7 +204,7 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
                 valid_sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
                 valid_names = ["train", "valid"] if eval_train_metric else ["valid"]
                 trainers.append(Trainer.local(resolved, fold_train, valid_sets, valid_names, init_model,
-                                              n_threads))
+                                              n_threads, custom))
             except DataError as exc:  # a fold's rows (one class, no weight): say which fold
                 raise DataError(f"fold {k} of cv ({len(train_rows)} training rows, {len(test_rows)} held out): "
                                 f"{exc}") from None

@@ -137,6 +137,19 @@ class Dataset:
         """The labels."""
         return self.label
 
+    def get_weight(self) -> np.ndarray | None:
+        """The row weights (None: every row weighs 1)."""
+        return self.weight
+
+    def get_init_score(self) -> np.ndarray | None:
+        """The initial raw scores (None: none)."""
+        return self.init_score
+
+    def get_group(self) -> np.ndarray | None:
+        """The number of rows of each query, in row order, as ``group`` gives them (None without
+        queries)."""
+        return None if self.query_starts is None else np.diff(self.query_starts)
+
     def subset(self, used_indices: Any) -> Dataset:
         """The Dataset of some of these rows, with their bins, labels, weights, init scores and
         queries: nothing is binned again (LightGBM's ``Dataset.subset``).

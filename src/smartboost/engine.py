@@ -30,7 +30,7 @@ from .callback import (CallbackEnv, EarlyStopping, EvalResult, ProgressBar, Reco
 from .dataset import Dataset
 from .errors import DataError, ParameterError
 from .grower import GrownTree, TreeGrower, check_units
-from .metrics import Metric, metric_of_params
+from .metrics import CustomMetric, Feval, Metric, custom_metrics, evaluate_custom, metric_of_params
 from .objectives import Objective, make_objective
 from .selection import FeatureSelector
 from .steps import to_signs
@@ -42,7 +42,8 @@ __all__ = ["train"]
 def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int = 100,
           valid_sets: list[Dataset] | None = None, valid_names: list[str] | None = None,
           callbacks: list[TrainingCallback] | None = None,
-          init_model: Booster | str | os.PathLike | None = None) -> Booster:
+          init_model: Booster | str | os.PathLike | None = None,
+          feval: Feval | list[Feval] | None = None) -> Booster:
     """Train a gradient-boosted tree model.
 
     Parameters
@@ -64,6 +65,15 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     init_model : Booster or path, optional
         Continue training this model; ``train_set`` must be binned with its edges
         (``Dataset(X, y, reference=init_model)``).
+    feval : callable or list of callable, optional
+        Custom metrics, LightGBM's: ``feval(preds, eval_data)`` returns ``(eval_name,
+        eval_result, is_higher_better)`` or a list of such tuples, for every evaluation set
+        after every iteration. ``preds`` are the set's predictions as :meth:`Booster.predict`
+        gives them (probabilities for a binary objective, shape (n_rows, n_classes) for a
+        multiclass one, raw scores for a custom objective); ``eval_data`` is the set's
+        :class:`Dataset` (``get_label()``, ``get_weight()``, ``get_group()``). Their values are
+        recorded, logged and watched by early stopping (in their direction) after the run's
+        metrics; with ``metric="None"`` they are the only ones. See docs/howto/custom-metrics.md.
 
     Returns
     -------
@@ -84,9 +94,10 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     resolved = with_data_defaults(resolved, given, train_set.num_data(), train_set.num_feature(),
                                   training_objective(resolved))
     callbacks = callback_list(callbacks)
+    custom = custom_metrics(feval)
     set_verbosity(resolved.verbosity)
     with threads(resolved.num_threads) as n_threads:
-        trainer = Trainer.local(resolved, train_set, valid_sets, valid_names, init_model, n_threads)
+        trainer = Trainer.local(resolved, train_set, valid_sets, valid_names, init_model, n_threads, custom)
         return run_training(trainer, callbacks)
 
 
@@ -181,7 +192,7 @@ class Trainer:
 
     def __init__(self, params: TrainingParams, objective: Objective, booster: Booster, rows: Any,
                  usable: np.ndarray, valid_sets: list[Dataset] | None, valid_names: list[str] | None,
-                 train_set: Dataset | None = None) -> None:
+                 train_set: Dataset | None = None, custom: list[CustomMetric] | None = None) -> None:
         self.params = params
         self.objective = objective
         self.n_outputs = objective.num_outputs
@@ -192,6 +203,8 @@ class Trainer:
         self.leaf_value_rows = leaf_value_rows_mode(params, objective)
         self.eval_sets = self._eval_sets(valid_sets, valid_names)
         self.metrics = training_metrics(params, objective)
+        self.custom_metrics = list(custom or [])
+        self._evaluated: list[tuple[str, str]] | None = None  # the (set, metric) pairs of the first evaluation
         # here, before the first tree and naming the set, and once: labels do not change while training
         for eval_set in self.eval_sets:
             check_evaluation_data(self.metrics, eval_set.label, eval_set.dataset.query_starts, eval_set.label_name,
@@ -207,8 +220,9 @@ class Trainer:
     @classmethod
     def local(cls, params: TrainingParams, train_set: Dataset, valid_sets: list[Dataset] | None,
               valid_names: list[str] | None, init_model: Booster | str | os.PathLike | None,
-              n_threads: int) -> Trainer:
-        """The trainer of a run on one machine, over the rows of ``train_set``."""
+              n_threads: int, custom: list[CustomMetric] | None = None) -> Trainer:
+        """The trainer of a run on one machine, over the rows of ``train_set``, with the custom
+        metrics ``custom`` (:func:`~smartboost.metrics.custom_metrics`)."""
         objective = training_objective(params)
         if train_set.label is None:
             raise DataError("train_set has no label")
@@ -226,7 +240,7 @@ class Trainer:
         binned = train_set.binned
         usable = binned.splittable_features(params.min_data_in_leaf) if params.feature_pre_filter else \
             binned.usable_features
-        return cls(params, objective, booster, rows, usable, valid_sets, valid_names, train_set)
+        return cls(params, objective, booster, rows, usable, valid_sets, valid_names, train_set, custom)
 
     def _last_leaf_values(self) -> np.ndarray | None:
         """Leaf values (Newton steps, without shrinkage) of the last iteration's trees, as the
@@ -400,9 +414,17 @@ class Trainer:
         self._score_bound[k] = bound
 
     def evaluate(self) -> list[EvalResult]:
-        """Every metric on every evaluation set at the current scores."""
+        """Every metric on every evaluation set at the current scores: each set's metrics of the
+        run, then its custom metrics' values (LightGBM's order).
+
+        Raises
+        ------
+        DataError
+            Custom metrics returning other names than at the first evaluation (the records, cv's
+            means and early stopping follow each name from iteration to iteration).
+        """
         results = []
-        transform = any(metric.uses_prediction for metric in self.metrics)
+        transform = bool(self.custom_metrics) or any(metric.uses_prediction for metric in self.metrics)
         for eval_set in self.eval_sets:
             prediction = self.objective.transform(eval_set.raw) if transform else None
             for metric in self.metrics:
@@ -411,7 +433,33 @@ class Trainer:
                                         label_checked=True)
                 results.append(EvalResult(eval_set.name, metric.name, value, metric.higher_is_better,
                                           eval_set.is_training))
+            if self.custom_metrics:
+                # LightGBM hands a multiclass feval one row per data row, (n_rows, n_classes)
+                preds = prediction.T if prediction.ndim == 2 else prediction
+                for value in evaluate_custom(self.custom_metrics, preds, eval_set.dataset, self.metrics):
+                    results.append(EvalResult(eval_set.name, value.name, value.value, value.higher_is_better,
+                                              eval_set.is_training))
+        self._evaluated = check_same_evaluations(self._evaluated, results, f"at iteration {self.iteration}")
         return results
+
+
+def check_same_evaluations(expected: list[tuple[str, str]] | None, results: list[EvalResult],
+                           where: str) -> list[tuple[str, str]]:
+    """The ``(data_name, metric)`` pairs of ``results``, which must be ``expected`` (None: any).
+
+    Raises
+    ------
+    DataError
+        Other pairs, which only custom metrics can give (they name their values themselves):
+        saying ``where`` they changed and how.
+    """
+    pairs = [(e.data_name, e.metric) for e in results]
+    if expected is not None and pairs != expected:
+        changed = [f"{data}'s {name}" for data, name in pairs if (data, name) not in expected]
+        gone = [f"{data}'s {name}" for data, name in expected if (data, name) not in pairs]
+        raise DataError(f"the custom metrics returned other names or another order {where} than before (new: "
+                        f"{changed or 'none'}; missing: {gone or 'none'}); they must return the same names every time")
+    return pairs
 
 
 def training_metrics(params: TrainingParams, objective: Objective) -> list[Metric]:

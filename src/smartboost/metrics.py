@@ -38,10 +38,17 @@ score, ties kept in row order (a stable sort); row weights are not used.
   divided by min(R, k) with R the query's relevant documents (anywhere in the list); a query
   without any relevant document counts as 1. XGBoost divides by R instead, which is lower when
   R > k.
+
+Custom metrics are the user's functions (LightGBM's ``feval``; :class:`CustomMetric`): they
+name their values themselves, and the training loop records them after the built-in metrics
+of each evaluation set (docs/howto/custom-metrics.md).
 """
 
 from __future__ import annotations
 
+import inspect
+import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -402,3 +409,140 @@ def get_metric(name: str, label_gain: Sequence[float] | str | None = None, *, al
         value = {"alpha": alpha, "tweedie_variance_power": tweedie_variance_power, "fair_c": fair_c}[parameter]
         return build(param_default(parameter) if value is None else value)
     return _ranking_metric(name, label_gain) or _BY_NAME[canonical]
+
+
+# -- custom metrics: the user's evaluation functions (``feval``) -------------------------------
+
+Feval = Callable[[np.ndarray, Any], Any]
+"""LightGBM's evaluation function: ``feval(preds, eval_data) -> (eval_name, eval_result,
+is_higher_better)`` or a list of such triples."""
+
+
+@dataclass(frozen=True)
+class MetricValue:
+    """One value a custom metric returned."""
+
+    name: str
+    value: float
+    higher_is_better: bool
+
+
+def function_name(function: Callable) -> str:
+    """How an error names a user's function: its qualified name, else its type's."""
+    return getattr(function, "__qualname__", None) or getattr(function, "__name__", None) or type(function).__name__
+
+
+@dataclass(frozen=True)
+class CustomMetric:
+    """A user's evaluation function, LightGBM's ``feval``.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(preds, eval_data)`` returning ``(eval_name, eval_result, is_higher_better)``
+        or a list of such triples: ``preds`` the predictions of the evaluation set (as
+        :meth:`Booster.predict` gives them: probabilities of a binary objective, shape
+        (n_rows, n_classes) for a multiclass one; raw scores for a custom objective),
+        ``eval_data`` its :class:`~smartboost.Dataset`.
+    """
+
+    function: Feval
+
+    @property
+    def name(self) -> str:
+        """The function's name, as errors give it."""
+        return function_name(self.function)
+
+    def __call__(self, preds: np.ndarray, eval_data: Any) -> list[MetricValue]:
+        """The function's values on ``preds`` (handed over as a copy: the function may change its
+        argument) and ``eval_data``; an exception the function raises goes on unchanged.
+
+        Raises
+        ------
+        DataError
+            A return that is not a triple or a non-empty list of them, a name that is not a
+            non-empty text, a value that is not a finite real number, or a direction that is not
+            a bool; the message names the function.
+        """
+        result = self.function(preds.copy(), eval_data)
+        items = result if isinstance(result, list) else [result]
+        if not items:
+            raise DataError(f"custom metric {self.name!r} returned an empty list; return (eval_name, eval_result, "
+                            "is_higher_better) or a list of such tuples")
+        return [self._value(item) for item in items]
+
+    def _value(self, item: Any) -> MetricValue:
+        """One returned triple, checked."""
+        if not isinstance(item, tuple) or len(item) != 3:
+            got = f"a tuple of {len(item)}" if isinstance(item, tuple) else type(item).__name__
+            raise DataError(f"custom metric {self.name!r} must return (eval_name, eval_result, is_higher_better) or "
+                            f"a list of such tuples, got {got}")
+        name, value, higher_is_better = item
+        if not isinstance(name, str) or not name:
+            raise DataError(f"custom metric {self.name!r} returned eval_name {name!r}; it must be a non-empty str")
+        # a NaN would never improve nor stall early stopping, and a mean over cv's folds would hide it
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            raise DataError(f"custom metric {self.name!r} returned eval_result {value!r} for {name!r}; it must be a "
+                            "finite real number")
+        if not isinstance(higher_is_better, (bool, np.bool_)):
+            raise DataError(f"custom metric {self.name!r} returned is_higher_better {higher_is_better!r} for "
+                            f"{name!r}; it must be a bool")
+        return MetricValue(name, float(value), bool(higher_is_better))
+
+
+def custom_metrics(feval: Feval | Sequence[Feval] | None) -> list[CustomMetric]:
+    """The ``feval`` argument of :func:`~smartboost.train` and :func:`~smartboost.cv` as custom
+    metrics: None is none, a function a list of one.
+
+    Raises
+    ------
+    ParameterError
+        An entry that is not callable, or a function that cannot be called as
+        ``function(preds, eval_data)``.
+    """
+    if feval is None:
+        return []
+    functions = [feval] if callable(feval) else feval
+    if isinstance(functions, (str, bytes)) or not isinstance(functions, Sequence):
+        raise ParameterError(f"feval must be a function or a list of functions, got {type(feval).__name__}")
+    out = []
+    for i, function in enumerate(functions):
+        if not callable(function):
+            raise ParameterError(f"feval[{i}] must be a function feval(preds, eval_data), got "
+                                 f"{type(function).__name__}")
+        try:
+            inspect.signature(function).bind(None, None)
+        except TypeError as exc:
+            raise ParameterError(f"feval {function_name(function)!r} must take two arguments (preds, eval_data): "
+                                 f"{exc}") from None
+        except ValueError:  # no signature to read (some built-in functions): the call will tell
+            pass
+        out.append(CustomMetric(function))
+    return out
+
+
+def evaluate_custom(metrics: Sequence[CustomMetric], preds: np.ndarray, eval_data: Any,
+                    builtin: Sequence[Metric]) -> list[MetricValue]:
+    """Every custom metric's values on one evaluation set, in order.
+
+    Raises
+    ------
+    ParameterError
+        A name given twice, or the name (or an alias) of a metric of the run, ``builtin``: the
+        records and early stopping key values by name.
+    """
+    builtin_names = {name: metric.name for metric in builtin for name in (metric.name, *metric.aliases)}
+    returned_by: dict[str, str] = {}
+    out = []
+    for metric in metrics:
+        for value in metric(preds, eval_data):
+            clash = builtin_names.get(value.name.lower())  # built-in names are case-insensitive
+            if clash is not None:
+                raise ParameterError(f"custom metric {metric.name!r} returned eval_name {value.name!r}, a name of the "
+                                     f"run's metric {clash!r}; give it another name")
+            if value.name in returned_by:
+                raise ParameterError(f"custom metric {metric.name!r} returned eval_name {value.name!r}, which custom "
+                                     f"metric {returned_by[value.name]!r} returned already; give it another name")
+            returned_by[value.name] = metric.name
+            out.append(value)
+    return out

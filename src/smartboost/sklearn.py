@@ -36,13 +36,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
                       name=exc.name) from exc
 
 from ._data import refuse_text, to_query_starts, to_vector
-from ._params import _bool, canonical_param_name
+from ._params import _bool, canonical_param_name, explicit_params, is_list_like
 from .booster import Booster
 from .callback import TrainingCallback
 from .dataset import Dataset
 from .engine import train
 from .errors import DataError, ParameterError, RawScoreWarning, SmartBoostError
-from .metrics import get_metric
+from .metrics import Feval, canonical_metric_name, function_name, get_metric
 from .objectives import Objective, objective_class
 
 __all__ = ["SmartBoostRegressor", "SmartBoostClassifier", "SmartBoostRanker"]
@@ -218,7 +218,7 @@ class _SmartBoostModel(BaseEstimator):
     def fit(self, X: Any, y: Any, sample_weight: Any = None, *, init_score: Any = None,
             eval_set: list[tuple[Any, Any]] | None = None, eval_names: list[str] | None = None,
             eval_sample_weight: list[Any] | None = None, eval_init_score: list[Any] | None = None,
-            init_model: Booster | str | None = None) -> _SmartBoostModel:
+            eval_metric: Any = None, init_model: Booster | str | None = None) -> _SmartBoostModel:
         """Train on ``X, y``.
 
         Parameters
@@ -238,6 +238,16 @@ class _SmartBoostModel(BaseEstimator):
             Weights of each eval set.
         eval_init_score : list of array-like, optional
             Init scores of each eval set (None for none), as ``init_score``.
+        eval_metric : str, callable or list of them, optional
+            Metrics of the eval sets besides the objective's (or ``metric``'s), as LightGBM's
+            ``fit`` takes them: built-in metric names (evaluated first), and functions
+            ``f(y_true, y_pred)``, ``f(y_true, y_pred, weight)`` or ``f(y_true, y_pred, weight,
+            group)`` (by their number of parameters) returning ``(name, value,
+            is_higher_better)`` or a list of such tuples. ``y_pred`` is what :meth:`predict`
+            gives for a regressor, the probabilities of class 1 (two classes) or of every class,
+            shape (n_samples, n_classes), for a classifier, raw scores for a custom objective;
+            ``y_true`` the labels (a classifier's as indices of ``classes_``); ``group`` the rows
+            per query. See docs/howto/custom-metrics.md.
         init_model : Booster or path, optional
             Continue training this model.
 
@@ -246,12 +256,12 @@ class _SmartBoostModel(BaseEstimator):
         self
         """
         return self._fit(X, y, sample_weight, init_score, eval_set, eval_names, eval_sample_weight, eval_init_score,
-                         init_model)
+                         init_model, eval_metric=eval_metric)
 
     def _fit(self, X: Any, y: Any, sample_weight: Any, init_score: Any, eval_set: list[tuple[Any, Any]] | None,
              eval_names: list[str] | None, eval_sample_weight: list[Any] | None, eval_init_score: list[Any] | None,
              init_model: Booster | str | None, queries: dict[str, Any] | None = None,
-             eval_queries: list[dict[str, Any]] | None = None) -> _SmartBoostModel:
+             eval_queries: list[dict[str, Any]] | None = None, eval_metric: Any = None) -> _SmartBoostModel:
         """:meth:`fit`, with the rankers' queries (``{"group": ..., "qid": ...}``) of the data and eval sets."""
         y_numeric = not isinstance(self, ClassifierMixin)
         with _input_errors():
@@ -265,7 +275,7 @@ class _SmartBoostModel(BaseEstimator):
             y = self._fit_target(y)
             weight = None if sample_weight is None else _check_sample_weight(sample_weight, X)
         weight = self._class_weighted(y, weight)
-        params = self._train_params()
+        params, feval = _with_eval_metric(self._train_params(), eval_metric)
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
         train_set = Dataset(X, y, weight=weight, init_score=init_score, feature_name=names, params=params,
                             reference=init_model, categorical_feature=self._categorical_feature(X),
@@ -283,7 +293,7 @@ class _SmartBoostModel(BaseEstimator):
             valid_sets.append(Dataset(X_valid, self._encode_target(y_valid), weight=w, init_score=score,
                                       reference=train_set, **(eval_queries[i] if eval_queries else {})))
         self._Booster = train(params, train_set, self.n_estimators, valid_sets=valid_sets or None,
-                              valid_names=eval_names, callbacks=self.callbacks, init_model=init_model)
+                              valid_names=eval_names, callbacks=self.callbacks, init_model=init_model, feval=feval)
         return self
 
     def _categorical_feature(self, X: Any) -> Any:
@@ -635,7 +645,8 @@ class SmartBoostRanker(_SmartBoostModel):
     def fit(self, X: Any, y: Any, *, group: Any = None, qid: Any = None, sample_weight: Any = None,
             init_score: Any = None, eval_set: list[tuple[Any, Any]] | None = None, eval_group: list[Any] | None = None,
             eval_qid: list[Any] | None = None, eval_names: list[str] | None = None,
-            eval_init_score: list[Any] | None = None, init_model: Booster | str | None = None) -> SmartBoostRanker:
+            eval_init_score: list[Any] | None = None, eval_metric: Any = None,
+            init_model: Booster | str | None = None) -> SmartBoostRanker:
         """Train on ``X, y`` (relevance grades) with the queries of ``group`` or ``qid``.
 
         ``eval_set`` pairs take their queries from ``eval_group`` or ``eval_qid`` (one entry
@@ -656,7 +667,7 @@ class SmartBoostRanker(_SmartBoostModel):
             key = "group" if eval_group is not None else "qid"
             eval_queries = [{key: value} for value in given]
         return self._fit(X, y, sample_weight, init_score, eval_set, eval_names, None, eval_init_score, init_model,
-                         {"group": group, "qid": qid}, eval_queries)
+                         {"group": group, "qid": qid}, eval_queries, eval_metric)
 
     def predict(self, X: Any, raw_score: bool = False, start_iteration: int = 0, num_iteration: int | None = None,
                 pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:
@@ -700,6 +711,74 @@ class SmartBoostRanker(_SmartBoostModel):
         metric = get_metric(ranking[0] if ranking else self.booster_.objective.default_metric, params["label_gain"])
         # checked: a label of another length would be read past its end by the metric's kernel
         return metric(to_vector(y, raw.shape[0], "y"), raw, None, None, starts)
+
+
+def _with_eval_metric(params: dict[str, Any], eval_metric: Any) -> tuple[dict[str, Any], list[Feval]]:
+    """``fit``'s ``eval_metric`` as :func:`train` takes it: ``params`` whose ``metric`` lists its
+    built-in names first, then the metrics the run had (``metric``, else the objective's), as
+    LightGBM's ``fit`` orders them; and its functions as ``feval``.
+
+    Raises
+    ------
+    ParameterError
+        An entry that is neither a metric name nor a function, or an unknown metric name.
+    """
+    if eval_metric is None:
+        return params, []
+    items = [eval_metric] if isinstance(eval_metric, str) or callable(eval_metric) else eval_metric
+    if not is_list_like(items):
+        raise ParameterError(f"eval_metric must be a metric name, a function or a list of them, got "
+                             f"{type(eval_metric).__name__}")
+    names, feval = [], []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            names.append(canonical_metric_name(item))
+        elif callable(item):
+            feval.append(_scikit_learn_metric(item))
+        else:
+            raise ParameterError(f"eval_metric[{i}] must be a metric name or a function f(y_true, y_pred), got "
+                                 f"{type(item).__name__}")
+    if names:
+        given = explicit_params(params)
+        objective = given.get("objective")
+        default = objective_class(objective).default_metric if isinstance(objective, str) else None
+        run = given["metric"] if given.get("metric") is not None else (default,) if default else ()
+        params = {key: value for key, value in params.items() if canonical_param_name(key) != "metric"}
+        params["metric"] = list(dict.fromkeys([*names, *run]))
+    return params, feval
+
+
+def _scikit_learn_metric(function: Any) -> Feval:
+    """A scikit-learn style metric ``function(y_true, y_pred[, weight[, group]])`` as a ``feval``
+    of :func:`train`: its parameters say which of the labels, predictions, weights and query
+    sizes of the evaluation set it takes, as LightGBM's wrapper counts them.
+
+    Raises
+    ------
+    ParameterError
+        A function with fewer than 2 or more than 4 parameters.
+    """
+    name = function_name(function)
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except ValueError:  # no signature to read (some built-in functions): given the labels and predictions
+        parameters = None
+    if parameters is None:
+        arity = 2
+    elif any(p.kind == p.VAR_POSITIONAL for p in parameters):
+        arity = 4
+    else:
+        arity = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
+        if not 2 <= arity <= 4:
+            raise ParameterError(f"eval_metric function {name!r} takes {arity} positional parameters; it must take "
+                                 "(y_true, y_pred), (y_true, y_pred, weight) or (y_true, y_pred, weight, group)")
+
+    def feval(preds: np.ndarray, eval_data: Dataset) -> Any:
+        given = (eval_data.get_label(), preds, eval_data.get_weight(), eval_data.get_group())
+        return function(*given[:arity])
+
+    feval.__qualname__ = name  # errors about what it returns name the user's function
+    return feval
 
 
 def _eval_pairs(eval_set: Any) -> list[tuple[Any, Any]]:
