@@ -370,3 +370,39 @@ def test_sklearn_bad_return_names_the_users_function():
     with pytest.raises(DataError, match="custom metric 'test_sklearn_bad_return_names_the_users_function.<locals>."
                                         "my_metric' returned eval_result nan"):
         SmartBoostRegressor(n_estimators=2).fit(X, y, eval_set=[(X, y)], eval_metric=my_metric)
+
+
+# -- Booster.eval ------------------------------------------------------------------------------
+
+def test_booster_eval_gives_the_last_recorded_values(tmp_path):
+    train, valid, X_valid = _binary_sets()
+    history = {}
+    booster = sb.train({**_PARAMS, "metric": ["auc", "binary_logloss"]}, train, 8, valid_sets=[valid],
+                       valid_names=["v"], feval=_logloss, callbacks=[sb.record_evaluation(history)])
+    assert list(history["v"]) == ["auc", "logloss", "my_logloss"]
+    expected = [("v", metric, values[-1], metric == "auc") for metric, values in history["v"].items()]
+    assert booster.eval(valid, "v", feval=_logloss) == expected
+    # a loaded model, and data binned with it as the reference: its metric parameter comes with it
+    booster.save_model(tmp_path / "m.json")
+    loaded = sb.Booster(model_file=tmp_path / "m.json")
+    assert loaded.eval(sb.Dataset(X_valid, valid.get_label(), reference=loaded), "v") == expected[:2]
+    with pytest.raises(DataError, match="binned differently from the model's training data"):
+        booster.eval(sb.Dataset(X_valid, valid.get_label()), "v")
+    with pytest.raises(DataError, match="data 'v' has no label"):
+        booster.eval(sb.Dataset(X_valid, reference=train), "v")
+    with pytest.raises(ParameterError, match="data must be a smartboost.Dataset"):
+        booster.eval(X_valid, "v")
+
+
+def test_booster_eval_of_a_ranker_needs_queries_and_uses_its_label_gain():
+    X, y = make_regression(n=400, seed=5)
+    grade = np.digitize(y, np.quantile(y, [0.5, 0.8, 0.95]))
+    params = {"objective": "lambdarank", "metric": "ndcg@5", "label_gain": [0, 1, 7, 20], "min_data_in_leaf": 5,
+              "verbosity": -1}
+    train = sb.Dataset(X, grade, group=[20] * 20)
+    history = {}
+    booster = sb.train(params, train, 3, valid_sets=[train], valid_names=["t"],
+                       callbacks=[sb.record_evaluation(history)])
+    assert booster.eval(train, "t") == [("t", "ndcg@5", history["t"]["ndcg@5"][-1], True)]
+    with pytest.raises(DataError, match="'t' has no queries, which metric 'ndcg@5' needs"):
+        booster.eval(sb.Dataset(X, grade, reference=train), "t")

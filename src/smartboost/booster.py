@@ -343,6 +343,30 @@ class Booster:
             np.add.at(out, tree.feature[internal], 1.0 if importance_type == "split" else tree.gain[internal])
         return out
 
+    def eval(self, data: Dataset, name: str, feval: Any = None) -> list[tuple[str, str, float, bool]]:
+        """Evaluate the model on ``data`` (LightGBM's ``Booster.eval``).
+
+        Parameters
+        ----------
+        data : Dataset
+            With labels, binned with the model's edges (``Dataset(X, y, reference=booster)``,
+            or ``reference=`` the training Dataset); its weights, queries and init scores count.
+        name : str
+            The name the results give the data.
+        feval : callable or list of callable, optional
+            Custom metrics, as :func:`smartboost.train` takes them.
+
+        Returns
+        -------
+        list of (str, str, float, bool)
+            ``(name, metric, value, is_higher_better)`` for each metric the model was trained
+            with (its ``metric`` parameter, else its objective's default metric), then each
+            custom one, at all of the model's trees.
+        """
+        from .engine import evaluate_dataset
+
+        return [(r.data_name, r.metric, r.value, r.higher_is_better) for r in evaluate_dataset(self, data, name, feval)]
+
     def trees_to_dataframe(self) -> Any:
         """Every node of every tree as a row of a pandas DataFrame (LightGBM's columns).
 

@@ -377,7 +377,7 @@ def _predict(args: argparse.Namespace, extra: list[str]) -> int:
 
 def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     from ._data import to_query_starts
-    from .metrics import metric_of_params
+    from .engine import model_metrics
 
     _check_format_options(args, [args.data])
     booster = _load_model(args.model)
@@ -392,14 +392,12 @@ def _evaluate(args: argparse.Namespace, extra: list[str]) -> int:
     raw = booster.predict(data.X, raw_score=True)
     raw = raw.T if raw.ndim == 2 else raw  # metrics take class-major multiclass scores
     prediction = booster.objective.transform(raw)
-    names = args.metric or [m for m in [booster.objective.default_metric] if m]
-    if not names:
-        raise SmartBoostError("the model's objective has no default metric; name one with --metric")
+    # the parameters the model was trained with shape them: a quantile model's alpha, not the default 0.9
+    metrics = model_metrics(booster, args.metric or None)
+    if not metrics:
+        raise SmartBoostError("the model has no metric (its objective has no default one); name one with --metric")
     rows = []  # every metric computed before the table is printed, so that an error leaves no half table
-    for name in names:
-        # the parameters the model was trained with: a quantile model's alpha, not the default 0.9
-        metric = metric_of_params(name, {"label_gain": getattr(booster.objective, "label_gain", None),
-                                         **booster.params})
+    for metric in metrics:
         value = metric.evaluate(booster.objective, label, raw, prediction, None, queries)
         rows.append(f"| {metric.name} | {value:.6g} |")
     print("\n".join([f"| metric | {Path(args.data).name} |", "|---|---|", *rows]))
@@ -785,7 +783,7 @@ def _parser() -> argparse.ArgumentParser:
                                    parents=[_DEBUG])
     evaluate.add_argument("model", help="model file")
     evaluate.add_argument("data", help="labelled data file")
-    evaluate.add_argument("--metric", action="append", help="metric name (repeatable; default: the objective's)")
+    evaluate.add_argument("--metric", action="append", help="metric name (repeatable; default: the model's metric parameter, else its objective's metric)")
     _add_data_options(evaluate)
     evaluate.set_defaults(run=_evaluate)
 

@@ -423,24 +423,70 @@ class Trainer:
             Custom metrics returning other names than at the first evaluation (the records, cv's
             means and early stopping follow each name from iteration to iteration).
         """
-        results = []
-        transform = bool(self.custom_metrics) or any(metric.uses_prediction for metric in self.metrics)
-        for eval_set in self.eval_sets:
-            prediction = self.objective.transform(eval_set.raw) if transform else None
-            for metric in self.metrics:
-                value = metric.evaluate(self.objective, eval_set.label, eval_set.raw, prediction,
-                                        eval_set.dataset.weight, eval_set.dataset.query_starts, eval_set.label_name,
-                                        label_checked=True)
-                results.append(EvalResult(eval_set.name, metric.name, value, metric.higher_is_better,
-                                          eval_set.is_training))
-            if self.custom_metrics:
-                # LightGBM hands a multiclass feval one row per data row, (n_rows, n_classes)
-                preds = prediction.T if prediction.ndim == 2 else prediction
-                for value in evaluate_custom(self.custom_metrics, preds, eval_set.dataset, self.metrics):
-                    results.append(EvalResult(eval_set.name, value.name, value.value, value.higher_is_better,
-                                              eval_set.is_training))
+        results = [result for eval_set in self.eval_sets
+                   for result in evaluate_set(eval_set, self.objective, self.metrics, self.custom_metrics)]
         self._evaluated = check_same_evaluations(self._evaluated, results, f"at iteration {self.iteration}")
         return results
+
+
+def evaluate_set(eval_set: _EvalSet, objective: Objective, metrics: list[Metric],
+                 custom: list[CustomMetric]) -> list[EvalResult]:
+    """The ``metrics``, then the ``custom`` metrics' values (LightGBM's order), of one evaluation
+    set at its current raw scores; its labels checked already (:func:`check_evaluation_data`)."""
+    results = []
+    prediction = objective.transform(eval_set.raw) if custom or any(m.uses_prediction for m in metrics) else None
+    for metric in metrics:
+        value = metric.evaluate(objective, eval_set.label, eval_set.raw, prediction, eval_set.dataset.weight,
+                                eval_set.dataset.query_starts, eval_set.label_name, label_checked=True)
+        results.append(EvalResult(eval_set.name, metric.name, value, metric.higher_is_better, eval_set.is_training))
+    if custom:
+        # LightGBM hands a multiclass feval one row per data row, (n_rows, n_classes)
+        preds = prediction.T if prediction.ndim == 2 else prediction
+        for value in evaluate_custom(custom, preds, eval_set.dataset, metrics):
+            results.append(EvalResult(eval_set.name, value.name, value.value, value.higher_is_better,
+                                      eval_set.is_training))
+    return results
+
+
+def model_metrics(booster: Booster, names: list[str] | None = None) -> list[Metric]:
+    """The metrics ``names`` (None: those the model was trained with, its ``metric`` parameter or
+    else its objective's default), shaped by the model's parameters (a quantile model's alpha,
+    a ranker's label gains): how a saved model is evaluated (``Booster.eval``, ``smartboost
+    evaluate``)."""
+    if names is None:
+        names = booster.params.get("metric")
+        if names is None:
+            names = [booster.objective.default_metric] if booster.objective.default_metric else []
+    given = {"label_gain": getattr(booster.objective, "label_gain", None), **booster.params}
+    return [metric_of_params(name, given) for name in names]
+
+
+def evaluate_dataset(booster: Booster, data: Dataset, name: str, feval: Any = None) -> list[EvalResult]:
+    """``Booster.eval``: the model's metrics (:func:`model_metrics`) and ``feval``'s on ``data``.
+
+    Raises
+    ------
+    ParameterError
+        ``data`` that is not a Dataset, or a bad ``feval`` (:func:`~smartboost.metrics.custom_metrics`).
+    DataError
+        ``data`` without labels, binned with other edges than the model's, or with labels or
+        queries its metrics refuse.
+    """
+    custom = custom_metrics(feval)
+    if not isinstance(data, Dataset):
+        raise ParameterError(f"data must be a smartboost.Dataset, got {type(data).__name__}")
+    if data.label is None:
+        raise DataError(f"data '{name}' has no label")
+    if not data.bin_mapper.same_edges(booster.bin_mapper):
+        raise DataError(f"data '{name}' is binned differently from the model's training data; build it with "
+                        "Dataset(X, y, reference=booster) (or reference=the training Dataset)")
+    label_name = f"label of '{name}'"
+    label = booster.objective.check_label(data.label, label_name, training=False)
+    metrics = model_metrics(booster)
+    check_evaluation_data(metrics, label, data.query_starts, label_name, f"'{name}'")
+    eval_set = _EvalSet(name, data, label, start_scores(booster, data.binned, data.init_score), False)
+    eval_set.label_name = label_name
+    return evaluate_set(eval_set, booster.objective, metrics, custom)
 
 
 def check_same_evaluations(expected: list[tuple[str, str]] | None, results: list[EvalResult],
