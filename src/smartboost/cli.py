@@ -783,7 +783,9 @@ def _parser() -> argparse.ArgumentParser:
                                    parents=[_DEBUG])
     evaluate.add_argument("model", help="model file")
     evaluate.add_argument("data", help="labelled data file")
-    evaluate.add_argument("--metric", action="append", help="metric name (repeatable; default: the model's metric parameter, else its objective's metric)")
+    evaluate.add_argument("--metric", action="append",
+                          help="metric name (repeatable; default: the model's metric parameter, else its objective's "
+                               "metric)")
     _add_data_options(evaluate)
     evaluate.set_defaults(run=_evaluate)
 
