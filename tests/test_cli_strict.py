@@ -397,3 +397,17 @@ def test_predict_writes_leaves_contributions_and_iteration_ranges(tmp_path, caps
                                        "--start-iteration", "9")
     with pytest.raises(SystemExit):  # argparse: one output at a time
         main(["predict", str(tmp_path / "m.json"), str(tmp_path / "d.csv"), "--pred-leaf", "--raw-score"])
+
+
+def test_evaluate_defaults_to_the_metrics_the_model_was_trained_with(tmp_path, capsys):
+    X, y = make_binary(n=300, n_features=5)
+    X = np.round(X, 6)
+    np.savetxt(tmp_path / "d.csv", np.column_stack([y, X]), delimiter=",", fmt="%.6f")
+    for params, shown in (({"metric": ["auc", "binary_error"]}, ["auc", "error"]), ({}, ["logloss"])):
+        booster = sb.train({"objective": "binary", "verbosity": -1, **params}, sb.Dataset(X, y), 3)
+        booster.save_model(tmp_path / "m.json")
+        capsys.readouterr()
+        assert main(["evaluate", str(tmp_path / "m.json"), str(tmp_path / "d.csv")]) == 0
+        rows = [line.split("|")[1].strip() for line in capsys.readouterr().out.splitlines()[2:]]
+        assert rows == shown
+        assert [name for _, name, _, _ in booster.eval(sb.Dataset(X, y, reference=booster), "d")] == shown
