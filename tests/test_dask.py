@@ -318,6 +318,21 @@ def test_leaf_refit_of_quantile_losses_equals_single_machine(client, case):
     _train_both(client, params, X, target, rng.uniform(0.5, 2.0, target.size) if weighted else None)
 
 
+@pytest.mark.parametrize("sampling", [{}, {"sampling": "goss", "sample_rate": 0.5}])
+def test_weights_inside_the_loss_equal_single_machine(client, sampling):
+    """cross_entropy_lambda's loss reads each row's weight: every shard binds its own rows' weights
+    and grows the trees on unit weights, as one machine does; the trees are one machine's."""
+    X, _ = _data()
+    rng = np.random.default_rng(3)
+    label = 1.0 / (1.0 + np.exp(-np.nan_to_num(X[:, 0]) + 0.3 * rng.normal(size=X.shape[0])))
+    weight = rng.uniform(0.5, 3.0, label.size)
+    params = {"objective": "cross_entropy_lambda", "num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1,
+              "seed": 4, "boost_from_average": False, **sampling}
+    _, local = _train_both(client, params, X, label, weight)
+    unit = sb.train(params, sb.Dataset(X, label), 5)
+    assert not np.array_equal(local.trees[0].value, unit.trees[0].value)  # the weights were read
+
+
 def test_exact_sum_over_machines_equals_one_machine():
     """Partial sums of any split of the values, gathered, round to math.fsum of them all."""
     import math

@@ -34,7 +34,8 @@ def _problem(name, n=2000, seed=0):
     label = {"poisson": lambda: rng.poisson(mu).astype(float),
              "gamma": lambda: rng.gamma(2.0, mu / 2.0),
              "tweedie": lambda: rng.poisson(mu) * rng.gamma(2.0, 1.0, n),
-             "cross_entropy": lambda: 1.0 / (1.0 + np.exp(-X[:, 0] + 0.3 * rng.standard_normal(n)))}.get(
+             "cross_entropy": lambda: 1.0 / (1.0 + np.exp(-X[:, 0] + 0.3 * rng.standard_normal(n))),
+             "cross_entropy_lambda": lambda: -np.expm1(-np.log1p(np.exp(X[:, 0] + 0.3 * rng.standard_normal(n))))}.get(
         name, lambda: 10.0 * mu + X[:, 2] + rng.standard_normal(n))()
     return X, label
 
@@ -120,7 +121,7 @@ _LIGHTGBM_CASES = [  # metric, LightGBM objective (its link), parameters
     ("poisson", "poisson", {}), ("gamma", "gamma", {}), ("gamma_deviance", "gamma", {}),
     ("tweedie", "tweedie", {"tweedie_variance_power": 1.3}), ("quantile", "quantile", {"alpha": 0.25}),
     ("mae", "regression_l1", {}), ("mape", "mape", {}), ("fair", "fair", {"fair_c": 0.5}),
-    ("cross_entropy", "cross_entropy", {})]
+    ("cross_entropy", "cross_entropy", {}), ("cross_entropy_lambda", "cross_entropy_lambda", {})]
 
 
 @pytest.mark.parametrize("metric, objective, extra", _LIGHTGBM_CASES)
@@ -139,9 +140,12 @@ def test_metrics_equal_lightgbm(metric, objective, extra, weighted):
     theirs = model.eval_valid()[0][2]  # no tree yet: the metric of the init scores
     ours_objective = make_objective(objective, extra)
     ours = get_metric(metric, **extra)(y, ours_objective.metric_score(raw), ours_objective.transform(raw), w)
-    # LightGBM's gamma takes the log of the label in float32, and its weighted cross-entropy
-    # differs by 7e-7 (float32 arithmetic in the metric); the others agree to the last bits
-    tolerance = {"gamma": 1e-8, "cross_entropy": 1e-6 if weighted else 1e-9}.get(metric, 1e-13)
+    # LightGBM's gamma takes the log of the label in float32, its weighted cross-entropy differs
+    # by 7e-7 (float32 arithmetic in the metric), and its cross_entropy_lambda by 1e-10 (it takes
+    # log(1 + e^F) and 1 - e^(-w lambda) as written, where log1p and expm1 keep those bits); the
+    # others agree to the last bits
+    tolerance = {"gamma": 1e-8, "cross_entropy": 1e-6 if weighted else 1e-9, "cross_entropy_lambda": 1e-9}.get(
+        metric, 1e-13)
     assert ours == pytest.approx(theirs, rel=tolerance)
 
 
@@ -159,7 +163,7 @@ def test_every_sampler_trains_them(name):
 @pytest.mark.parametrize("name, params", [
     ("poisson", {"poisson_max_delta_step": 0.3}), ("tweedie", {"tweedie_variance_power": 1.2}),
     ("quantile", {"quantile_alpha": 0.2}), ("gamma", {}), ("regression_l1", {}), ("mape", {}),
-    ("fair", {"fair_c": 0.4}), ("cross_entropy", {})])
+    ("fair", {"fair_c": 0.4}), ("cross_entropy", {}), ("cross_entropy_lambda", {})])
 def test_models_save_and_load(tmp_path, name, params):
     X, y = _problem(name, n=1000, seed=10)
     booster = sb.train({"objective": name, "num_leaves": 7, "verbosity": -1, **params}, sb.Dataset(X, y), 10,
@@ -217,6 +221,7 @@ def test_alpha_is_shared_by_huber_and_quantile():
     ("tweedie", -0.5, "must be >= 0 for objective 'tweedie'; row 3 has -0.5"),
     ("gamma", 0.0, "must be > 0 for objective 'gamma'; row 3 has 0"),
     ("cross_entropy", 1.5, r"must be in \[0, 1\] for objective 'cross_entropy'; row 3 has 1.5"),
+    ("cross_entropy_lambda", -0.1, r"must be in \[0, 1\] for objective 'cross_entropy_lambda'; row 3 has -0.1"),
 ])
 def test_labels_outside_the_domain_name_the_row(name, bad, match):
     X, y = _problem(name, n=100, seed=13)
@@ -235,6 +240,7 @@ def test_labels_outside_the_domain_name_the_row(name, bad, match):
                                          ("reg:tweedie", "tweedie"), ("reg:quantileerror", "quantile"),
                                          ("reg:absoluteerror", "regression_l1"), ("mae", "regression_l1"),
                                          ("mean_absolute_error", "regression_l1"), ("xentropy", "cross_entropy"),
+                                         ("xentlambda", "cross_entropy_lambda"),
                                          ("mean_absolute_percentage_error", "mape")])
 def test_xgboost_and_lightgbm_names(alias, name):
     assert resolve_params({"objective": alias})["objective"] == name

@@ -342,9 +342,11 @@ PARAMS: tuple[Param, ...] = (
     Param("objective", "regression", _objective,
           "Loss to minimise: 'regression' (squared error), 'huber', 'fair', 'regression_l1' (absolute error), "
           "'quantile', 'mape', 'poisson', 'gamma', 'tweedie' (log link), 'binary' (logistic, labels 0/1 or "
-          "-1/+1), 'cross_entropy' (logistic, labels in [0, 1]), 'multiclass' (softmax, labels "
-          "0..num_class-1), the margin losses 'exponential', 'smart_logistic', 'logistic_log2', "
-          "'squared_margin', 'regularized_logistic', 'sigmoid_margin', 'hinge', 'gaussian_margin' (docs: "
+          "-1/+1), 'cross_entropy' (logistic, labels in [0, 1]), 'cross_entropy_lambda' (labels in [0, 1], "
+          "p = 1 - exp(-w log(1 + e^F)) with w the row weight), 'multiclass' (softmax, labels "
+          "0..num_class-1), 'multiclassova' (one binary logistic model per class), the margin losses "
+          "'exponential', 'smart_logistic', 'logistic_log2', 'squared_margin', 'regularized_logistic', "
+          "'sigmoid_margin', 'hinge', 'gaussian_margin' (docs: "
           "objectives/margin.py), 'lambdarank' and 'rank_pairwise' (queries from the Dataset's group or qid), "
           "or a function fn(label, raw) -> (grad, hess).",
           ("objective_type", "app", "application", "loss"), "core", "a registered objective name"),
@@ -382,21 +384,22 @@ PARAMS: tuple[Param, ...] = (
           "are given up.",
           (), "core", "finite", saved_at_default=False),
     Param("sigmoid", 1.0, _float(0.0, low_open=True),
-          "binary: the scale s of the raw score F in the log-odds, p = 1 / (1 + exp(-s F)) (LightGBM's; the "
-          "start score is the log-odds / s). lambdarank, rank_pairwise: sigma of the pairwise logistic "
-          "rho = 1 / (1 + exp(sigma (s_i - s_j))).",
+          "binary, multiclassova: the scale s of the raw score F in the log-odds, p = 1 / (1 + exp(-s F)) "
+          "(LightGBM's; the start score is the log-odds / s). lambdarank, rank_pairwise: sigma of the "
+          "pairwise logistic rho = 1 / (1 + exp(sigma (s_i - s_j))).",
           ("lambdarank_sigma",), "core", "> 0"),
     Param("lambdarank_truncation_level", 30, _int(1),
           "lambdarank: pairs count when one document ranks in the top this many; also the k of |delta NDCG@k|.",
           ("truncation_level",), "core", ">= 1"),
     Param("scale_pos_weight", 1.0, _float(0.0, low_open=True),
           "binary: multiplies the gradients and hessians of the positive rows (class weights, LightGBM's and "
-          "XGBoost's; e.g. negatives / positives for imbalanced classes). The start score and the metrics "
-          "do not take it.",
+          "XGBoost's; e.g. negatives / positives for imbalanced classes); multiclassova: of each class's "
+          "rows in that class's model. The start score and the metrics do not take it.",
           (), "core", "> 0", saved_at_default=False),
     Param("is_unbalance", False, _bool,
           "binary: weigh the rarer class's gradients and hessians by the ratio of the training row counts "
-          "(majority / minority), as LightGBM's is_unbalance (not with scale_pos_weight).",
+          "(majority / minority), as LightGBM's is_unbalance (not with scale_pos_weight); multiclassova: "
+          "each class's model by its own counts.",
           ("unbalance", "unbalanced_sets"), "core", "bool", saved_at_default=False),
     Param("lambdarank_norm", True, _bool,
           "lambdarank: scale each query's lambdas by log2(1 + S) / S, S their total (LightGBM's normalisation).",
@@ -920,8 +923,8 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
     rule = params.step_rule
     if params.scale_pos_weight != 1.0 or params.is_unbalance:
         if "scale_pos_weight" not in objective.options:
-            raise ParameterError(f"scale_pos_weight and is_unbalance weigh the 0/1 classes of objective 'binary', "
-                                 f"not '{objective.name}'; give the rows weights instead")
+            raise ParameterError(f"scale_pos_weight and is_unbalance weigh the classes of objective 'multiclassova' "
+                                 f"or 'binary', not '{objective.name}'; give the rows weights instead")
         if params.scale_pos_weight != 1.0 and params.is_unbalance:
             raise ParameterError("give either is_unbalance (weights from the class counts) or scale_pos_weight, "
                                  "not both")
@@ -960,6 +963,9 @@ def check_objective_params(params: TrainingParams, objective: Any) -> None:
     if params.leaf_value_rows == "all" and (reason := _leaf_values_kept(params, objective)):
         raise ParameterError(f"leaf_value_rows='all' recomputes every leaf's Newton value from every row, but "
                              f"{reason}; use leaf_value_rows='sample'")
+    if rule in ("line", "leaf_line") and objective.weight_in_loss:
+        raise ParameterError(f"step_rule='{rule}' searches the loss of a subset of the rows, but the loss of "
+                             f"objective '{objective.name}' reads every training row's weight; use 'shrinkage'")
     if rule in ("line", "leaf_line") and (objective.num_outputs > 1 or objective.name == "custom"):
         raise ParameterError(f"step_rule='{rule}' needs a single-output built-in objective, not "
                              f"'{objective.name}'")

@@ -235,8 +235,9 @@ class Trainer:
         booster = start_model(params, objective, label, train_set.weight, init, train_set.init_score is not None,
                               train_set.bin_mapper, train_set.feature_name)
         scores = start_scores(booster, train_set.binned, train_set.init_score)
-        check_start(objective, label, train_set.weight, scores)
-        rows = TrainingRows(train_set.binned, label, train_set.weight, scores, objective, params, n_threads)
+        row_weight = tree_weight(objective, train_set.weight)
+        check_start(objective, label, row_weight, scores)
+        rows = TrainingRows(train_set.binned, label, row_weight, scores, objective, params, n_threads)
         binned = train_set.binned
         usable = binned.splittable_features(params.min_data_in_leaf) if params.feature_pre_filter else \
             binned.usable_features
@@ -565,6 +566,15 @@ def load_init_model(init_model: Booster | str | os.PathLike | None, objective: O
         raise ParameterError(f"init_model was trained with objective {booster.objective.to_dict()}, not "
                              f"{objective.to_dict()}")
     return booster
+
+
+def tree_weight(objective: Objective, weight: np.ndarray | None) -> np.ndarray | None:
+    """The row weights the trees and samplers take: the training rows' ``weight``, or None (unit
+    weights) for an objective whose loss holds them (``weight_in_loss``), which binds them here."""
+    if not objective.weight_in_loss:
+        return weight
+    objective.bind_weight(weight)
+    return None
 
 
 def start_model(params: TrainingParams, objective: Objective, label: np.ndarray, weight: np.ndarray | None,

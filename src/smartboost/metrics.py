@@ -23,7 +23,14 @@ weighted *sum* as LightGBM's; ``tweedie`` (power p: ``tweedie_variance_power``) 
 / (1-p) + mu^(2-p) / (2-p)), mu at least 1e-10 (p = 1: the ``poisson`` metric); ``quantile``
 (level ``alpha``) mean(alpha r) for r = y - mu >= 0 and mean((alpha - 1) r) below; ``mape``
 mean(|y - mu| / max(1, |y|)); ``fair`` (scale c: ``fair_c``) mean(c |r| - c^2 log(1 + |r| / c));
-``cross_entropy`` the mean cross-entropy of labels in [0, 1] from the raw score, log(1 + e^F) - y F.
+``cross_entropy`` the mean cross-entropy of labels in [0, 1] from the raw score, log(1 + e^F) - y F;
+``cross_entropy_lambda`` the cross-entropy of p = 1 - exp(-w lambda), lambda = log(1 + e^F), w the
+row's weight (1 without weights), averaged over the rows without weighting them (LightGBM's:
+the weight is in the loss).
+
+``multi_logloss`` is -log p_y of the probability the objective predicts for the label:
+softmax(F)_y for ``multiclass``, sigmoid(s F_y) for ``multiclassova``, whose classes are
+independent binary models (LightGBM's definition; LightGBM also clips p_y at 1e-15).
 
 Ranking metrics read the data's queries and rank each query's documents by decreasing raw
 score, ties kept in row order (a stable sort); row weights are not used.
@@ -59,7 +66,7 @@ from ._kernels.metrics import mean_average_precision, mean_ndcg, roc_auc
 from ._params import param_default
 from .errors import DataError, ParameterError, did_you_mean
 from .objectives.base import Objective, check_label_range, weighted_sum
-from .objectives.binary import check_binary_label
+from .objectives.binary import check_binary_label, lambda_loss
 from .objectives.robust import fair_loss
 
 __all__ = ["Metric", "METRICS", "DEFAULT_LABEL_GAIN", "canonical_metric_name", "check_relevance", "get_metric",
@@ -97,6 +104,10 @@ class Metric:
         :meth:`evaluate` gives it the raw scores, which every link keeps in order, instead of the
         objective's ``metric_score``, which may tie distinct raw scores (``squared_margin`` clips
         its probability at F = +-1).
+    by_objective : tuple of (str, callable) pairs
+        Functions that replace ``fn`` in :meth:`evaluate` for the objectives named:
+        ``multi_logloss`` of ``multiclassova``, whose class probabilities are the sigmoids of
+        their log-odds, not the softmax of the scores.
     """
 
     name: str
@@ -109,6 +120,7 @@ class Metric:
     uses_prediction: bool = False
     label_rule: Callable[[np.ndarray, str, str], object] | None = None
     order_only: bool = False
+    by_objective: tuple[tuple[str, MetricFn], ...] = ()
 
     def check_label(self, label: np.ndarray, label_name: str = "label") -> None:
         """Raise :class:`~smartboost.errors.DataError` naming the first row of ``label`` outside
@@ -139,7 +151,9 @@ class Metric:
         an order-only metric, else ``objective.metric_score(raw)``; the other arguments as for
         :meth:`__call__`."""
         score = raw if self.order_only else objective.metric_score(raw)
-        return self(label, score, prediction, weight, queries, label_name, label_checked=label_checked)
+        fn = dict(self.by_objective).get(objective.name)
+        metric = self if fn is None else replace(self, fn=fn, by_objective=())
+        return metric(label, score, prediction, weight, queries, label_name, label_checked=label_checked)
 
 
 def _mse(label, raw, prediction, weight):
@@ -178,6 +192,12 @@ def _unit_interval_labels(label, name, user):
 
 def _positive_labels(label, name, user):
     check_label_range(label, name, user, 0.0, low_open=True)
+
+
+def _cross_entropy_lambda(label, raw, prediction, weight):
+    if weight is not None:  # a weight of 0 gives p = 0, an infinite loss for a label above 0
+        check_label_range(weight, "weight", "metric 'cross_entropy_lambda'", 0.0, low_open=True)
+    return np.mean(lambda_loss(label, raw, weight))
 
 
 _LIGHTGBM_EPSILON = float(np.float32(1e-10))
@@ -241,6 +261,12 @@ def _multi_logloss(label, raw, prediction, weight):
     return np.average(log_norm - raw[label.astype(np.intp), np.arange(label.shape[0])], weights=weight)
 
 
+def _ova_logloss(label, raw, prediction, weight):
+    # -log sigmoid(F_y) of the label's log-odds, without the probability's rounding to 0 or 1
+    own = raw[label.astype(np.intp), np.arange(label.shape[0])]
+    return np.average(np.logaddexp(0.0, -own), weights=weight)
+
+
 def _multi_error(label, raw, prediction, weight):
     return np.average(np.argmax(raw, axis=0) != label, weights=weight)
 
@@ -263,12 +289,16 @@ METRICS: tuple[Metric, ...] = (
            "binary cross-entropy of 0/1 labels, from raw scores", label_rule=_unit_interval_labels),
     Metric("cross_entropy", _logloss, False, ("xentropy",), "cross-entropy of labels in [0, 1], from raw scores",
            label_rule=_unit_interval_labels),
+    Metric("cross_entropy_lambda", _cross_entropy_lambda, False, ("xentlambda",),
+           "cross-entropy of labels in [0, 1] and p = 1 - exp(-w log(1 + e^F)), w the row's weight; the plain "
+           "mean over the rows", label_rule=_unit_interval_labels),
     Metric("error", _error, False, ("binary_error", "classification_error"),
            "fraction of rows with (F > 0) != (y == 1)", label_rule=_binary_labels),
     Metric("auc", _auc, True, ("roc_auc",), "area under the ROC curve of the raw scores, ties count one half",
            label_rule=_binary_labels, order_only=True),
     Metric("multi_logloss", _multi_logloss, False, ("mlogloss", "multiclass_logloss"),
-           "multiclass cross-entropy -log softmax(F)[y], from raw scores", multiclass=True),
+           "multiclass cross-entropy -log p_y, from raw scores: p = softmax(F), or sigmoid(F) with multiclassova",
+           multiclass=True, by_objective=(("multiclassova", _ova_logloss),)),
     Metric("multi_error", _multi_error, False, ("merror", "multiclass_error"),
            "fraction of rows whose highest-scoring class is not the label", multiclass=True),
 )

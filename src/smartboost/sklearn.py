@@ -446,7 +446,8 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
     Takes the parameters of :class:`SmartBoostRegressor`. ``objective`` defaults to
     ``"binary"`` (logistic loss) for two classes and ``"multiclass"`` (softmax, one tree per
     class and iteration) for more. It must predict class probabilities: a binary objective
-    (``"binary"``, ``"cross_entropy"``, the margin losses) for two classes, or ``"multiclass"``;
+    (``"binary"``, ``"cross_entropy"``, the margin losses) for two classes, or ``"multiclass"``
+    or ``"multiclassova"`` (whose per-class probabilities, as LightGBM's, need not sum to 1);
     another objective is a ParameterError at :meth:`fit`. ``num_class`` is set from the classes
     (``"multiclass"`` on two classes included: then :meth:`decision_function` gives a score per
     class). Labels of any type are accepted.

@@ -34,7 +34,7 @@ from .._params import TrainingParams
 from .._rows import TrainingRows
 from ..binning import BinMapper, BinnedData, category_counts
 from ..booster import Booster
-from ..engine import start_scores, tree_growth
+from ..engine import start_scores, tree_growth, tree_weight
 from ..errors import DataError
 from ..grower import GrownTree, NodeRows
 from ..objectives import make_objective
@@ -180,8 +180,8 @@ class Shard:
         row_ids = np.concatenate([np.arange(o, o + n, dtype=np.int64) for o, n in zip(part_offsets, self.part_rows)])
         query_ids = np.concatenate([np.arange(o, o + n, dtype=np.int64)
                                     for o, n in zip(query_offsets, self.part_queries)])
-        self.rows = TrainingRows(self.binned, self.label, self.weight, scores, self.objective, params,
-                                 self.n_threads, row_ids, total_rows, query_ids, total_queries)
+        self.rows = TrainingRows(self.binned, self.label, tree_weight(self.objective, self.weight), scores,
+                                 self.objective, params, self.n_threads, row_ids, total_rows, query_ids, total_queries)
         self.grower, self.selector = tree_growth(params, booster, usable)
         self.peer_rows = _PeerRows(self.rows.node_rows, self.peers)
 

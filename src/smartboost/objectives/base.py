@@ -57,6 +57,12 @@ class Objective:
     renews_leaves : bool
         After a tree is grown, its leaf values are replaced by :meth:`renew_leaf_values` (the
         quantile losses, whose Newton step with a unit hessian is not the leaf's minimiser).
+    weight_in_loss : bool
+        The row weights are a parameter of each row's loss, not factors of it
+        (``cross_entropy_lambda``): the training run gives every training row's weights to
+        ``bind_weight(weight)`` before the first gradients, then grows the trees, starts the
+        samplers and checks the start with unit row weights (the weights are in the gradients
+        and the loss already); the start is still ``init_score(label, weight)``.
     """
 
     name: ClassVar[str]
@@ -70,6 +76,7 @@ class Objective:
     row_wise: ClassVar[bool] = True
     has_row_loss: ClassVar[bool] = True
     renews_leaves: ClassVar[bool] = False
+    weight_in_loss: ClassVar[bool] = False
     num_outputs: int = 1
 
     def check_label(self, label: np.ndarray, name: str = "label", training: bool = True) -> np.ndarray:

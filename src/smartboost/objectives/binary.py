@@ -174,3 +174,99 @@ class CrossEntropy(BinaryLogistic):
     def check_label(self, label, name="label", training=True):
         """Labels in [0, 1]."""
         return check_label_range(label, name, f"objective '{self.name}'", 0.0, 1.0)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _lambda_grad_hess(label, raw, weight, out_grad, out_hess):
+    # LightGBM's g and h rearranged in s = sigmoid(F), t = 1 - s, u = w log(1 + e^F) and
+    # z = p = 1 - e^-u, each computed without overflow, so that no term overflows for large |F| or u
+    for i in prange(label.shape[0]):
+        f, w, y = raw[i], weight[i], label[i]
+        e = math.exp(-abs(f))
+        s = 1.0 / (1.0 + e) if f >= 0.0 else e / (1.0 + e)
+        t = e / (1.0 + e) if f >= 0.0 else 1.0 / (1.0 + e)
+        u = w * (max(f, 0.0) + math.log1p(e))
+        z = -math.expm1(-u)
+        ws = w * s
+        out_grad[i] = ws * (1.0 - y / z)
+        out_hess[i] = ws * t * (1.0 - y / z) + y * ws * ws * math.exp(-u) / (z * z)
+
+
+def lambda_loss(label: np.ndarray, raw: np.ndarray, weight: np.ndarray | None) -> np.ndarray:
+    """Each row's cross-entropy of ``cross_entropy_lambda``: -(1 - y) log(1 - p) - y log p with
+    p = 1 - exp(-w lambda), lambda = log(1 + e^F), computed as (1 - y) w lambda - y log(-expm1(-w lambda))
+    (w = 1 where ``weight`` is None)."""
+    u = np.logaddexp(0.0, raw) if weight is None else weight * np.logaddexp(0.0, raw)
+    with np.errstate(divide="ignore"):  # p = 0 where u underflows to 0: the term is y * inf, or 0 for y = 0
+        log_p = np.log(-np.expm1(-u))
+    return (1.0 - label) * u - np.where(label > 0.0, label * log_p, 0.0)
+
+
+@register
+class CrossEntropyLambda(Objective):
+    """LightGBM's ``cross_entropy_lambda``: labels in [0, 1] modelled as p = 1 - exp(-w lambda), with
+    the intensity lambda = log(1 + e^F) and w the row's weight; predicts lambda.
+
+    The weight is a parameter of each row's loss (an exposure), not a factor of it: the training
+    run gives the rows' weights to :meth:`bind_weight` and grows the trees on the gradients as they
+    are. Without weights the loss is ``cross_entropy``'s (p = sigmoid(F)), the prediction lambda.
+    """
+
+    name = "cross_entropy_lambda"
+    task = "regression"
+    aliases = ("xentlambda",)
+    default_metric = "cross_entropy_lambda"
+    row_wise = False  # the bound weights are every training row's: gradients of all rows at once
+    weight_in_loss = True
+    sigma_smooth = None  # with weights the hessian is unbounded (it grows as y / p^2 where p is small)
+
+    def __init__(self) -> None:
+        self.weight: np.ndarray | None = None
+
+    def check_label(self, label, name="label", training=True):
+        """Labels in [0, 1]."""
+        return check_label_range(label, name, f"objective '{self.name}'", 0.0, 1.0)
+
+    def bind_weight(self, weight: np.ndarray | None) -> None:
+        """Remember the training rows' weights, which must be > 0 (None: all 1).
+
+        Raises
+        ------
+        DataError
+            Naming the first row whose weight is not positive.
+        """
+        if weight is not None:
+            check_label_range(weight, "weight", f"objective '{self.name}'", 0.0, low_open=True)
+        self.weight = weight
+
+    def _weight_of(self, label: np.ndarray) -> np.ndarray | None:
+        """The bound weights of rows ``label`` (every training row's, or None)."""
+        if self.weight is not None and self.weight.shape[0] != label.shape[0]:
+            raise RuntimeError(f"objective '{self.name}' holds the weights of {self.weight.shape[0]} rows, "
+                               f"given {label.shape[0]}")
+        return self.weight
+
+    def init_score(self, label, weight):
+        """LightGBM's start: log(e^m - 1), m the weighted mean label (the lambda of mean m)."""
+        m = weighted_mean(label, weight)
+        if not m > 0.0:
+            raise DataError(f"every label is 0 (or has weight 0): objective '{self.name}' starts from "
+                            "log(e^m - 1) of the weighted mean label m, which must be > 0")
+        return math.log(math.expm1(m))
+
+    def grad_hess(self, label, raw, out_grad, out_hess):
+        """Unweighted: cross_entropy's g = p - y, h = p (1 - p); weighted: the derivatives of
+        -(1 - y) log(1 - p) - y log p in F, p = 1 - exp(-w log(1 + e^F))."""
+        weight = self._weight_of(label)
+        if weight is None:
+            _logistic_grad_hess(label, raw, 1.0, 1.0, 1.0, out_grad, out_hess)
+        else:
+            _lambda_grad_hess(label, raw, weight, out_grad, out_hess)
+
+    def loss(self, label, raw):
+        """:func:`lambda_loss` with the bound weights."""
+        return lambda_loss(label, raw, self._weight_of(label))
+
+    def transform(self, raw):
+        """The intensity lambda = log(1 + e^F)."""
+        return np.logaddexp(0.0, raw)

@@ -1,10 +1,15 @@
-"""Multiclass softmax (cross-entropy) loss, labels in {0, ..., K-1} (docs/concepts/boosting.md, "Losses and links").
+"""Multiclass losses, labels in {0, ..., K-1} (docs/concepts/boosting.md, "Losses and links"): softmax
+cross-entropy, and one-vs-all logistic regressions (LightGBM's ``multiclassova``).
 
 The raw score is a vector F_i of K class scores; p_i = softmax(F_i) and
 l = -log p_{i, y_i}. Per class k: g_k = p_k - [y = k] and, as LightGBM and XGBoost do, the
 diagonal of the Hessian scaled by K / (K - 1): h_k = K / (K - 1) p_k (1 - p_k) (Friedman's
 multiclass LogitBoost step). One tree per class is grown each iteration. Raw scores are held
 class-major, shape (K, n_rows), so each class's scores are one contiguous row.
+
+``multiclassova`` fits K independent binary logistic models, class k's positives being the rows
+of label k: its loss is the sum of the K binary losses, its predictions the K probabilities
+sigmoid(s F_k), which need not sum to 1 (as LightGBM's).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from numba import njit, prange
 from .._kernels.exp import exp
 from ..errors import DataError, ParameterError
 from .base import Objective, register
+from .binary import BinaryLogistic
 
 _ROWS_PER_BLOCK = 1024
 
@@ -63,6 +69,20 @@ def check_class_label(label: np.ndarray, num_class: int, name: str) -> np.ndarra
     return label
 
 
+def class_shares(label: np.ndarray, weight: np.ndarray | None, num_class: int) -> np.ndarray:
+    """The weighted share of each class among the rows, shape (num_class,).
+
+    Raises
+    ------
+    DataError
+        When the weights sum to zero.
+    """
+    counts = np.bincount(label.astype(np.intp), weights=weight, minlength=num_class)
+    if not counts.sum() > 0:
+        raise DataError("weight sums to zero: no row carries any weight")
+    return counts / counts.sum()
+
+
 @register
 class MulticlassSoftmax(Objective):
     """Softmax cross-entropy over ``num_class`` classes; predicts the class probabilities.
@@ -92,10 +112,7 @@ class MulticlassSoftmax(Objective):
 
     def init_score(self, label, weight):
         """Log of the weighted class frequencies (LightGBM's start; an absent class gets log 1e-15)."""
-        counts = np.bincount(label.astype(np.intp), weights=weight, minlength=self.num_outputs)
-        if not counts.sum() > 0:
-            raise DataError("weight sums to zero: no row carries any weight")
-        return np.log(np.maximum(counts / counts.sum(), 1e-15))
+        return np.log(np.maximum(class_shares(label, weight, self.num_outputs), 1e-15))
 
     def grad_hess(self, label, raw, out_grad, out_hess):
         """g_k = p_k - [y = k], h_k = K/(K-1) p_k (1 - p_k); arrays of shape (K, n)."""
@@ -108,3 +125,83 @@ class MulticlassSoftmax(Objective):
     def transform(self, raw):
         """Class probabilities softmax(F), shape (K, n)."""
         return np.exp(_log_softmax(raw))
+
+
+@register
+class MulticlassOVA(Objective):
+    """One-vs-all: ``num_class`` binary logistic models, one per class (LightGBM's ``multiclassova``);
+    predicts each class's probability sigmoid(s F_k), not normalised.
+
+    Parameters
+    ----------
+    num_class : int
+        Number of classes K >= 2 (the ``num_class`` parameter).
+    sigmoid, scale_pos_weight, is_unbalance
+        As for ``binary``, applied to each class's model: its positives are the rows of that
+        class, and ``is_unbalance`` weighs each model by its own class counts (as LightGBM).
+    """
+
+    name = "multiclassova"
+    task = "multiclass"
+    aliases = ("multiclass_ova", "ova", "ovr")
+    default_metric = "multi_logloss"
+    options = ("num_class", "sigmoid", "scale_pos_weight", "is_unbalance")
+
+    def __init__(self, num_class: int = 1, sigmoid: float = 1.0, scale_pos_weight: float = 1.0,
+                 is_unbalance: bool = False) -> None:
+        if not isinstance(num_class, int) or num_class < 2:
+            raise ParameterError(f"objective '{self.name}' needs num_class >= 2 (the number of classes), got "
+                                 f"{num_class}")
+        self.num_class = self.num_outputs = num_class
+        # each class's model holds its own class weights (is_unbalance: bound to its own counts)
+        self.binary = [BinaryLogistic(sigmoid, scale_pos_weight, is_unbalance) for _ in range(num_class)]
+        self.sigmoid, self.scale_pos_weight, self.is_unbalance = (
+            self.binary[0].sigmoid, self.binary[0].scale_pos_weight, self.binary[0].is_unbalance)
+
+    def _positives(self, label: np.ndarray, k: int) -> np.ndarray:
+        """Class ``k``'s 0/1 labels."""
+        return (label == k).astype(np.float64)
+
+    def check_label(self, label, name="label", training=True):
+        """Integer classes in ``[0, num_class)``."""
+        return check_class_label(label, self.num_outputs, name)
+
+    def bind(self, label, query_starts):
+        """Each class's model binds its 0/1 labels (``is_unbalance``'s class counts)."""
+        if self.is_unbalance:
+            for k, model in enumerate(self.binary):
+                model.bind(self._positives(label, k), None)
+
+    @property
+    def sigma_smooth(self) -> float:
+        """The largest of the class models' hessian bounds."""
+        return max(model.sigma_smooth for model in self.binary)
+
+    def init_score(self, label, weight):
+        """Each class's log-odds of its weighted share, divided by s; a share is kept within
+        [1e-15, 1 - 1e-15] (LightGBM's start: a class absent from the rows starts near -34.5 / s)."""
+        p = np.clip(class_shares(label, weight, self.num_outputs), 1e-15, 1.0 - 1e-15)
+        return np.log(p / (1.0 - p)) / self.sigmoid
+
+    def grad_hess(self, label, raw, out_grad, out_hess):
+        """Class k's row: binary's g = s (p_k - [y = k]), h = s^2 p_k (1 - p_k), times its class weights."""
+        for k, model in enumerate(self.binary):
+            model.grad_hess(self._positives(label, k), raw[k], out_grad[k], out_hess[k])
+
+    def loss(self, label, raw):
+        """The sum of the K binary losses: sum_k log(1 + e^(s F_k)) - s F_y."""
+        log_odds = self.metric_score(raw)
+        return np.logaddexp(0.0, log_odds).sum(axis=0) - log_odds[label.astype(np.intp), np.arange(label.shape[0])]
+
+    def transform(self, raw):
+        """Each class's probability sigmoid(s F_k), shape (K, n)."""
+        return np.exp(-np.logaddexp(0.0, -self.metric_score(raw)))
+
+    def metric_score(self, raw):
+        """Each class's log-odds s F_k."""
+        return self.sigmoid * raw
+
+    def to_dict(self):
+        """Name, ``num_class``, and each of binary's options that is not at its default."""
+        return {"name": self.name, "num_class": self.num_class,
+                **{key: value for key, value in self.binary[0].to_dict().items() if key != "name"}}
