@@ -671,6 +671,13 @@ def test_eval_set_early_stopping_and_predict(client):
     out = sbd.predict(model, da.from_array(Xv, chunks=700))
     assert isinstance(out, da.Array)
     np.testing.assert_array_equal(out.compute(), model.predict(Xv))
+    frame = dd.from_pandas(pd.DataFrame(Xv), npartitions=2)
+    for data in (da.from_array(Xv, chunks=700), frame):  # an iteration range, as Booster.predict's
+        ranged = sbd.predict(model, data, raw_score=True, start_iteration=2, num_iteration=3).compute()
+        np.testing.assert_array_equal(np.asarray(ranged),
+                                      model.predict(Xv, raw_score=True, start_iteration=2, num_iteration=3))
+    with pytest.raises(sb.ParameterError, match="start_iteration must be in"):  # at once, not at compute()
+        sbd.predict(model, frame, start_iteration=10_000)
     traffic = model.iteration_stats["bytes"]
     splits = [int((tree.left >= 0).sum()) for tree in model.trees]
     assert len(traffic) == model.current_iteration() == len(splits)
