@@ -928,6 +928,27 @@ def test_a_lost_worker_gives_a_clear_error_and_training_resumes_from_the_checkpo
 # -- estimators -----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("class_weight", ["balanced", {"yes": 3.0}])
+def test_dask_classifier_weighs_classes_as_the_local_one(client, class_weight):
+    # class_weight was silently ignored on Dask
+    X, y = _data()
+    labels = np.where(y > 0, "yes", "no")
+    weight = np.random.default_rng(2).uniform(0.5, 2.0, len(y))
+    local = sb.sklearn.SmartBoostClassifier(n_estimators=5, num_leaves=7, class_weight=class_weight).fit(
+        X, labels, sample_weight=weight)
+    arrays = (da.from_array(X, chunks=1000), lambda v: da.from_array(v, chunks=1000))
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    frames = (dd.from_pandas(frame, npartitions=3), lambda v: dd.from_pandas(pd.Series(v), npartitions=3))
+    for data, chunked in (arrays, frames):
+        model = sbd.DaskSmartBoostClassifier(client=client, n_estimators=5, num_leaves=7, class_weight=class_weight)
+        model.fit(data, chunked(labels), sample_weight=chunked(weight))
+        same_kind = X if isinstance(data, da.Array) else frame  # a frame's model has its feature names
+        np.testing.assert_allclose(model.to_local().predict_proba(same_kind), local.predict_proba(X), rtol=1e-12)
+    with pytest.raises(sb.ParameterError, match="class_weight is for SmartBoostClassifier"):
+        sbd.DaskSmartBoostRegressor(client=client, class_weight="balanced").fit(da.from_array(X, chunks=1000),
+                                                                               da.from_array(y, chunks=1000))
+
+
 def test_estimators_fit_on_dask_and_predict_dask_collections(client):
     X, y = _data()
     dX, dy = da.from_array(X, chunks=1000), da.from_array(y, chunks=1000)

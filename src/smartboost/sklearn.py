@@ -21,7 +21,7 @@ import inspect
 import math
 import numbers
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -169,8 +169,9 @@ class _SmartBoostModel(BaseEstimator):
         """The training labels as :func:`train` takes them (classifiers: learn ``classes_``)."""
         return y
 
-    def _class_weighted(self, y: np.ndarray, weight: np.ndarray | None) -> np.ndarray | None:
-        """The row weights with ``class_weight`` applied (classifiers only).
+    def _class_weights(self, counts: Callable[[], np.ndarray]) -> np.ndarray | None:
+        """Each class's weight of ``class_weight`` (None: not set), ``counts()`` giving the rows of
+        each class when 'balanced' needs them (classifiers only).
 
         Raises
         ------
@@ -179,7 +180,15 @@ class _SmartBoostModel(BaseEstimator):
         """
         if self.class_weight is not None:
             raise ParameterError(f"class_weight is for SmartBoostClassifier, not {type(self).__name__}")
-        return weight
+        return None
+
+    def _class_weighted(self, y: np.ndarray, weight: np.ndarray | None) -> np.ndarray | None:
+        """The row weights times their class's weight (``y``: class indices; :meth:`_class_weights`)."""
+        per_class = self._class_weights(lambda: np.bincount(y.astype(np.int64), minlength=self.n_classes_))
+        if per_class is None:
+            return weight
+        rows = per_class[y.astype(np.int64)]
+        return rows if weight is None else weight * rows
 
     _default_objective = "regression"
 
@@ -494,8 +503,9 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
         self.n_classes_ = classes.size
         return self._encode_target(y)
 
-    def _class_weighted(self, y: np.ndarray, weight: np.ndarray | None) -> np.ndarray | None:
-        """The row weights times their class's ``class_weight`` (``y``: class indices).
+    def _class_weights(self, counts: Callable[[], np.ndarray]) -> np.ndarray | None:
+        """Each class's weight (in ``classes_`` order) of ``class_weight``, None when it is not
+        set; ``counts()`` gives the rows of each class, which 'balanced' divides by.
 
         Raises
         ------
@@ -505,25 +515,23 @@ class SmartBoostClassifier(ClassifierMixin, _SmartBoostModel):
         """
         given = self.class_weight
         if given is None:
-            return weight
+            return None
         classes = self.classes_.tolist()
         if isinstance(given, str) and given == "balanced":
-            per_class = y.size / (len(classes) * np.bincount(y.astype(np.int64), minlength=len(classes)))
-        elif isinstance(given, Mapping):
-            per_class = np.ones(len(classes))
-            for label, value in given.items():
-                if label not in classes:
-                    raise ParameterError(f"class_weight names class {label!r}, which y does not have (classes: "
-                                         f"{classes[:10]})")
-                if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
-                        math.isfinite(value) and value >= 0):
-                    raise ParameterError(f"class_weight of class {label!r} must be a finite number >= 0, got "
-                                         f"{value!r}")
-                per_class[classes.index(label)] = value
-        else:
+            rows = counts()
+            return rows.sum() / (len(classes) * rows)
+        if not isinstance(given, Mapping):
             raise ParameterError(f"class_weight must be a dict of class weights, 'balanced' or None, got {given!r}")
-        rows = per_class[y.astype(np.int64)]
-        return rows if weight is None else weight * rows
+        per_class = np.ones(len(classes))
+        for label, value in given.items():
+            if label not in classes:
+                raise ParameterError(f"class_weight names class {label!r}, which y does not have (classes: "
+                                     f"{classes[:10]})")
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
+                    math.isfinite(value) and value >= 0):
+                raise ParameterError(f"class_weight of class {label!r} must be a finite number >= 0, got {value!r}")
+            per_class[classes.index(label)] = value
+        return per_class
 
     @property
     def _default_objective(self) -> str:

@@ -56,6 +56,11 @@ class _DaskModel:
                   eval_names: list[str] | None, eval_sample_weight: list[Any] | None, init_model: Any,
                   qid: Any = None, eval_qid: list[Any] | None = None, init_score: Any = None) -> _DaskModel:
         y = self._dask_target(y)
+        per_class = self._class_weights(lambda: _class_counts(y, self.n_classes_))
+        if per_class is not None:  # each row's class weight, partitioned like y
+            rows = (y.map_partitions(_class_rows, per_class, meta=(y.name, np.float64)) if isinstance(y, dd.Series)
+                    else y.map_blocks(_class_rows, per_class, dtype=np.float64))
+            sample_weight = rows if sample_weight is None else sample_weight * rows
         eval_set = [(X_valid, self._dask_eval_target(y_valid)) for X_valid, y_valid in _eval_pairs(eval_set)]
         self._Booster = train(self.client, self._train_params(), X, y, sample_weight=sample_weight, qid=qid,
                               init_score=init_score,
@@ -155,6 +160,21 @@ class DaskSmartBoostClassifier(_DaskModel, SmartBoostClassifier):
             return raw.map_blocks(_class_labels, self.classes_, drop_axis=1 if raw.ndim == 2 else None,
                                   dtype=self.classes_.dtype)
         return raw.map_partitions(_class_label_series, self.classes_, meta=(None, self.classes_.dtype))
+
+
+def _class_counts(y: Any, n_classes: int) -> np.ndarray:
+    """The rows of each class of the class indices ``y`` (a dask Series or array), counted in
+    each partition where it lives."""
+    import dask
+
+    count = dask.delayed(lambda part: np.bincount(np.asarray(part, dtype=np.int64), minlength=n_classes))
+    return np.sum(dask.compute(*[count(part) for part in np.ravel(y.to_delayed())]), axis=0).astype(np.float64)
+
+
+def _class_rows(y: Any, per_class: np.ndarray) -> Any:
+    """Each row's class weight, for a block or partition of class indices."""
+    rows = per_class[np.asarray(y, dtype=np.int64)]
+    return pd.Series(rows, index=y.index) if isinstance(y, pd.Series) else rows
 
 
 def _class_labels(raw: np.ndarray, classes: np.ndarray) -> np.ndarray:
