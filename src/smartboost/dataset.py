@@ -80,7 +80,9 @@ class Dataset:
             file = _read_file(data, reference, declared)
             if file.zero_based is not None:  # validation files with this reference are read alike
                 self.data_format = {"svmlight_zero_based": file.zero_based}
-            data, feature_name = file.X, file.feature_names if feature_name is None else feature_name
+            data = file.X
+            if feature_name is None or isinstance(feature_name, str) and feature_name == "auto":
+                feature_name = file.feature_names
             label = file.label if label is None else label
             if group is None and qid is None:
                 qid = file.qid
