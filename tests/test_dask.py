@@ -949,6 +949,16 @@ def test_dask_classifier_weighs_classes_as_the_local_one(client, class_weight):
                                                                                da.from_array(y, chunks=1000))
 
 
+def test_dask_estimators_take_callbacks_in_fit(client):
+    X, y = _data()
+    history = {}
+    sbd.DaskSmartBoostRegressor(client=client, n_estimators=3).fit(
+        da.from_array(X, chunks=1000), da.from_array(y, chunks=1000), eval_set=[(da.from_array(X, chunks=1000),
+                                                                                 da.from_array(y, chunks=1000))],
+        callbacks=[sb.record_evaluation(history)])
+    assert [len(values) for values in history["valid_0"].values()] == [3]
+
+
 def test_estimators_fit_on_dask_and_predict_dask_collections(client):
     X, y = _data()
     dX, dy = da.from_array(X, chunks=1000), da.from_array(y, chunks=1000)

@@ -426,3 +426,25 @@ def test_bad_class_weights(estimator, class_weight, match):
     y = np.where(y > 0, "hi", "lo") if estimator is SmartBoostClassifier else y
     with pytest.raises(ParameterError, match=match):
         estimator(class_weight=class_weight, n_estimators=2).fit(X, y)
+
+
+def test_fit_takes_callbacks_as_lightgbm_after_the_constructors():
+    X, y = make_binary(n=600)
+    seen = []
+
+    class Seen(sb.TrainingCallback):
+        def __init__(self, tag):
+            self.tag = tag
+
+        def after_iteration(self, env):
+            seen.append((self.tag, env.iteration))
+            return False
+
+    model = SmartBoostClassifier(n_estimators=3, callbacks=[Seen("init")])
+    model.fit(X, y, eval_set=[(X, y)], callbacks=[Seen("fit"), sb.early_stopping(1)])
+    assert seen[:2] == [("init", 0), ("fit", 0)] and len(seen) == 6
+    seen.clear()
+    SmartBoostRegressor(n_estimators=2).fit(X, y, callbacks=Seen("only"))
+    assert seen == [("only", 0), ("only", 1)]
+    with pytest.raises(ParameterError, match="must be a smartboost.TrainingCallback"):
+        SmartBoostRegressor(n_estimators=2, callbacks=[Seen("a")]).fit(X, y, callbacks=[print])

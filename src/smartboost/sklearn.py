@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ._data import refuse_text, to_query_starts, to_vector
 from ._params import _bool, canonical_param_name, explicit_params, is_list_like
 from .booster import Booster
-from .callback import TrainingCallback
+from .callback import TrainingCallback, callback_list
 from .dataset import Dataset
 from .engine import train
 from .errors import DataError, ParameterError, RawScoreWarning, SmartBoostError
@@ -227,7 +227,8 @@ class _SmartBoostModel(BaseEstimator):
     def fit(self, X: Any, y: Any, sample_weight: Any = None, *, init_score: Any = None,
             eval_set: list[tuple[Any, Any]] | None = None, eval_names: list[str] | None = None,
             eval_sample_weight: list[Any] | None = None, eval_init_score: list[Any] | None = None,
-            eval_metric: Any = None, init_model: Booster | str | None = None) -> _SmartBoostModel:
+            eval_metric: Any = None, init_model: Booster | str | None = None,
+            callbacks: list[TrainingCallback] | None = None) -> _SmartBoostModel:
         """Train on ``X, y``.
 
         Parameters
@@ -259,18 +260,22 @@ class _SmartBoostModel(BaseEstimator):
             per query. See docs/howto/custom-metrics.md.
         init_model : Booster or path, optional
             Continue training this model.
+        callbacks : list of TrainingCallback, optional
+            Run after the constructor's ``callbacks`` (LightGBM takes them here, XGBoost in the
+            constructor; either works).
 
         Returns
         -------
         self
         """
         return self._fit(X, y, sample_weight, init_score, eval_set, eval_names, eval_sample_weight, eval_init_score,
-                         init_model, eval_metric=eval_metric)
+                         init_model, eval_metric=eval_metric, callbacks=callbacks)
 
     def _fit(self, X: Any, y: Any, sample_weight: Any, init_score: Any, eval_set: list[tuple[Any, Any]] | None,
              eval_names: list[str] | None, eval_sample_weight: list[Any] | None, eval_init_score: list[Any] | None,
              init_model: Booster | str | None, queries: dict[str, Any] | None = None,
-             eval_queries: list[dict[str, Any]] | None = None, eval_metric: Any = None) -> _SmartBoostModel:
+             eval_queries: list[dict[str, Any]] | None = None, eval_metric: Any = None,
+             callbacks: list[TrainingCallback] | None = None) -> _SmartBoostModel:
         """:meth:`fit`, with the rankers' queries (``{"group": ..., "qid": ...}``) of the data and eval sets."""
         y_numeric = not isinstance(self, ClassifierMixin)
         with _input_errors():
@@ -302,8 +307,15 @@ class _SmartBoostModel(BaseEstimator):
             valid_sets.append(Dataset(X_valid, self._encode_target(y_valid), weight=w, init_score=score,
                                       reference=train_set, **(eval_queries[i] if eval_queries else {})))
         self._Booster = train(params, train_set, self.n_estimators, valid_sets=valid_sets or None,
-                              valid_names=eval_names, callbacks=self.callbacks, init_model=init_model, feval=feval)
+                              valid_names=eval_names, callbacks=self._callbacks(callbacks), init_model=init_model,
+                              feval=feval)
         return self
+
+    def _callbacks(self, given: Any) -> Any:
+        """The constructor's ``callbacks``, then ``fit``'s ``given`` ones."""
+        if given is None or self.callbacks is None:
+            return self.callbacks if given is None else given
+        return [*callback_list(self.callbacks), *callback_list(given)]
 
     def _categorical_feature(self, X: Any) -> Any:
         """``categorical_features`` as the Dataset's ``categorical_feature``: 'from_dtype' is its
@@ -655,7 +667,7 @@ class SmartBoostRanker(_SmartBoostModel):
             init_score: Any = None, eval_set: list[tuple[Any, Any]] | None = None, eval_group: list[Any] | None = None,
             eval_qid: list[Any] | None = None, eval_names: list[str] | None = None,
             eval_init_score: list[Any] | None = None, eval_metric: Any = None,
-            init_model: Booster | str | None = None) -> SmartBoostRanker:
+            init_model: Booster | str | None = None, callbacks: list[TrainingCallback] | None = None) -> SmartBoostRanker:
         """Train on ``X, y`` (relevance grades) with the queries of ``group`` or ``qid``.
 
         ``eval_set`` pairs take their queries from ``eval_group`` or ``eval_qid`` (one entry
@@ -676,7 +688,7 @@ class SmartBoostRanker(_SmartBoostModel):
             key = "group" if eval_group is not None else "qid"
             eval_queries = [{key: value} for value in given]
         return self._fit(X, y, sample_weight, init_score, eval_set, eval_names, None, eval_init_score, init_model,
-                         {"group": group, "qid": qid}, eval_queries, eval_metric)
+                         {"group": group, "qid": qid}, eval_queries, eval_metric, callbacks)
 
     def predict(self, X: Any, raw_score: bool = False, start_iteration: int = 0, num_iteration: int | None = None,
                 pred_leaf: bool = False, pred_contrib: bool = False) -> np.ndarray:

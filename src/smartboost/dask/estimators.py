@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..booster import Booster
+from ..callback import TrainingCallback
 from ..errors import DataError, ParameterError
 from ..sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _eval_pairs, _SmartBoostModel
 from ._predict import predict
@@ -54,7 +55,8 @@ class _DaskModel:
 
     def _fit_dask(self, X: Any, y: Any, sample_weight: Any, eval_set: list[tuple[Any, Any]] | None,
                   eval_names: list[str] | None, eval_sample_weight: list[Any] | None, init_model: Any,
-                  qid: Any = None, eval_qid: list[Any] | None = None, init_score: Any = None) -> _DaskModel:
+                  qid: Any = None, eval_qid: list[Any] | None = None, init_score: Any = None,
+                  callbacks: list[TrainingCallback] | None = None) -> _DaskModel:
         y = self._dask_target(y)
         per_class = self._class_weights(lambda: _class_counts(y, self.n_classes_))
         if per_class is not None:  # each row's class weight, partitioned like y
@@ -65,7 +67,7 @@ class _DaskModel:
         self._Booster = train(self.client, self._train_params(), X, y, sample_weight=sample_weight, qid=qid,
                               init_score=init_score,
                               num_boost_round=self.n_estimators, eval_set=eval_set or None, eval_names=eval_names,
-                              eval_sample_weight=eval_sample_weight, eval_qid=eval_qid, callbacks=self.callbacks,
+                              eval_sample_weight=eval_sample_weight, eval_qid=eval_qid, callbacks=self._callbacks(callbacks),
                               init_model=init_model, timeout=self.timeout)
         self.n_features_in_ = X.shape[1]
         if isinstance(X, dd.DataFrame):
@@ -77,11 +79,13 @@ class _DaskModel:
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, *, init_score: Any = None,
             eval_set: list[tuple[Any, Any]] | None = None, eval_names: list[str] | None = None,
-            eval_sample_weight: list[Any] | None = None, init_model: Booster | str | None = None) -> _DaskModel:
+            eval_sample_weight: list[Any] | None = None, init_model: Booster | str | None = None,
+            callbacks: list[TrainingCallback] | None = None) -> _DaskModel:
         """Train on the dask collections ``X, y`` (partitioned alike; ``init_score`` too, a column
-        per class for a multiclass model); see :func:`train`."""
+        per class for a multiclass model); see :func:`train`. ``callbacks`` run after the
+        constructor's."""
         return self._fit_dask(X, y, sample_weight, eval_set, eval_names, eval_sample_weight, init_model,
-                              init_score=init_score)
+                              init_score=init_score, callbacks=callbacks)
 
     def _raw_predict(self, X: Any, raw_score: bool) -> Any:
         return predict(self.booster_, X, raw_score=raw_score)
@@ -202,13 +206,15 @@ class DaskSmartBoostRanker(_DaskModel, SmartBoostRanker):
 
     def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None, init_score: Any = None,
             eval_set: list[tuple[Any, Any]] | None = None, eval_qid: list[Any] | None = None,
-            eval_names: list[str] | None = None, init_model: Booster | str | None = None) -> DaskSmartBoostRanker:
+            eval_names: list[str] | None = None, init_model: Booster | str | None = None,
+            callbacks: list[TrainingCallback] | None = None) -> DaskSmartBoostRanker:
         """Train on ``X, y`` (relevance grades) with the query id of every row, ``qid``."""
         if qid is None:
             raise DataError("DaskSmartBoostRanker.fit needs qid= (a query id per row, partitioned like X)")
         if eval_set and (eval_qid is None or len(eval_qid) != len(eval_set)):
             raise ParameterError("give the eval sets' queries as eval_qid (one entry per eval set)")
-        return self._fit_dask(X, y, sample_weight, eval_set, eval_names, None, init_model, qid, eval_qid, init_score)
+        return self._fit_dask(X, y, sample_weight, eval_set, eval_names, None, init_model, qid, eval_qid, init_score,
+                              callbacks)
 
     def predict(self, X: Any) -> Any:
         """Relevance scores (higher ranks first), a dask collection partitioned like ``X``."""
