@@ -667,7 +667,8 @@ class SmartBoostRanker(_SmartBoostModel):
             init_score: Any = None, eval_set: list[tuple[Any, Any]] | None = None, eval_group: list[Any] | None = None,
             eval_qid: list[Any] | None = None, eval_names: list[str] | None = None,
             eval_init_score: list[Any] | None = None, eval_metric: Any = None,
-            init_model: Booster | str | None = None, callbacks: list[TrainingCallback] | None = None) -> SmartBoostRanker:
+            init_model: Booster | str | None = None,
+            callbacks: list[TrainingCallback] | None = None) -> SmartBoostRanker:
         """Train on ``X, y`` (relevance grades) with the queries of ``group`` or ``qid``.
 
         ``eval_set`` pairs take their queries from ``eval_group`` or ``eval_qid`` (one entry

@@ -65,9 +65,9 @@ class _DaskModel:
             sample_weight = rows if sample_weight is None else sample_weight * rows
         eval_set = [(X_valid, self._dask_eval_target(y_valid)) for X_valid, y_valid in _eval_pairs(eval_set)]
         self._Booster = train(self.client, self._train_params(), X, y, sample_weight=sample_weight, qid=qid,
-                              init_score=init_score,
-                              num_boost_round=self.n_estimators, eval_set=eval_set or None, eval_names=eval_names,
-                              eval_sample_weight=eval_sample_weight, eval_qid=eval_qid, callbacks=self._callbacks(callbacks),
+                              init_score=init_score, num_boost_round=self.n_estimators, eval_set=eval_set or None,
+                              eval_names=eval_names, eval_sample_weight=eval_sample_weight, eval_qid=eval_qid,
+                              callbacks=self._callbacks(callbacks),
                               init_model=init_model, timeout=self.timeout)
         self.n_features_in_ = X.shape[1]
         if isinstance(X, dd.DataFrame):
