@@ -24,7 +24,8 @@ def test_a_csv_file_trains_the_model_of_its_frame(tmp_path):
     for path in (tmp_path / "train.csv", str(tmp_path / "train.csv")):
         from_file = sb.Dataset(path, categorical_feature=["city"])
         assert from_file.feature_name == ["a", "b", "c", "city"]
-        assert sb.Dataset(path, feature_name="auto", categorical_feature=["city"]).feature_name == from_file.feature_name
+        auto = sb.Dataset(path, feature_name="auto", categorical_feature=["city"])
+        assert auto.feature_name == from_file.feature_name
         np.testing.assert_array_equal(from_file.get_label(), y)
         booster = sb.train(_PARAMS, from_file, 5)
         in_memory = sb.train(_PARAMS, sb.Dataset(frame, y, categorical_feature=["city"]), 5)

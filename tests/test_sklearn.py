@@ -410,7 +410,8 @@ def test_class_weight_equals_lightgbm(class_weight):
     classes, counts = np.unique(labels, return_counts=True)
     per_class = (dict(zip(classes, 600 / (3 * counts))) if class_weight == "balanced"
                  else {**dict.fromkeys(classes, 1.0), **class_weight})
-    rows = SmartBoostClassifier(**params).fit(X, labels, sample_weight=weight * np.array([per_class[c] for c in labels]))
+    row_weight = weight * np.array([per_class[c] for c in labels])
+    rows = SmartBoostClassifier(**params).fit(X, labels, sample_weight=row_weight)
     np.testing.assert_array_equal(both.predict_proba(X), rows.predict_proba(X))
 
 
