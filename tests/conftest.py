@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -53,3 +54,29 @@ def binary_data():
 @pytest.fixture
 def regression_data():
     return make_regression()
+
+
+class SideBySide(NamedTuple):
+    """smartboost's and LightGBM's models of one run, with what LightGBM recorded and its start."""
+
+    ours: Any
+    theirs: Any
+    history: dict
+    start: Any
+
+
+def train_beside_lightgbm(params, X, y, weight, bins, rounds) -> SideBySide:
+    """The same run in both libraries on ``X, y`` (``bins``: the Dataset parameters of both), each
+    evaluating its training data as "train"; ``start`` is LightGBM's start (BoostFromScore) alone,
+    in trees that cannot split."""
+    import lightgbm as lgb
+
+    import smartboost as sb
+
+    ours = sb.train(params, sb.Dataset(X, y, weight=weight, params=bins), rounds,
+                    valid_sets=[sb.Dataset(X, y, weight=weight)], valid_names=["train"])
+    theirs_train, history = lgb.Dataset(X, y, weight=weight, params=bins), {}
+    theirs = lgb.train({**params, "num_threads": 1, "deterministic": True}, theirs_train, rounds,
+                       valid_sets=[theirs_train], valid_names=["train"], callbacks=[lgb.record_evaluation(history)])
+    start = lgb.train({**params, "min_gain_to_split": 1e30, "num_threads": 1}, lgb.Dataset(X, y, weight=weight), 1)
+    return SideBySide(ours, theirs, history, start)

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import train_beside_lightgbm
 
 import smartboost as sb
 from smartboost.errors import DataError, ParameterError
@@ -38,16 +39,9 @@ def _problem(weighted, n=500, seed=0):
 @pytest.mark.parametrize("objective", ["cross_entropy", "cross_entropy_lambda"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_trees_start_and_metric_equal_lightgbm(objective, weighted):
-    lgb = pytest.importorskip("lightgbm")
+    pytest.importorskip("lightgbm")
     X, y, w = _problem(weighted)
-    params = {**_PARAMS, "objective": objective}
-    ours = sb.train(params, sb.Dataset(X, y, weight=w, params=_BINS), 3, valid_sets=[sb.Dataset(X, y, weight=w)],
-                    valid_names=["train"])
-    theirs_train, history = lgb.Dataset(X, y, weight=w, params=_BINS), {}
-    theirs = lgb.train({**params, "num_threads": 1, "deterministic": True}, theirs_train, 3,
-                       valid_sets=[theirs_train], valid_names=["train"], callbacks=[lgb.record_evaluation(history)])
-    # LightGBM's start (BoostFromScore), alone in a tree that cannot split
-    start = lgb.train({**params, "min_gain_to_split": 1e30, "num_threads": 1}, lgb.Dataset(X, y, weight=w), 1)
+    ours, theirs, history, start = train_beside_lightgbm({**_PARAMS, "objective": objective}, X, y, w, _BINS, 3)
     assert ours.base_score == pytest.approx(start.predict(X[:1], raw_score=True)[0], rel=1e-14)
     # LightGBM keeps gradients in float32: the trees agree to about 1e-8
     np.testing.assert_allclose(ours.predict(X, raw_score=True), theirs.predict(X, raw_score=True), rtol=0.0,

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import train_beside_lightgbm
 
 import smartboost as sb
 from smartboost._params import resolve_params
@@ -38,18 +39,12 @@ _PARAMS = {"objective": "multiclassova", "num_class": K, "num_leaves": 5, "learn
 @pytest.mark.parametrize("extra", [{}, {"sigmoid": 1.7}, {"is_unbalance": True}, {"scale_pos_weight": 2.5}])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_trees_start_and_metrics_equal_lightgbm(extra, weighted):
-    lgb = pytest.importorskip("lightgbm")
+    pytest.importorskip("lightgbm")
     X, y = _problem(seed=2)
     # weights exact in float32, as LightGBM keeps them
     w = np.random.default_rng(3).uniform(0.5, 2.0, y.size).astype(np.float32).astype(np.float64) if weighted else None
-    params, bins = {**_PARAMS, **extra}, _BINS
-    ours = sb.train(params, sb.Dataset(X, y, weight=w, params=bins), 3, valid_sets=[sb.Dataset(X, y, weight=w)],
-                    valid_names=["train"])
-    theirs_train, history = lgb.Dataset(X, y, weight=w, params=bins), {}
-    theirs = lgb.train({**params, "num_threads": 1, "deterministic": True}, theirs_train, 3,
-                       valid_sets=[theirs_train], valid_names=["train"], callbacks=[lgb.record_evaluation(history)])
-    # LightGBM's start (each class's BoostFromScore), alone in trees that cannot split
-    start = lgb.train({**params, "min_gain_to_split": 1e30, "num_threads": 1}, lgb.Dataset(X, y, weight=w), 1)
+    # start: each class's BoostFromScore
+    ours, theirs, history, start = train_beside_lightgbm({**_PARAMS, **extra}, X, y, w, _BINS, 3)
     np.testing.assert_allclose(ours.base_score, start.predict(X[:1], raw_score=True)[0], rtol=0.0, atol=1e-12)
     # LightGBM keeps gradients in float32: the trees agree to about 1e-7
     np.testing.assert_allclose(ours.predict(X, raw_score=True), theirs.predict(X, raw_score=True), rtol=0.0,
@@ -59,7 +54,7 @@ def test_trees_start_and_metrics_equal_lightgbm(extra, weighted):
                                rtol=1e-7)
     assert ours.evals_result["train"]["multi_error"] == history["train"]["multi_error"]
     if extra:  # the option was read (sigmoid scales the raw scores: Newton steps nearly keep the probabilities)
-        plain = sb.train({**_PARAMS, "metric": []}, sb.Dataset(X, y, weight=w, params=bins), 3)
+        plain = sb.train({**_PARAMS, "metric": []}, sb.Dataset(X, y, weight=w, params=_BINS), 3)
         assert np.abs(plain.predict(X, raw_score=True) - ours.predict(X, raw_score=True)).max() > 0.01
 
 
