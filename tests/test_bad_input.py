@@ -139,8 +139,9 @@ def test_unknown_and_bad_parameters_in_train():
         sb.train({"learnig_rate": 0.1}, train)
     with pytest.raises(ParameterError, match="num_leaves"):
         sb.train({"num_leaves": -3}, train)
-    with pytest.raises(ParameterError, match="max_bin.*Dataset"):
-        sb.train({"max_bin": 15}, train)
+    sb.train({"objective": "binary", "max_bin": 15, "verbosity": -1}, train, 1)  # bins the Dataset
+    with pytest.raises(ParameterError, match="'max_bin'=31 differs from the Dataset's \\(15\\), which is binned"):
+        sb.train({"max_bin": 31}, train)
     with pytest.raises(ParameterError, match="train_set must be a smartboost.Dataset"):
         sb.train({}, X)
 
@@ -148,8 +149,11 @@ def test_unknown_and_bad_parameters_in_train():
 def test_valid_set_binned_differently_or_unlabelled():
     X, y = make_binary(n=200)
     train = sb.Dataset(X, y)
+    other_bins = sb.Dataset(X[:50] * 2, y[:50], reference=sb.Dataset(X * 2, y))
     with pytest.raises(DataError, match="reference=train_set"):
-        sb.train({"objective": "binary"}, train, 2, valid_sets=[sb.Dataset(X[:50] * 2, y[:50])])
+        sb.train({"objective": "binary"}, train, 2, valid_sets=[other_bins])
+    with pytest.raises(DataError, match="valid set 'valid_0': data has 5 features but the reference has 6"):
+        sb.train({"objective": "binary"}, train, 2, valid_sets=[sb.Dataset(X[:50, :5], y[:50])])
     with pytest.raises(DataError, match="has no label"):
         sb.train({"objective": "binary"}, train, 2, valid_sets=[sb.Dataset(X[:50], reference=train)])
     with pytest.raises(DataError, match="data has 5 features but the reference has 6"):

@@ -386,7 +386,9 @@ def test_negative_codes_are_missing_values_with_a_warning(caplog):
     logger.propagate = True
     logger.setLevel(logging.WARNING)
     try:
-        data = sb.Dataset(pd.DataFrame({"c": [0.0, -1.0, 2.0, -3.0] * 3}), np.zeros(12), categorical_feature=[0])
+        # the warning comes with the bins, made by construct() or the first training run
+        data = sb.Dataset(pd.DataFrame({"c": [0.0, -1.0, 2.0, -3.0] * 3}), np.zeros(12),
+                          categorical_feature=[0]).construct()
     finally:
         logger.propagate = False
         logger.setLevel(level)

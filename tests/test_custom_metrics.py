@@ -386,8 +386,11 @@ def test_booster_eval_gives_the_last_recorded_values(tmp_path):
     booster.save_model(tmp_path / "m.json")
     loaded = sb.Booster(model_file=tmp_path / "m.json")
     assert loaded.eval(sb.Dataset(X_valid, valid.get_label(), reference=loaded), "v") == expected[:2]
+    # a Dataset not binned yet, without a reference, is binned with the model's edges
+    assert loaded.eval(sb.Dataset(X_valid, valid.get_label()), "v") == expected[:2]
+    other_bins = sb.Dataset(X_valid, valid.get_label(), params={"max_bin": 15}).construct()
     with pytest.raises(DataError, match="binned differently from the model's training data"):
-        booster.eval(sb.Dataset(X_valid, valid.get_label()), "v")
+        booster.eval(other_bins, "v")
     with pytest.raises(DataError, match="data 'v' has no label"):
         booster.eval(sb.Dataset(X_valid, reference=train), "v")
     with pytest.raises(ParameterError, match="data must be a smartboost.Dataset"):

@@ -9,6 +9,7 @@ from conftest import make_binary, make_regression
 from sklearn.metrics import roc_auc_score
 
 import smartboost as sb
+from smartboost.errors import ParameterError
 
 
 def _split(X, y, n_train):
@@ -498,3 +499,41 @@ def test_uniform_weights_of_any_scale_grow_the_trees_of_unit_weights(scale):
     assert scaled_trees == unit_trees and len(unit_trees[0][0]) > 1
     np.testing.assert_allclose(scaled.predict(X[:200], raw_score=True), unit.predict(X[:200], raw_score=True),
                                rtol=0, atol=1e-8)
+
+
+def test_train_bins_an_unbinned_dataset_with_its_binning_parameters():
+    """LightGBM's lazy Dataset: binning parameters given to train (or cv) bin a Dataset not binned
+    yet, and its evaluation sets with its edges (with reference=train_set or without one), as the
+    same parameters given to the Dataset do; a Dataset binned already refuses other ones."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((600, 4))
+    X[:, 3] = rng.integers(0, 6, 600)
+    y = (X[:, 0] + 0.3 * X[:, 3] + 0.5 * rng.standard_normal(600) > 0).astype(float)
+    Xv, yv = X[:200].copy(), y[:200]
+    Xv[:, :3] += 0.01
+    binning = {"max_bin": 7, "min_data_in_bin": 1, "bin_construct_sample_cnt": 300, "seed": 3,
+               "categorical_feature": [3]}
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1, **binning}
+
+    def run(train_set, valid_set):
+        history = {}
+        booster = sb.train(params, train_set, 5, valid_sets=[valid_set],
+                           callbacks=[sb.record_evaluation(history)])
+        return booster, history["valid_0"]["logloss"]
+
+    given = sb.Dataset(X, y, params=binning)
+    expected, expected_history = run(given, sb.Dataset(Xv, yv, reference=given))
+    assert expected.bin_mapper.n_bins[:3].max() == 7 and expected.bin_mapper.categorical.tolist() == [0, 0, 0, 1]
+    for with_reference in (True, False):
+        lazy = sb.Dataset(X, y)
+        booster, history = run(lazy, sb.Dataset(Xv, yv, reference=lazy) if with_reference else sb.Dataset(Xv, yv))
+        assert booster.bin_mapper.same_edges(expected.bin_mapper)
+        assert booster.bin_mapper.categorical.tolist() == [0, 0, 0, 1]
+        np.testing.assert_array_equal(booster.predict(Xv, raw_score=True), expected.predict(Xv, raw_score=True))
+        assert history == expected_history
+        with pytest.raises(ParameterError, match="'max_bin'=15 differs from the Dataset's"):
+            sb.train({**params, "max_bin": 15}, lazy, 1)
+    cv_params = {**params, "metric": "binary_logloss"}
+    lazy_cv = sb.cv(cv_params, sb.Dataset(X, y), 3, nfold=3, seed=1)
+    given_cv = sb.cv(cv_params, sb.Dataset(X, y, params=binning), 3, nfold=3, seed=1)
+    assert lazy_cv == given_cv

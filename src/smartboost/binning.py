@@ -290,10 +290,7 @@ class BinMapper:
         features = to_features(X)
         X = features.matrix
         categorical = features.from_dtype if categorical is None else np.asarray(categorical, np.bool_)
-        text = sorted(j for j in features.vocabularies if not categorical[j])
-        if text:
-            raise DataError(f"column {features.column_name(text[0])} holds text but is not a categorical feature; "
-                            "declare it in categorical_feature (or encode it as numbers)")
+        check_text_categorical(features, categorical)
         n_rows, n_features = X.shape
         rows = None
         if n_rows > self.sample_cnt:
@@ -536,6 +533,24 @@ def _categories_from_dict(data: dict, path: str, max_bin: int, n_features: int):
         if bins.size and np.unique(bins).size != bins.max() + 1:
             schema.fail(bins_path, "must use every bin from 0 to its largest")
         yield item_path, f, CategoryBins(values, bins)
+
+
+def check_text_categorical(features: Features, categorical: np.ndarray) -> None:
+    """Raise unless every text column is categorical."""
+    text = sorted(j for j in features.vocabularies if not categorical[j])
+    if text:
+        raise DataError(f"column {features.column_name(text[0])} holds text but is not a categorical feature; "
+                        "declare it in categorical_feature (or encode it as numbers)")
+
+
+def check_categorical_columns(features: Features, categorical: np.ndarray) -> None:
+    """The checks of :meth:`BinMapper.fit` on the columns, whatever the binning parameters: every
+    text column is categorical and the integer categories are integer codes (a DataError naming
+    the column and row)."""
+    check_text_categorical(features, categorical)
+    for f in np.flatnonzero(categorical):
+        if int(f) not in features.vocabularies:
+            category_codes(_dense_column(features.matrix, int(f)), features.column_name(int(f)))
 
 
 def _dense_column(matrix: Any, j: int) -> np.ndarray:

@@ -350,7 +350,8 @@ class Booster:
         ----------
         data : Dataset
             With labels, binned with the model's edges (``Dataset(X, y, reference=booster)``,
-            or ``reference=`` the training Dataset); its weights, queries and init scores count.
+            or ``reference=`` the training Dataset; a Dataset not binned yet without a reference
+            is binned with them here); its weights, queries and init scores count.
         name : str
             The name the results give the data.
         feval : callable or list of callable, optional

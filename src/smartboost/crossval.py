@@ -176,7 +176,7 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
     if train_set.label is None:  # before the folds, which stratify by it
         raise DataError("train_set has no label")
     given = explicit_params(params)
-    train_set.check_binning_params(given)
+    train_set.bin_for_training(given)
     if folds is None:
         nfold = _int(2)("nfold", nfold)  # numpy integers too
     seed = _int(0, 2**63 - 1)("seed", seed)  # the folds' generator takes a non-negative integer only

@@ -1,9 +1,12 @@
-"""Dataset: training or evaluation data, binned once at construction.
+"""Dataset: training or evaluation data, binned once, when first used.
 
-The raw feature values are only read while binning; a Dataset keeps the bins (uint8, or uint16
-above 255 bins), the labels, weights and initial scores. Evaluation sets are binned with the training set's edges by passing
-``reference=train_set`` (or a trained Booster, to continue training it). Which features are
-categorical is decided here too (``categorical_feature``), with their bins.
+The data are checked when the Dataset is made and binned when it is first used (LightGBM's lazy
+Dataset): by ``train`` or ``cv``, with the binning parameters they are given over the Dataset's
+own, or by :meth:`Dataset.construct`. The raw feature values are then let go; a Dataset keeps
+the bins (uint8, or uint16 above 255 bins), the labels, weights and initial scores. Evaluation
+sets are binned with the training set's edges (``reference=train_set``, which ``train`` sets for
+an evaluation set without one), or a trained Booster's, to continue training it. Which features
+are categorical is decided here too (``categorical_feature``), with their bins.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ._data import check_column_names, check_largest_weight, to_features, to_query_starts, to_vector
+from ._data import Features, check_column_names, check_largest_weight, to_features, to_query_starts, to_vector
 from ._params import explicit_params, resolve_params
-from .binning import BinMapper, BinnedData
+from .binning import BinMapper, BinnedData, check_categorical_columns
 from .errors import DataError, ParameterError
 
 __all__ = ["Dataset"]
@@ -61,7 +64,9 @@ class Dataset:
         position), unless its features have no names of their own (``Column_<i>``).
     params : dict, optional
         Binning parameters (``max_bin``, ``bin_construct_sample_cnt``, ``min_data_in_bin``,
-        ``seed``, ``categorical_feature``); other parameters are validated and ignored here.
+        ``seed``, ``categorical_feature``); other parameters are validated and ignored here. The
+        parameters of the first ``train`` or ``cv`` run on this Dataset update them (LightGBM's
+        rule), unless it is binned before (:meth:`construct`).
     categorical_feature : 'auto' or list of int or str
         The categorical features, by index or name (docs/howto/categorical.md). 'auto': a
         DataFrame's category, string, object and arrow dictionary columns. Their values are
@@ -73,8 +78,9 @@ class Dataset:
                  feature_name: list[str] | None = None, reference: Any = None,
                  params: dict[str, Any] | None = None, group: Any = None, qid: Any = None,
                  categorical_feature: Any = "auto") -> None:
-        binning = resolve_params(params)
-        declared = _declared_categorical(categorical_feature, explicit_params(params))
+        resolve_params(params)  # every parameter checked here, the binning ones used when binned
+        self._params = explicit_params(params)
+        declared = _declared_categorical(categorical_feature, self._params)
         self.data_format = None
         if isinstance(data, (str, os.PathLike)):
             file = _read_file(data, reference, declared)
@@ -87,36 +93,101 @@ class Dataset:
             if group is None and qid is None:
                 qid = file.qid
         features = to_features(data, "data")
-        X, column_names = features.matrix, features.names
-        n_rows, n_features = X.shape
-        if reference is not None:
-            mapper = _reference_mapper(reference)
-            if mapper.n_features != n_features:
-                raise DataError(f"data has {n_features} features but the reference has {mapper.n_features}")
-            if names := _reference_names(reference):
-                check_column_names(column_names, names, "reference's")
-                column_names = column_names or names
+        n_rows, n_features = features.matrix.shape
         if isinstance(feature_name, str):
             # a text would be split into one-letter names; 'auto' is LightGBM's "the data's own names"
             if feature_name != "auto":
                 raise DataError(f"feature_name must be a list of names (or 'auto'), got the text {feature_name!r}")
             feature_name = None
-        names = _feature_names(feature_name if feature_name is not None else column_names, n_features)
-        categorical = (features.from_dtype if declared == "auto"
-                       else categorical_mask(declared, names, "categorical_feature"))
+        self._features: Features | None = features
+        self._n_rows, self._n_features = n_rows, n_features
+        self._declared = declared
+        self._given_names = feature_name
+        self._reference = None
+        self._binned: BinnedData | None = None
         if reference is None:
-            mapper = BinMapper.from_params(binning).fit(features, categorical)
-        elif declared != "auto" and not np.array_equal(categorical, mapper.categorical):
-            raise DataError(f"categorical_feature {list(declared)} differs from the reference's categorical features "
-                            f"{np.flatnonzero(mapper.categorical).tolist()}; data binned with a reference takes its "
-                            "bins")
-        self.binned: BinnedData = mapper.transform(features)
+            self.feature_name = _feature_names(feature_name if feature_name is not None else features.names,
+                                               n_features)
+            self._categorical = (features.from_dtype if declared == "auto"
+                                 else categorical_mask(declared, self.feature_name, "categorical_feature"))
+            check_categorical_columns(features, self._categorical)  # here, not when it is binned
+        else:
+            self._set_reference(reference)
         self.label = None if label is None else to_vector(label, n_rows, "label")
         self.weight = None if weight is None else to_vector(weight, n_rows, "weight", nonnegative=True)
         self.init_score = None if init_score is None else to_vector(init_score, n_rows, "init_score", columns=True)
         self.query_starts = to_query_starts(group, qid, n_rows)
         _check_weight_total(self.weight)
-        self.feature_name = names
+
+    def _set_reference(self, reference: Any) -> None:
+        """Take the bins of ``reference`` (a Dataset or a Booster) when binned: check that this
+        data's features are its features (count, a DataFrame's column names, the categorical
+        ones) and take its feature names where this data has none."""
+        n_features = _reference_n_features(reference)
+        if n_features != self._n_features:
+            raise DataError(f"data has {self._n_features} features but the reference has {n_features}")
+        column_names = self._features.names
+        if names := _reference_names(reference):
+            check_column_names(column_names, names, "reference's")
+            column_names = column_names or names
+        given = self._given_names
+        self.feature_name = _feature_names(given if given is not None else column_names, self._n_features)
+        categorical = _reference_categorical(reference)
+        if self._declared != "auto" and not np.array_equal(
+                categorical_mask(self._declared, self.feature_name, "categorical_feature"), categorical):
+            raise DataError(f"categorical_feature {list(self._declared)} differs from the reference's categorical "
+                            f"features {np.flatnonzero(categorical).tolist()}; data binned with a reference takes its "
+                            "bins")
+        self._categorical = categorical
+        self._reference = reference
+
+    @property
+    def binned(self) -> BinnedData:
+        """The bins (made now with this Dataset's own parameters if it is not binned yet)."""
+        if self._binned is None:
+            self._bin({})
+        return self._binned
+
+    def construct(self) -> Dataset:
+        """Bin the data now, with this Dataset's parameters or its reference's edges (LightGBM's
+        ``Dataset.construct``); ``train`` and ``cv`` otherwise bin it with theirs. Returns self."""
+        self.binned
+        return self
+
+    def _bin(self, given: dict[str, Any]) -> None:
+        """Make the bins: the reference's edges, or edges learned with this Dataset's binning
+        parameters updated by ``given`` (training parameters, as LightGBM's ``train`` updates an
+        unconstructed Dataset's); the raw features are then let go."""
+        if self._reference is not None:
+            mapper = _reference_mapper(self._reference)
+        else:
+            declared = given.get("categorical_feature", "auto")
+            if declared != "auto":
+                self._categorical = categorical_mask(declared, self.feature_name, "categorical_feature")
+            mapper = BinMapper.from_params(resolve_params({**self._params, **_binning_only(given)}))
+            mapper.fit(self._features, self._categorical)
+        self._binned = mapper.transform(self._features)
+        self._features = None
+
+    def bin_for_training(self, given: dict[str, Any], reference: Any = None) -> None:
+        """Bin the training set with the training parameters ``given`` (explicit ones, canonical
+        names) unless it is binned already, where they must ask for the bins it has; or, with
+        ``reference`` (the training set or a model), an evaluation set, which takes its bins
+        unless it has a reference of its own (LightGBM's ``train`` sets it so).
+
+        Raises
+        ------
+        ParameterError
+            A training set binned already, with other binning parameters than ``given``'s.
+        DataError
+            An evaluation set whose features are not ``reference``'s.
+        """
+        if self._binned is None:
+            if reference is not None and self._reference is None and self is not reference:
+                self._set_reference(reference)
+            self._bin(given)
+        elif reference is None:
+            self._check_binning_params(given)
 
     @property
     def bin_mapper(self) -> BinMapper:
@@ -125,11 +196,11 @@ class Dataset:
 
     def num_data(self) -> int:
         """Number of rows."""
-        return self.binned.n_rows
+        return self._n_rows
 
     def num_feature(self) -> int:
         """Number of features."""
-        return self.bin_mapper.n_features
+        return self._n_features
 
     def num_queries(self) -> int:
         """Number of queries (0 without query information)."""
@@ -185,7 +256,10 @@ class Dataset:
         out = Dataset.__new__(Dataset)
         row_major = np.ascontiguousarray(self.binned.row_major[rows])
         missing = (row_major == self.bin_mapper.n_bins.astype(row_major.dtype)).sum(axis=0, dtype=np.int64)
-        out.binned = BinnedData(self.bin_mapper, row_major, missing)
+        out._binned = BinnedData(self.bin_mapper, row_major, missing)
+        out._features, out._reference, out._params = None, None, dict(self._params)
+        out._n_rows, out._n_features = rows.size, self._n_features
+        out._declared, out._given_names, out._categorical = self._declared, self._given_names, self._categorical
         out.label, out.weight, out.init_score = (None if v is None else v[rows]
                                                  for v in (self.label, self.weight, self.init_score))
         out.query_starts = None if self.query_starts is None else _subset_queries(self.query_starts, rows)
@@ -194,23 +268,23 @@ class Dataset:
         out.data_format = self.data_format
         return out
 
-    def check_binning_params(self, given: dict[str, Any]) -> None:
-        """Raise when training parameters ask for other bins than this Dataset was built with."""
+    def _check_binning_params(self, given: dict[str, Any]) -> None:
+        """Raise when training parameters ask for other bins than this Dataset was binned with."""
         mapper = self.bin_mapper
         for name, used in (("max_bin", mapper.max_bin), ("bin_construct_sample_cnt", mapper.sample_cnt),
                            ("min_data_in_bin", mapper.min_data_in_bin)):
             if name in given and given[name] != used:
                 raise ParameterError(
-                    f"parameter '{name}'={given[name]} differs from the Dataset's ({used}); "
-                    f"bins are made when the Dataset is built: pass it as Dataset(..., params={{'{name}': "
-                    f"{given[name]}}})")
+                    f"parameter '{name}'={given[name]} differs from the Dataset's ({used}), which is binned "
+                    f"already (used by an earlier training run, construct() or a reference): pass it as "
+                    f"Dataset(..., params={{'{name}': {given[name]}}}) or give it to the first run")
         declared = given.get("categorical_feature", "auto")
         if declared != "auto" and not np.array_equal(
                 categorical_mask(declared, self.feature_name, "categorical_feature"), mapper.categorical):
             raise ParameterError(
                 f"parameter 'categorical_feature'={list(declared)} differs from the Dataset's categorical features "
-                f"{np.flatnonzero(mapper.categorical).tolist()}; categories are binned when the Dataset is built: "
-                "pass it as Dataset(..., categorical_feature=...)")
+                f"{np.flatnonzero(mapper.categorical).tolist()}, which is binned already: pass it as "
+                "Dataset(..., categorical_feature=...)")
 
     def __repr__(self) -> str:
         return f"<smartboost.Dataset rows={self.num_data()} features={self.num_feature()}>"
@@ -304,6 +378,27 @@ def _read_file(path: str | os.PathLike, reference: Any, categorical: Any) -> Any
     names = None if names is None or default_names(names) else names
     zero_based = (getattr(reference, "data_format", None) or {}).get("svmlight_zero_based")
     return read_for_model(path, ReadOptions(), mapper.n_features, names, zero_based, text_refs(mapper, names))
+
+
+_BINNING_PARAMS = ("max_bin", "bin_construct_sample_cnt", "min_data_in_bin", "seed", "categorical_feature")
+
+
+def _binning_only(given: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of ``given`` that shape the bins."""
+    return {name: value for name, value in given.items() if name in _BINNING_PARAMS}
+
+
+def _reference_n_features(reference: Any) -> int:
+    if isinstance(reference, Dataset):
+        return reference.num_feature()
+    return _reference_mapper(reference).n_features
+
+
+def _reference_categorical(reference: Any) -> np.ndarray:
+    """The categorical features of ``reference`` (an unbinned Dataset's declared ones)."""
+    if isinstance(reference, Dataset) and reference._binned is None:
+        return reference._categorical
+    return _reference_mapper(reference).categorical
 
 
 def _reference_mapper(reference: Any) -> BinMapper:

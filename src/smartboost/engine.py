@@ -52,12 +52,14 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
         Training parameters (see ``docs/reference/parameters.md``); LightGBM, XGBoost and scikit-learn
         names are accepted. Unknown names raise :class:`~smartboost.errors.ParameterError`.
     train_set : Dataset
-        Training data with labels.
+        Training data with labels; binned here with the binning parameters of ``params`` when
+        it is not binned yet (as LightGBM's ``train`` does).
     num_boost_round : int
         Number of iterations, unless ``params`` sets ``num_iterations`` (or an alias).
     valid_sets : list of Dataset, optional
-        Evaluation sets, evaluated after every iteration. Build them with
-        ``reference=train_set``. ``train_set`` itself may be listed (as "training").
+        Evaluation sets, evaluated after every iteration, binned with ``train_set``'s edges
+        (``reference=train_set``, taken for a set not binned yet that has no reference).
+        ``train_set`` itself may be listed (as "training").
     valid_names : list of str, optional
         Names of the evaluation sets (default ``valid_<i>``).
     callbacks : list of TrainingCallback, optional
@@ -90,7 +92,7 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     if not isinstance(train_set, Dataset):
         raise ParameterError(f"train_set must be a smartboost.Dataset, got {type(train_set).__name__}")
     given = explicit_params(params)
-    train_set.check_binning_params(given)
+    train_set.bin_for_training(given)
     resolved = with_data_defaults(resolved, given, train_set.num_data(), train_set.num_feature(),
                                   training_objective(resolved))
     callbacks = callback_list(callbacks)
@@ -272,6 +274,10 @@ class Trainer:
             name = valid_names[i] if valid_names else f"valid_{i}"
             if dataset.label is None:
                 raise DataError(f"valid set '{name}' has no label")
+            try:
+                dataset.bin_for_training({}, self.train_set)
+            except DataError as e:
+                raise DataError(f"valid set '{name}': {e}") from None
             if not dataset.bin_mapper.same_edges(self.booster.bin_mapper):
                 raise DataError(f"valid set '{name}' is binned differently from the training set; build it "
                                 "with Dataset(X, y, reference=train_set)")
@@ -478,6 +484,10 @@ def evaluate_dataset(booster: Booster, data: Dataset, name: str, feval: Any = No
         raise ParameterError(f"data must be a smartboost.Dataset, got {type(data).__name__}")
     if data.label is None:
         raise DataError(f"data '{name}' has no label")
+    try:
+        data.bin_for_training({}, booster)
+    except DataError as e:
+        raise DataError(f"data '{name}': {e}") from None
     if not data.bin_mapper.same_edges(booster.bin_mapper):
         raise DataError(f"data '{name}' is binned differently from the model's training data; build it with "
                         "Dataset(X, y, reference=booster) (or reference=the training Dataset)")
