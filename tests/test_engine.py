@@ -300,16 +300,23 @@ def test_init_score_offsets_training():
 def test_continued_training_equals_one_long_run(tmp_path):
     X, y = make_binary(n=2000, seed=8)
     params = {"objective": "binary", "verbosity": -1}
-    train = sb.Dataset(X, y)
+    train = sb.Dataset(X, y, params={"max_bin": 15})
     full = sb.train(params, train, 20)
     first = sb.train(params, train, 12)
     path = tmp_path / "first.json"
     first.save_model(path)
-    resumed = sb.train(params, sb.Dataset(X, y, reference=first), 8, init_model=str(path))
-    assert resumed.num_trees() == 20
-    resumed, full = json.loads(resumed.model_to_string()), json.loads(full.model_to_string())
-    assert resumed.pop("params")["num_iterations"] == 8 and full.pop("params")["num_iterations"] == 20
-    assert resumed == full
+    full = json.loads(full.model_to_string())
+    assert full.pop("params")["num_iterations"] == 20
+    # with the model as the reference, or data not binned yet, which take its edges (not the
+    # default 255 bins)
+    for data in (sb.Dataset(X, y, reference=first), sb.Dataset(X, y)):
+        resumed = sb.train(params, data, 8, init_model=str(path))
+        assert resumed.num_trees() == 20
+        resumed = json.loads(resumed.model_to_string())
+        assert resumed.pop("params")["num_iterations"] == 8
+        assert resumed == full
+    with pytest.raises(sb.DataError, match="binned differently from init_model"):
+        sb.train(params, sb.Dataset(X, y).construct(), 8, init_model=first)
 
 
 @pytest.mark.parametrize("policy, leaves, depth", [("leafwise", 7, -1), ("leafwise", 64, 3),

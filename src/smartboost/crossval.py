@@ -31,7 +31,7 @@ from ._params import _int, canonical_param_name, explicit_params, is_list_like, 
 from .booster import Booster
 from .callback import Checkpoint, EarlyStopping, EvalResult, TrainingCallback, callback_list
 from .dataset import Dataset
-from .engine import Trainer, check_same_evaluations, run_training, training_objective
+from .engine import Trainer, bin_training_set, check_same_evaluations, run_training, training_objective
 from .errors import DataError, ParameterError
 from .metrics import Feval, custom_metrics
 
@@ -153,7 +153,8 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
     eval_train_metric : bool
         Also evaluate each fold's model on its own training rows (``"train <metric>-mean"``).
     init_model : Booster or path, optional
-        Every fold continues this model (``train_set`` binned with its edges).
+        Every fold continues this model (``train_set`` binned with its edges; a Dataset not
+        binned yet without a reference is binned with them here).
     feval : callable or list of callable, optional
         Custom metrics, as for :func:`smartboost.train`, evaluated on every fold's held-out
         subset (``eval_data``) and averaged over the folds like the built-in metrics
@@ -176,7 +177,7 @@ def cv(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: int =
     if train_set.label is None:  # before the folds, which stratify by it
         raise DataError("train_set has no label")
     given = explicit_params(params)
-    train_set.bin_for_training(given)
+    init_model = bin_training_set(train_set, given, init_model)
     if folds is None:
         nfold = _int(2)("nfold", nfold)  # numpy integers too
     seed = _int(0, 2**63 - 1)("seed", seed)  # the folds' generator takes a non-negative integer only

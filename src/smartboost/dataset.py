@@ -169,25 +169,37 @@ class Dataset:
         self._binned = mapper.transform(self._features)
         self._features = None
 
-    def bin_for_training(self, given: dict[str, Any], reference: Any = None) -> None:
-        """Bin the training set with the training parameters ``given`` (explicit ones, canonical
-        names) unless it is binned already, where they must ask for the bins it has; or, with
-        ``reference`` (the training set or a model), an evaluation set, which takes its bins
-        unless it has a reference of its own (LightGBM's ``train`` sets it so).
+    def bin_for_training(self, given: dict[str, Any], model: Any = None) -> None:
+        """Bin this training set with the training parameters ``given`` (explicit ones, canonical
+        names) unless it is binned already, or with the edges of ``model`` (a Booster whose
+        training goes on) when it has no reference; then its bins must be those ``given`` asks
+        for.
 
         Raises
         ------
         ParameterError
-            A training set binned already, with other binning parameters than ``given``'s.
-        DataError
-            An evaluation set whose features are not ``reference``'s.
+            Binning parameters in ``given`` other than those of its bins.
         """
         if self._binned is None:
-            if reference is not None and self._reference is None and self is not reference:
-                self._set_reference(reference)
+            if model is not None and self._reference is None:
+                self._set_reference(model)
             self._bin(given)
-        elif reference is None:
-            self._check_binning_params(given)
+        self._check_binning_params(given)
+
+    def bin_for_evaluation(self, reference: Any) -> None:
+        """Bin this evaluation set, unless it is binned already, with its reference's edges or,
+        without one, with ``reference``'s (the training set, or a model), as LightGBM's ``train``
+        sets the reference of its evaluation sets.
+
+        Raises
+        ------
+        DataError
+            Features other than the reference's.
+        """
+        if self._binned is None:
+            if self._reference is None and self is not reference:
+                self._set_reference(reference)
+            self._bin({})
 
     @property
     def bin_mapper(self) -> BinMapper:

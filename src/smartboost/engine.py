@@ -65,8 +65,9 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     callbacks : list of TrainingCallback, optional
         E.g. ``[smartboost.early_stopping(10), smartboost.log_evaluation(10)]``.
     init_model : Booster or path, optional
-        Continue training this model; ``train_set`` must be binned with its edges
-        (``Dataset(X, y, reference=init_model)``).
+        Continue training this model; ``train_set`` must be binned with its edges: a Dataset
+        not binned yet without a reference is binned with them here (else
+        ``Dataset(X, y, reference=init_model)``).
     feval : callable or list of callable, optional
         Custom metrics, LightGBM's: ``feval(preds, eval_data)`` returns ``(eval_name,
         eval_result, is_higher_better)`` or a list of such tuples, for every evaluation set
@@ -92,7 +93,7 @@ def train(params: dict[str, Any] | None, train_set: Dataset, num_boost_round: in
     if not isinstance(train_set, Dataset):
         raise ParameterError(f"train_set must be a smartboost.Dataset, got {type(train_set).__name__}")
     given = explicit_params(params)
-    train_set.bin_for_training(given)
+    init_model = bin_training_set(train_set, given, init_model)
     resolved = with_data_defaults(resolved, given, train_set.num_data(), train_set.num_feature(),
                                   training_objective(resolved))
     callbacks = callback_list(callbacks)
@@ -275,7 +276,7 @@ class Trainer:
             if dataset.label is None:
                 raise DataError(f"valid set '{name}' has no label")
             try:
-                dataset.bin_for_training({}, self.train_set)
+                dataset.bin_for_evaluation(self.train_set)
             except DataError as e:
                 raise DataError(f"valid set '{name}': {e}") from None
             if not dataset.bin_mapper.same_edges(self.booster.bin_mapper):
@@ -485,7 +486,7 @@ def evaluate_dataset(booster: Booster, data: Dataset, name: str, feval: Any = No
     if data.label is None:
         raise DataError(f"data '{name}' has no label")
     try:
-        data.bin_for_training({}, booster)
+        data.bin_for_evaluation(booster)
     except DataError as e:
         raise DataError(f"data '{name}': {e}") from None
     if not data.bin_mapper.same_edges(booster.bin_mapper):
@@ -564,6 +565,20 @@ def training_objective(params: TrainingParams) -> Objective:
     objective = make_objective(params.objective, params.as_dict())
     check_objective_params(params, objective)
     return objective
+
+
+def bin_training_set(train_set: Dataset, given: dict[str, Any],
+                     init_model: Booster | str | os.PathLike | None) -> Booster | None:
+    """Bin ``train_set`` for a run with the explicit parameters ``given`` (``Dataset.bin_for_training``)
+    continuing ``init_model`` (a path is loaded); returns the model (None: a new one).
+
+    A Dataset not binned yet, without a reference, continuing a model takes the model's edges
+    (LightGBM bins such data anew and starts from the model's predictions; here the trees' bin
+    thresholds are read on the data's bins)."""
+    if init_model is not None and not isinstance(init_model, Booster):
+        init_model = Booster(model_file=init_model)
+    train_set.bin_for_training(given, init_model)
+    return init_model
 
 
 def load_init_model(init_model: Booster | str | os.PathLike | None, objective: Objective) -> Booster | None:
