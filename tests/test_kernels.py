@@ -455,7 +455,10 @@ def test_per_feature_scans_compile_without_reference_counting():
             (split._scan, (hist, Cells(offsets, mapper.n_bins), None, np.int64(1), sums, units, params, scratch)),
             (split.scan_feature, (hist, first, n_bins, None, sums, units, params, scratch[0])),
             (split._scan_thresholds, (hist, first, n_bins, None, zero, zero, 0.0, 200.0, 1e-3, 1e-3, 1e-3, 0.0, 1.0,
-                                      np.bool_(True), scratch[0])),
+                                      zero, np.int64(n_bins - 1), np.bool_(True), scratch[0])),
+            (split._count_prefix, (hist, first, n_bins, 0.5, scratch[0, 3, :n_bins].view(np.int64))),
+            (split._count_window, (scratch[0, 3, :n_bins].view(np.int64), n_bins, np.int64(200), 20.0,
+                                   np.bool_(True))),
             (split._left_sums, (hist, first, n_bins, zero, zero, scratch[0, 0].view(np.int64),
                                  scratch[0, 1].view(np.int64))),
             (split.split_sums, (hist, first, n_bins, np.int64(1), False, np.int64(200)))):
@@ -535,7 +538,7 @@ def test_vectorised_scan_picks_the_threshold_of_a_one_pass_scan(seed):
                                                       (False, True)):
         expected = _one_pass_scan(hist, n, g_extra, h_extra, g_total, h_total, unit, min_h, l1, l2, highest)
         got = _scan_thresholds(hist, 0, n, None, g_extra, h_extra, g_total, h_total, unit, unit,
-                               least_child_hessian(min_h, l2), l1, l2, highest, np.empty((3, n)))
+                               least_child_hessian(min_h, l2), l1, l2, 0, n - 1, highest, np.empty((4, n)))
         assert got[2] == expected
 
 
@@ -600,7 +603,7 @@ def test_vectorised_scan_compares_near_ties_exactly(g_total, h_total, l2, first,
     unit = 2.0 ** -30
     expected = _one_pass_scan(hist, 2, 0, 0, g_total * unit, h_total * unit, unit, 0.0, 0.0, l2)
     got = _scan_thresholds(hist, 0, 2, None, 0, 0, g_total * unit, h_total * unit, unit, unit,
-                           least_child_hessian(0.0, l2), 0.0, l2, False, np.empty((3, 2)))
+                           least_child_hessian(0.0, l2), 0.0, l2, 0, 1, False, np.empty((4, 2)))
     assert got[2] == expected
 
 
@@ -842,3 +845,26 @@ def test_bound_kernel_calls_the_version_of_its_first_call():
     assert bound(Pair(np.ones(4), 0.25), 2.0) == 8.25
     only = BoundKernel(njit(lambda x: x + 1))
     assert only(np.int64(1)) == 2 and only(np.int64(41)) == 42
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_count_window_is_lightgbms_count_test(seed):
+    """The thresholds ``_count_window`` accepts are those LightGBM's scans accept: each bin holds
+    ``round(h * unit)`` rows; its scan from the top counts the right side's bins and gives the
+    left side the node's other rows, its upward scan (missing values right) the other way."""
+    from smartboost._kernels.split import _count_prefix, _count_window
+    rng = np.random.default_rng(seed)
+    n_bins = int(rng.integers(2, 60))
+    hist = np.zeros((n_bins + 1, 2), np.int64)
+    hist[:n_bins, 1] = rng.integers(0, 1000, n_bins) * (rng.random(n_bins) < 0.7)
+    unit = float(rng.uniform(0.01, 0.2))
+    counts = np.floor(hist[:n_bins, 1] * unit + 0.5).astype(np.int64)
+    n_rows = int(counts.sum()) + int(rng.integers(-3, 30))  # rounding, and missing rows
+    c_left = np.empty(n_bins, np.int64)
+    _count_prefix(hist, 0, n_bins, unit, c_left)
+    for min_data, forward in itertools.product((0.0, 1.0, 20.0, float(n_rows // 2)), (False, True)):
+        n_thresholds = n_bins if forward else n_bins - 1
+        lo, hi = _count_window(c_left, n_thresholds, n_rows, min_data, forward)
+        for t in range(n_thresholds):
+            side = counts[:t + 1].sum() if forward else counts[t + 1:].sum()
+            assert (lo <= t <= hi) == (side >= min_data and n_rows - side >= min_data), (min_data, forward, t)

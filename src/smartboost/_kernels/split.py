@@ -6,9 +6,11 @@ For a candidate split with left sums (GL, HL) and right sums (GR, HR) of the nod
     gain = 1/2 [T(GL)^2/(HL+l2) + T(GR)^2/(HR+l2) - T(G)^2/(H+l2)],  T(g) = sign(g) max(|g|-l1, 0)
 
 and the split is valid when ``gain - min_gain_to_split`` is positive (above a 1e-12 relative
-rounding guard), both sides hold at least ``min_sum_hessian_in_leaf`` and, by the hessian
-estimate ``count ~ H * node_rows / node_H`` (LightGBM's; there is no count channel), at least
-``min_data_in_leaf`` rows.
+rounding guard), both sides hold at least ``min_sum_hessian_in_leaf`` and at least
+``min_data_in_leaf`` rows by LightGBM's estimate (there is no count channel): each bin holds
+``round(h_bin * node_rows / node_H)`` rows, the side a scan adds bins to counts its bins' rows,
+the other side the node's other rows (:func:`_count_window`), so that both libraries accept the
+same thresholds.
 
 Missing values: each feature's last cell holds its missing rows. When the node has any, every
 threshold is tried with them on the left and on the right, and the better direction is learned;
@@ -166,14 +168,62 @@ def least_child_hessian(min_h, l2):
 
 
 @njit(cache=True, nogil=True)
-def _least_hessian(params, h_total, n_rows):
-    """:func:`least_child_hessian` of a node with hessian sum ``h_total`` (in the tree's scale)
-    and ``n_rows`` rows: ``min_sum_hessian_in_leaf``, and ``min_data_in_leaf`` rows by the
-    hessian estimate."""
-    min_h = params.min_sum_hessian_in_leaf
-    if params.min_data_in_leaf > 0.0:
-        min_h = max(min_h, params.min_data_in_leaf * h_total / n_rows) if n_rows > 0 else np.inf
-    return least_child_hessian(min_h, params.lambda_l2)
+def rows_per_hessian(units, h_total, n_rows):
+    """LightGBM's count estimate (its ``cnt_factor``) of a node with hessian sum ``h_total`` (in
+    the tree's scale) and ``n_rows`` rows: a bin, or a category, with hessian sum ``h`` holds
+    ``round(h * rows_per_hessian)`` rows, each rounded on its own (the node's sum there carries
+    LightGBM's two ``kEpsilon``, 1e-15 each)."""
+    return n_rows / (h_total + in_scale(2e-15, units.h_exp))
+
+
+@njit(cache=True, nogil=True)
+def count_unit(params, units, h_total, n_rows):
+    """Rows per fixed-point hessian unit (:func:`rows_per_hessian`); 0 without
+    ``min_data_in_leaf``, where no count is read."""
+    if params.min_data_in_leaf <= 0.0:
+        return 0.0
+    return units.h * rows_per_hessian(units, h_total, n_rows)
+
+
+@_scan_kernel()
+def _count_prefix(hist, first_cell, n_bins, unit, c_left):
+    """``c_left[b]``: the estimated rows (:func:`count_unit`) of bins ``0 .. b``, each bin's
+    rounded on its own as LightGBM rounds them."""
+    total = 0
+    for b in range(n_bins):
+        total += np.int64(hist[np.uint64(first_cell + b), 1] * unit + 0.5)
+        c_left[np.uint64(b)] = total
+
+
+@_scan_kernel()
+def _count_window(c_left, n_thresholds, n_rows, min_data, forward):
+    """``(lo, hi)``: the thresholds ``lo <= t <= hi`` (of ``0 .. n_thresholds - 1``, left: bins
+    ``<= t``) that leave ``min_data`` estimated rows on both sides, by LightGBM's count: the
+    side its scan adds bins to counts its bins (``c_left``: :func:`_count_prefix` of every value
+    bin), the other side holds the node's other rows. Its scans add the right side's bins
+    (from the top), except the scan that sends missing values right, in a node with some
+    (``forward``). The window is empty (``lo > hi``) when no threshold is valid."""
+    if min_data <= 0.0:
+        return np.int64(0), np.int64(n_thresholds - 1)
+    values = c_left[np.uint64(c_left.shape[0] - 1)]
+    low, high = (min_data, n_rows - min_data) if forward else (values - (n_rows - min_data), values - min_data)
+    # c_left does not decrease: the first t with c_left[t] >= low, the last with c_left[t] <= high
+    a, b = np.int64(0), np.int64(n_thresholds)
+    while a < b:
+        mid = (a + b) >> 1
+        if c_left[np.uint64(mid)] >= low:
+            b = mid
+        else:
+            a = mid + 1
+    lo = a
+    a, b = np.int64(0), np.int64(n_thresholds)
+    while a < b:
+        mid = (a + b) >> 1
+        if c_left[np.uint64(mid)] > high:
+            b = mid
+        else:
+            a = mid + 1
+    return lo, a - 1
 
 
 @njit(cache=True, nogil=True)
@@ -232,7 +282,8 @@ def _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_left, h_left)
 
 
 @_scan_kernel(error_model="numpy")
-def _threshold_scores(g_left, h_left, n_thresholds, g_unit, h_unit, g_total, h_total, least_h, l1, l2, score):
+def _threshold_scores(g_left, h_left, n_thresholds, g_unit, h_unit, g_total, h_total, least_h, l1, l2, lo, hi,
+                      score):
     """``score[b]`` = the children's score ``num / den`` of every threshold (left sums
     ``g_left[b] * g_unit``, ``h_left[b] * h_unit``), -inf where the split is not valid; returns
     the largest.
@@ -246,7 +297,7 @@ def _threshold_scores(g_left, h_left, n_thresholds, g_unit, h_unit, g_total, h_t
     for b in range(n_thresholds):
         i = np.uint64(b)
         num, den, valid = _children_score(g_left[i] * g_unit, h_left[i] * h_unit, g_total, h_total, least_h, l1, l2)
-        value = num / den if valid else -np.inf
+        value = num / den if valid & (b >= lo) & (b <= hi) else -np.inf
         score[i] = value
         top = max(top, float_bits(value))
     return bits_float(top)
@@ -287,7 +338,7 @@ def _beats(num, den, best_num, best_den, ties):
 
 @_scan_kernel()
 def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_total, h_total, g_unit,
-                     h_unit, least_h, l1, l2, highest, scratch):
+                     h_unit, least_h, l1, l2, lo, hi, highest, scratch):
     """Best threshold with ``(g_extra, h_extra)`` (the missing cell, or nothing) on the left.
 
     Thresholds are ``0 .. n_thresholds - 1``, or only those of them listed in ``candidates``
@@ -298,7 +349,7 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     The winner is the threshold whose score ``T(GL)^2/DL + T(GR)^2/DR`` (``D = H + lambda_l2``),
     kept as the fraction ``num / den``, no other threshold beats by cross-multiplication,
     compared in order: of tied ones the lowest, or the ``highest``. Over every threshold this
-    runs in passes over ``scratch`` (float64, shape ``(3, >= n_thresholds)``, its first two rows
+    runs in passes over ``scratch`` (float64, shape ``(4, >= n_thresholds)``, its first two rows
     read as int64): the fixed-point left sums, every score ``num / den`` and the largest in one
     vectorised loop, then the exact comparison of the thresholds near it only (``_NEAR_BEST``),
     skipped when a vectorised count (:func:`_near_best`) finds one alone there. Every pass
@@ -320,7 +371,8 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     if candidates is None and n_thresholds > _FEW_THRESHOLDS:
         g_left, h_left, score = scratch[0].view(np.int64), scratch[1].view(np.int64), scratch[2]
         _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_left, h_left)
-        cut = _threshold_scores(g_left, h_left, n_thresholds, g_unit, h_unit, g_total, h_total, least_h, l1, l2, score)
+        cut = _threshold_scores(g_left, h_left, n_thresholds, g_unit, h_unit, g_total, h_total, least_h, l1, l2, lo,
+                                hi, score)
         if cut == -np.inf:
             return best_num, best_den, best_bin
         if cut < np.inf:
@@ -331,7 +383,7 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
                                                     h_total, least_h, l1, l2)
             best_bin = index_sum
         else:
-            for b in range(n_thresholds):
+            for b in range(lo, hi + 1):
                 if score[np.uint64(b)] >= cut:
                     num, den, valid = _children_score(g_left[b] * g_unit, h_left[b] * h_unit, g_total, h_total,
                                                       least_h, l1, l2)
@@ -351,14 +403,14 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
             hl += hist[cell, 1]
             b += 1
         num, den, valid = _children_score(gl * g_unit, hl * h_unit, g_total, h_total, least_h, l1, l2)
-        if valid and _beats(num, den, best_num, best_den, highest):
+        if valid and lo <= candidate <= hi and _beats(num, den, best_num, best_den, highest):
             best_num, best_den, best_bin = num, den, candidate
     return best_num, best_den, best_bin
 
 
 @_scan_kernel()
 def _scan_sign(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_total, h_total, g_unit, h_unit,
-               least_h, highest):
+               least_h, lo, hi, highest):
     """Best threshold for sign leaves with ``(g_extra, h_extra)`` on the left: the largest
     ``|GL| + |GR|`` among valid thresholds (all, or those in ``candidates``), ties to the lowest
     or the ``highest``. Returns ``(score, bin)``, ``bin`` -1 when none is valid."""
@@ -384,26 +436,30 @@ def _scan_sign(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_t
         g_left = gl * g_unit
         h_left = hl * h_unit
         score = abs(g_left) + abs(g_total - g_left)
-        if h_left >= least_h and h_total - h_left >= least_h and (score > best or (highest and score == best)):
+        if h_left >= least_h and h_total - h_left >= least_h and lo <= candidate <= hi and \
+                (score > best or (highest and score == best)):
             best, best_bin = score, candidate
     return best, best_bin
 
 
 @_scan_kernel()
-def _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h,
-                       min_gain_to_split):
+def _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h, c_left,
+                       n_rows, min_data, min_gain_to_split):
     """:func:`scan_feature` for sign leaves: gain ``|GL| + |GR| - |G|``, missing values tried on
     both sides as there."""
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
     zero = np.int64(0)
-    best, best_bin = _scan_sign(hist, first_cell, n_bins if has_missing else n_bins - 1, thresholds, zero, zero,
-                                g_total, h_total, g_unit, h_unit, least_h, not has_missing)
+    n_right = n_bins if has_missing else n_bins - 1
+    lo, hi = _count_window(c_left, n_right, n_rows, min_data, has_missing)
+    best, best_bin = _scan_sign(hist, first_cell, n_right, thresholds, zero, zero, g_total, h_total, g_unit, h_unit,
+                                least_h, lo, hi, not has_missing)
     missing_left = False
     if has_missing:
+        lo, hi = _count_window(c_left, n_bins - 1, n_rows, min_data, np.bool_(False))
         best_l, bin_l = _scan_sign(hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total,
-                                   g_unit, h_unit, least_h, np.bool_(True))
+                                   g_unit, h_unit, least_h, lo, hi, np.bool_(True))
         if bin_l >= 0 and best_l >= best:
             best, best_bin, missing_left = best_l, bin_l, True
     if best_bin < 0:
@@ -434,7 +490,7 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
         The tree's scale.
     params : SplitParams
         In the tree's scale (:func:`in_units`).
-    scratch : ndarray of float64, shape (3, >= n_bins)
+    scratch : ndarray of float64, shape (4, >= n_bins)
         Work space.
 
     Returns
@@ -449,8 +505,8 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
 
     Notes
     -----
-    Both constraints (hessian and estimated count) are one bound on each side's hessian sum,
-    ``max(min_sum_hessian_in_leaf, min_data_in_leaf * node_H / node_rows)``. With missing
+    The hessian bound is one bound on each side's hessian sum; the estimated counts make a
+    window of thresholds (:func:`_count_window`). With missing
     values, thresholds ``0 .. n_bins - 1`` are tried with them on the right (the last one is
     "all values left") and ``0 .. n_bins - 2`` with them on the left. Exact ties go where
     LightGBM sends them, so that both libraries pick the same thresholds: to the highest bin
@@ -463,24 +519,29 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     g_unit, h_unit = units.g, units.h
     g_total = sums.g * g_unit
     h_total = sums.h * h_unit
-    least_h = _least_hessian(params, h_total, sums.n_rows)
+    least_h = least_child_hessian(params.min_sum_hessian_in_leaf, l2)
+    c_left = scratch[3, :n_bins].view(np.int64)
+    _count_prefix(hist, first_cell, n_bins, count_unit(params, units, h_total, sums.n_rows), c_left)
     if params.sign_leaves != 0.0:
         return _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h,
-                                  params.min_gain_to_split)
+                                  c_left, sums.n_rows, params.min_data_in_leaf, params.min_gain_to_split)
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
+    n_right = n_bins if has_missing else n_bins - 1
+    lo, hi = _count_window(c_left, n_right, sums.n_rows, params.min_data_in_leaf, has_missing)
     # np.int64(0) and np.bool_(True), not 0 and True: a literal argument makes numba compile the
     # callee (and all it calls) once more, for the literal's own type
     zero = np.int64(0)
     num, den, best_bin = _scan_thresholds(
-        hist, first_cell, n_bins if has_missing else n_bins - 1, thresholds, zero, zero, g_total, h_total, g_unit,
-        h_unit, least_h, l1, l2, not has_missing, scratch)
+        hist, first_cell, n_right, thresholds, zero, zero, g_total, h_total, g_unit,
+        h_unit, least_h, l1, l2, lo, hi, not has_missing, scratch)
     missing_left = False
     if has_missing:
+        lo, hi = _count_window(c_left, n_bins - 1, sums.n_rows, params.min_data_in_leaf, np.bool_(False))
         num_l, den_l, bin_l = _scan_thresholds(
             hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total, g_unit, h_unit, least_h,
-            l1, l2, np.bool_(True), scratch)
+            l1, l2, lo, hi, np.bool_(True), scratch)
         if bin_l >= 0 and _beats(num_l, den_l, num, den, True):
             num, den, best_bin, missing_left = num_l, den_l, bin_l, True
     if best_bin < 0:
@@ -494,7 +555,7 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
 
 @_scan_kernel()
 def _scan_bounded_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_total, h_total, g_unit,
-                             h_unit, least_h, l1, l2, lower, upper, direction, highest):
+                             h_unit, least_h, lo, hi, l1, l2, lower, upper, direction, highest):
     """:func:`_scan_thresholds` with the children's outputs clamped to ``[lower, upper]``: the
     best children's score (:func:`_bounded_score`) and its threshold (-1: none valid). With
     ``direction`` +1 (-1) the left output must not be above (below) the right one."""
@@ -514,7 +575,7 @@ def _scan_bounded_thresholds(hist, first_cell, n_thresholds, candidates, g_extra
             b += 1
         g_left, h_left = gl * g_unit, hl * h_unit
         g_right, h_right = g_total - g_left, h_total - h_left
-        if h_left >= least_h and h_right >= least_h:
+        if h_left >= least_h and h_right >= least_h and lo <= t <= hi:
             w_left = leaf_output(g_left, h_left, l1, l2, lower, upper)
             w_right = leaf_output(g_right, h_right, l1, l2, lower, upper)
             if direction * (w_right - w_left) >= 0.0:
@@ -526,7 +587,7 @@ def _scan_bounded_thresholds(hist, first_cell, n_thresholds, candidates, g_extra
 
 
 @_scan_kernel()
-def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, direction):
+def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, direction, scratch):
     """:func:`scan_feature` in a node with output bounds or on a monotone feature
     (``direction`` -1, 0 or +1): the children's outputs are clamped to the node's bounds, the
     gain is the loss reduction of the clamped outputs against the node's own clamped output, and
@@ -537,19 +598,24 @@ def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, dire
     g_total = sums.g * g_unit
     h_total = sums.h * h_unit
     lower, upper = sums.lower, sums.upper
-    least_h = _least_hessian(params, h_total, sums.n_rows)
+    least_h = least_child_hessian(params.min_sum_hessian_in_leaf, l2)
+    c_left = scratch[3, :n_bins].view(np.int64)
+    _count_prefix(hist, first_cell, n_bins, count_unit(params, units, h_total, sums.n_rows), c_left)
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
     zero = np.int64(0)
+    n_right = n_bins if has_missing else n_bins - 1
+    lo, hi = _count_window(c_left, n_right, sums.n_rows, params.min_data_in_leaf, has_missing)
     score, best_bin = _scan_bounded_thresholds(
-        hist, first_cell, n_bins if has_missing else n_bins - 1, thresholds, zero, zero, g_total, h_total, g_unit,
-        h_unit, least_h, l1, l2, lower, upper, direction, not has_missing)
+        hist, first_cell, n_right, thresholds, zero, zero, g_total, h_total, g_unit, h_unit, least_h, lo, hi, l1, l2,
+        lower, upper, direction, not has_missing)
     missing_left = False
     if has_missing:
+        lo, hi = _count_window(c_left, n_bins - 1, sums.n_rows, params.min_data_in_leaf, np.bool_(False))
         score_l, bin_l = _scan_bounded_thresholds(
             hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total, g_unit, h_unit, least_h,
-            l1, l2, lower, upper, direction, np.bool_(True))
+            lo, hi, l1, l2, lower, upper, direction, np.bool_(True))
         if bin_l >= 0 and score_l >= score:
             score, best_bin, missing_left = score_l, bin_l, True
     if best_bin < 0:
@@ -596,7 +662,7 @@ def _sorted_categories(grad, hess, n_bins, rows_per_h, params, units, keys):
     eligible = np.empty(n_bins, np.int64)
     m = 0
     for b in range(n_bins):
-        if (grad[b] != 0.0 or hess[b] != 0.0) and hess[b] * rows_per_h >= params.cat_smooth:
+        if (grad[b] != 0.0 or hess[b] != 0.0) and np.int64(hess[b] * rows_per_h + 0.5) >= params.cat_smooth:
             eligible[m] = b
             keys[m] = grad[b] / (hess[b] + smooth)
             m += 1
@@ -633,8 +699,9 @@ def scan_categorical(hist, first_cell, n_bins, sums, units, params, scratch):
     lower, upper = sums.lower, sums.upper
     g_total = sums.g * units.g
     h_total = sums.h * units.h
-    least_h = _least_hessian(params, h_total, sums.n_rows)
-    rows_per_h = sums.n_rows / h_total if h_total > 0.0 else 0.0
+    least_h = least_child_hessian(params.min_sum_hessian_in_leaf, l2)
+    rows_per_h = rows_per_hessian(units, h_total, sums.n_rows)
+    n_rows, min_data = sums.n_rows, params.min_data_in_leaf
     grad, hess = scratch[0], scratch[1]
     used = _value_sums(hist, first_cell, n_bins, units, grad, hess)
     best = _NO_GAIN
@@ -643,7 +710,8 @@ def scan_categorical(hist, first_cell, n_bins, sums, units, params, scratch):
     if used <= params.max_cat_to_onehot:
         for b in range(n_bins):
             h_left = hess[b]
-            if h_left >= least_h and h_total - h_left >= least_h:
+            count = np.int64(h_left * rows_per_h + 0.5)
+            if h_left >= least_h and h_total - h_left >= least_h and count >= min_data and n_rows - count >= min_data:
                 score = _bounded_score(grad[b], h_left, l1, l2, lower, upper) + \
                     _bounded_score(g_total - grad[b], h_total - h_left, l1, l2, lower, upper)
                 if score > best:
@@ -655,20 +723,23 @@ def scan_categorical(hist, first_cell, n_bins, sums, units, params, scratch):
         for from_top in (False, True):
             g_left = 0.0
             h_left = 0.0
-            group = 0.0
+            count = 0
+            group = 0
             for k in range(min(m, int(params.max_cat_threshold), (m + 1) // 2)):
                 b = order[m - 1 - k] if from_top else order[k]
                 g_left += grad[b]
                 h_left += hess[b]
-                group += hess[b] * rows_per_h
-                if h_left < least_h:
+                added = np.int64(hess[b] * rows_per_h + 0.5)
+                count += added
+                group += added
+                if h_left < least_h or count < min_data:
                     continue
                 h_right = h_total - h_left
-                if h_right < least_h or h_right * rows_per_h < params.min_data_per_group:
+                if n_rows - count < max(min_data, params.min_data_per_group) or h_right < least_h:
                     break
                 if group < params.min_data_per_group:
                     continue
-                group = 0.0
+                group = 0
                 score = _bounded_score(g_left, h_left, l1, l2_cat, lower, upper) + \
                     _bounded_score(g_total - g_left, h_right, l1, l2_cat, lower, upper)
                 if score > best:
@@ -691,8 +762,7 @@ def _categorical_split_sums(hist, first_cell, n_bins, k, from_top, sums, units, 
         order = np.full(1, k, np.int64)
         count = 1
     else:
-        h_total = sums.h * units.h
-        rows_per_h = sums.n_rows / h_total if h_total > 0.0 else 0.0
+        rows_per_h = rows_per_hessian(units, sums.h * units.h, sums.n_rows)
         order = _sorted_categories(grad, hess, n_bins, rows_per_h, params, units, scratch[2])
         count = k + 1
     words = np.zeros(4, np.uint64)
@@ -740,7 +810,7 @@ def _scan_feature_kind(hist, first_cell, n_bins, thresholds, f, sums, units, par
     if monotone is not None:
         direction = monotone[f]
         if direction != 0 or sums.lower > -np.inf or sums.upper < np.inf:
-            return scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, direction)
+            return scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, direction, work)
     return scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, work)
 
 
@@ -761,7 +831,7 @@ def split_scratch(n_bins: np.ndarray) -> np.ndarray:
     """The ``scratch`` argument of :func:`find_best_split` and :func:`subtract_and_find_splits`:
     one :func:`scan_feature` work space per thread numba may run (their kernels index it by
     thread id; numba's ``get_num_threads`` inside a kernel would keep it out of the cache)."""
-    return np.empty((numba.config.NUMBA_NUM_THREADS, 3, max(1, int(n_bins.max(initial=1)))))
+    return np.empty((numba.config.NUMBA_NUM_THREADS, 4, max(1, int(n_bins.max(initial=1)))))
 
 
 @njit(cache=True, nogil=True)
