@@ -982,6 +982,33 @@ def test_estimators_fit_on_dask_and_predict_dask_collections(client):
     assert ranker.predict(frame).compute().shape == (y.size,)
 
 
+def test_estimators_predict_take_lightgbms_prediction_arguments(client):
+    """The Dask estimators' predict and predict_proba take raw_score, start_iteration,
+    num_iteration, pred_leaf and pred_contrib (LightGBM's dask estimators do) and give, on
+    arrays and frames, what the local estimator gives; bad ones fail before any block runs."""
+    X, y = _data()
+    labels = np.where(y > 0, "yes", "no")
+    dX, frame = da.from_array(X, chunks=1000), dd.from_pandas(pd.DataFrame(X), npartitions=2)
+    model = sbd.DaskSmartBoostClassifier(client=client, n_estimators=6, num_leaves=7).fit(
+        dX, da.from_array(labels, chunks=1000))
+    local = model.to_local()
+    for kwargs in ({"start_iteration": 2, "num_iteration": 3}, {"raw_score": True, "num_iteration": 2},
+                   {"pred_leaf": True, "start_iteration": 1}, {"pred_contrib": True}):
+        for method in ("predict", "predict_proba"):
+            expected = getattr(local, method)(X, **kwargs)
+            on_array = getattr(model, method)(dX, **kwargs)
+            assert isinstance(on_array, da.Array) and on_array.dtype == expected.dtype
+            same = np.testing.assert_array_equal if expected.dtype.kind == "U" else np.testing.assert_allclose
+            same(on_array.compute(), expected)
+            same(np.asarray(getattr(model, method)(frame, **kwargs).compute()), expected)
+    regressor = sbd.DaskSmartBoostRegressor(client=client, n_estimators=4, num_leaves=5).fit(dX, da.from_array(
+        y, chunks=1000))
+    np.testing.assert_array_equal(regressor.predict(dX, pred_leaf=True, num_iteration=2).compute(),
+                                  regressor.to_local().predict(X, pred_leaf=True, num_iteration=2))
+    with pytest.raises(sb.ParameterError, match="start_iteration"):
+        regressor.predict(dX, start_iteration=100)
+
+
 def test_classifier_labels_as_a_frame_column_and_missing_labels(client):
     """A one-column DataFrame y failed with an AttributeError ('DataFrame' has no 'ravel'), and
     NaN labels became a class, refused as "labels not in classes_ [0.0, 1.0, nan]: [nan]"."""

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..booster import Booster
 from ..callback import TrainingCallback
+from .._params import _bool
 from ..errors import DataError, ParameterError
 from ..sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _eval_pairs, _SmartBoostModel
 from ._predict import predict
@@ -87,8 +88,10 @@ class _DaskModel:
         return self._fit_dask(X, y, sample_weight, eval_set, eval_names, eval_sample_weight, init_model,
                               init_score=init_score, callbacks=callbacks)
 
-    def _raw_predict(self, X: Any, raw_score: bool) -> Any:
-        return predict(self.booster_, X, raw_score=raw_score)
+    def _raw_predict(self, X: Any, raw_score: bool, start_iteration: int = 0, num_iteration: int | None = None,
+                     pred_leaf: bool = False, pred_contrib: bool = False) -> Any:
+        return predict(self.booster_, X, raw_score=raw_score, num_iteration=num_iteration,
+                       start_iteration=start_iteration, pred_leaf=pred_leaf, pred_contrib=pred_contrib)
 
     def to_local(self) -> _SmartBoostModel:
         """The same fitted model as the plain scikit-learn estimator (numpy in, numpy out)."""
@@ -104,9 +107,11 @@ class DaskSmartBoostRegressor(_DaskModel, SmartBoostRegressor):
     def _local_class() -> type:
         return SmartBoostRegressor
 
-    def predict(self, X: Any) -> Any:
-        """Predicted values, a dask collection partitioned like ``X``."""
-        return self._raw_predict(X, raw_score=False)
+    def predict(self, X: Any, raw_score: bool = False, start_iteration: int = 0, num_iteration: int | None = None,
+                pred_leaf: bool = False, pred_contrib: bool = False) -> Any:
+        """Predicted values, a dask collection partitioned like ``X``; the other outputs and the
+        iterations as :meth:`SmartBoostRegressor.predict <smartboost.sklearn.SmartBoostRegressor.predict>`."""
+        return self._raw_predict(X, raw_score, start_iteration, num_iteration, pred_leaf, pred_contrib)
 
 
 class DaskSmartBoostClassifier(_DaskModel, SmartBoostClassifier):
@@ -142,24 +147,32 @@ class DaskSmartBoostClassifier(_DaskModel, SmartBoostClassifier):
             return y.map_blocks(self._encode_target, dtype=np.float64)
         return self._encode_target(y)
 
-    def predict_proba(self, X: Any) -> Any:
+    def predict_proba(self, X: Any, raw_score: bool = False, start_iteration: int = 0,
+                      num_iteration: int | None = None, pred_leaf: bool = False, pred_contrib: bool = False) -> Any:
         """Class probabilities, a dask collection with one column per class of ``classes_``; the
-        raw scores, with a warning, for a model of a custom objective (as
-        :meth:`SmartBoostClassifier.predict_proba <smartboost.sklearn.SmartBoostClassifier.predict_proba>`)."""
+        raw scores, with a warning, for a model of a custom objective; the other outputs and the
+        iterations as :meth:`SmartBoostClassifier.predict_proba
+        <smartboost.sklearn.SmartBoostClassifier.predict_proba>`."""
+        if raw_score or pred_leaf or pred_contrib:
+            return self._raw_predict(X, raw_score, start_iteration, num_iteration, pred_leaf, pred_contrib)
         if self._unknown_link("predict_proba"):
-            return self._raw_predict(X, raw_score=True)
-        p = self._raw_predict(X, raw_score=False)
+            return self._raw_predict(X, True, start_iteration, num_iteration)
+        p = self._raw_predict(X, False, start_iteration, num_iteration)
         if self.n_classes_ > 2:
             return p
         if isinstance(p, da.Array):
             return da.stack([1.0 - p, p], axis=1)
         return p.map_partitions(_two_class_frame, meta={0: np.float64, 1: np.float64})
 
-    def predict(self, X: Any) -> Any:
+    def predict(self, X: Any, raw_score: bool = False, start_iteration: int = 0, num_iteration: int | None = None,
+                pred_leaf: bool = False, pred_contrib: bool = False) -> Any:
         """Predicted class labels, a dask collection partitioned like ``X`` (a model of a custom
-        objective: from the raw scores' signs, with a warning)."""
+        objective: from the raw scores' signs, with a warning); the other outputs and the
+        iterations as :meth:`SmartBoostClassifier.predict <smartboost.sklearn.SmartBoostClassifier.predict>`."""
+        if raw_score or pred_leaf or pred_contrib:
+            return self._raw_predict(X, raw_score, start_iteration, num_iteration, pred_leaf, pred_contrib)
         self._unknown_link("predict")
-        raw = self._raw_predict(X, raw_score=True)
+        raw = self._raw_predict(X, True, start_iteration, num_iteration)
         if isinstance(raw, da.Array):
             return raw.map_blocks(_class_labels, self.classes_, drop_axis=1 if raw.ndim == 2 else None,
                                   dtype=self.classes_.dtype)
@@ -216,6 +229,10 @@ class DaskSmartBoostRanker(_DaskModel, SmartBoostRanker):
         return self._fit_dask(X, y, sample_weight, eval_set, eval_names, None, init_model, qid, eval_qid, init_score,
                               callbacks)
 
-    def predict(self, X: Any) -> Any:
-        """Relevance scores (higher ranks first), a dask collection partitioned like ``X``."""
-        return self._raw_predict(X, raw_score=True)
+    def predict(self, X: Any, raw_score: bool = False, start_iteration: int = 0, num_iteration: int | None = None,
+                pred_leaf: bool = False, pred_contrib: bool = False) -> Any:
+        """Relevance scores (higher ranks first), a dask collection partitioned like ``X``; the
+        other outputs and the iterations as :meth:`SmartBoostRanker.predict
+        <smartboost.sklearn.SmartBoostRanker.predict>`."""
+        _bool("raw_score", raw_score)
+        return self._raw_predict(X, True, start_iteration, num_iteration, pred_leaf, pred_contrib)
