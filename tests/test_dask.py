@@ -234,15 +234,17 @@ def test_automatic_sampling_equals_single_machine(client, monkeypatch):
 
 @pytest.mark.parametrize("pre_filter", [True, False])
 def test_features_too_rare_to_split_are_left_out_as_on_one_machine(client, pre_filter):
-    # columns 4-6 hold 3, 12 and 40 non-zero rows, on both workers; hessian-estimated row
-    # counts would let some of them split without the filter
+    # columns 4-6 hold 3, 12 and 40 non-zero rows, on both workers: the rows nearest the class
+    # boundary, whose hessians are the largest, so that hessian-estimated row counts let some of
+    # them split without the filter
     rng = np.random.default_rng(5)
     X = rng.normal(size=(1200, 7))
     score = X[:, 0] + 0.5 * X[:, 1]
     X[:, 4:] = 0.0
-    top = np.argsort(-score)
-    X[top[:3], 4], X[top[3:15], 5], X[top[15:55], 6] = 1.0, 2.0, 3.0
-    y = (score > np.quantile(score, 0.97)).astype(float)
+    boundary = np.quantile(score, 0.97)
+    nearest = np.argsort(np.abs(score - boundary))
+    X[nearest[:3], 4], X[nearest[3:15], 5], X[nearest[15:55], 6] = 1.0, 2.0, 3.0
+    y = (score > boundary).astype(float)
     params = {"objective": "binary", "num_leaves": 31, "min_data_in_leaf": 20, "min_sum_hessian_in_leaf": 0.0,
               "verbosity": -1, "feature_pre_filter": pre_filter}
     # one chunk per worker: both shards hold rows of these sparse features (default cells from each one's sums)

@@ -168,12 +168,12 @@ def least_child_hessian(min_h, l2):
 
 
 @njit(cache=True, nogil=True)
-def rows_per_hessian(units, h_total, n_rows):
-    """LightGBM's count estimate (its ``cnt_factor``) of a node with hessian sum ``h_total`` (in
-    the tree's scale) and ``n_rows`` rows: a bin, or a category, with hessian sum ``h`` holds
-    ``round(h * rows_per_hessian)`` rows, each rounded on its own (the node's sum there carries
-    LightGBM's two ``kEpsilon``, 1e-15 each)."""
-    return n_rows / (h_total + in_scale(2e-15, units.h_exp))
+def rows_per_hessian(h_total, n_rows):
+    """LightGBM's count estimate (its ``cnt_factor``) of a node with hessian sum ``h_total`` and
+    ``n_rows`` rows: a bin, or a category, with hessian sum ``h`` holds ``round(h *
+    rows_per_hessian)`` rows, each rounded on its own. (LightGBM adds 2e-15 to the node's sum, an
+    absolute amount: left out here, where the trees do not depend on the weights' scale.)"""
+    return n_rows / h_total if h_total > 0.0 else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -182,7 +182,7 @@ def count_unit(params, units, h_total, n_rows):
     ``min_data_in_leaf``, where no count is read."""
     if params.min_data_in_leaf <= 0.0:
         return 0.0
-    return units.h * rows_per_hessian(units, h_total, n_rows)
+    return units.h * rows_per_hessian(h_total, n_rows)
 
 
 @_scan_kernel()
@@ -451,10 +451,10 @@ def _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
     zero = np.int64(0)
-    n_right = n_bins if has_missing else n_bins - 1
-    lo, hi = _count_window(c_left, n_right, n_rows, min_data, has_missing)
-    best, best_bin = _scan_sign(hist, first_cell, n_right, thresholds, zero, zero, g_total, h_total, g_unit, h_unit,
-                                least_h, lo, hi, not has_missing)
+    n_missing_right = n_bins if has_missing else n_bins - 1
+    lo, hi = _count_window(c_left, n_missing_right, n_rows, min_data, has_missing)
+    best, best_bin = _scan_sign(hist, first_cell, n_missing_right, thresholds, zero, zero, g_total, h_total, g_unit,
+                                h_unit, least_h, lo, hi, not has_missing)
     missing_left = False
     if has_missing:
         lo, hi = _count_window(c_left, n_bins - 1, n_rows, min_data, np.bool_(False))
@@ -528,13 +528,13 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
-    n_right = n_bins if has_missing else n_bins - 1
-    lo, hi = _count_window(c_left, n_right, sums.n_rows, params.min_data_in_leaf, has_missing)
+    n_missing_right = n_bins if has_missing else n_bins - 1
+    lo, hi = _count_window(c_left, n_missing_right, sums.n_rows, params.min_data_in_leaf, has_missing)
     # np.int64(0) and np.bool_(True), not 0 and True: a literal argument makes numba compile the
     # callee (and all it calls) once more, for the literal's own type
     zero = np.int64(0)
     num, den, best_bin = _scan_thresholds(
-        hist, first_cell, n_right, thresholds, zero, zero, g_total, h_total, g_unit,
+        hist, first_cell, n_missing_right, thresholds, zero, zero, g_total, h_total, g_unit,
         h_unit, least_h, l1, l2, lo, hi, not has_missing, scratch)
     missing_left = False
     if has_missing:
@@ -605,11 +605,11 @@ def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, dire
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
     zero = np.int64(0)
-    n_right = n_bins if has_missing else n_bins - 1
-    lo, hi = _count_window(c_left, n_right, sums.n_rows, params.min_data_in_leaf, has_missing)
+    n_missing_right = n_bins if has_missing else n_bins - 1
+    lo, hi = _count_window(c_left, n_missing_right, sums.n_rows, params.min_data_in_leaf, has_missing)
     score, best_bin = _scan_bounded_thresholds(
-        hist, first_cell, n_right, thresholds, zero, zero, g_total, h_total, g_unit, h_unit, least_h, lo, hi, l1, l2,
-        lower, upper, direction, not has_missing)
+        hist, first_cell, n_missing_right, thresholds, zero, zero, g_total, h_total, g_unit, h_unit, least_h, lo, hi,
+        l1, l2, lower, upper, direction, not has_missing)
     missing_left = False
     if has_missing:
         lo, hi = _count_window(c_left, n_bins - 1, sums.n_rows, params.min_data_in_leaf, np.bool_(False))
@@ -700,7 +700,7 @@ def scan_categorical(hist, first_cell, n_bins, sums, units, params, scratch):
     g_total = sums.g * units.g
     h_total = sums.h * units.h
     least_h = least_child_hessian(params.min_sum_hessian_in_leaf, l2)
-    rows_per_h = rows_per_hessian(units, h_total, sums.n_rows)
+    rows_per_h = rows_per_hessian(h_total, sums.n_rows)
     n_rows, min_data = sums.n_rows, params.min_data_in_leaf
     grad, hess = scratch[0], scratch[1]
     used = _value_sums(hist, first_cell, n_bins, units, grad, hess)
@@ -762,7 +762,7 @@ def _categorical_split_sums(hist, first_cell, n_bins, k, from_top, sums, units, 
         order = np.full(1, k, np.int64)
         count = 1
     else:
-        rows_per_h = rows_per_hessian(units, sums.h * units.h, sums.n_rows)
+        rows_per_h = rows_per_hessian(sums.h * units.h, sums.n_rows)
         order = _sorted_categories(grad, hess, n_bins, rows_per_h, params, units, scratch[2])
         count = k + 1
     words = np.zeros(4, np.uint64)
