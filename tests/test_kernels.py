@@ -457,6 +457,8 @@ def test_per_feature_scans_compile_without_reference_counting():
             (split._scan_thresholds, (hist, first, n_bins, None, zero, zero, 0.0, 200.0, 1e-3, 1e-3, 1e-3, 0.0, 1.0,
                                       zero, np.int64(n_bins - 1), np.bool_(True), scratch[0])),
             (split._count_prefix, (hist, first, n_bins, 0.5, scratch[0, 3, :n_bins].view(np.int64))),
+            (split._node_counts, (hist, first, n_bins, 200.0, sums, units, params,
+                                  scratch[0, 3, :n_bins].view(np.int64))),
             (split._count_window, (scratch[0, 3, :n_bins].view(np.int64), n_bins, np.int64(200), 20.0,
                                    np.bool_(True))),
             (split._left_sums, (hist, first, n_bins, zero, zero, scratch[0, 0].view(np.int64),

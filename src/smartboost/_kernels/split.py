@@ -176,23 +176,24 @@ def rows_per_hessian(h_total, n_rows):
     return n_rows / h_total if h_total > 0.0 else 0.0
 
 
-@njit(cache=True, nogil=True)
-def count_unit(params, units, h_total, n_rows):
-    """Rows per fixed-point hessian unit (:func:`rows_per_hessian`); 0 without
-    ``min_data_in_leaf``, where no count is read."""
-    if params.min_data_in_leaf <= 0.0:
-        return 0.0
-    return units.h * rows_per_hessian(h_total, n_rows)
-
-
 @_scan_kernel()
 def _count_prefix(hist, first_cell, n_bins, unit, c_left):
-    """``c_left[b]``: the estimated rows (:func:`count_unit`) of bins ``0 .. b``, each bin's
-    rounded on its own as LightGBM rounds them."""
+    """``c_left[b]``: the estimated rows of bins ``0 .. b`` (``unit``: rows per fixed-point
+    hessian unit, :func:`rows_per_hessian` times ``Units.h``), each bin's rounded on its own as
+    LightGBM rounds them."""
     total = 0
     for b in range(n_bins):
         total += np.int64(hist[np.uint64(first_cell + b), 1] * unit + 0.5)
         c_left[np.uint64(b)] = total
+
+
+@_scan_kernel()
+def _node_counts(hist, first_cell, n_bins, h_total, sums, units, params, c_left):
+    """:func:`_count_prefix` of a feature's value bins in a node with hessian sum ``h_total`` (in
+    the tree's scale), for :func:`_count_window`; nothing without ``min_data_in_leaf``, where
+    the window reads no count."""
+    if params.min_data_in_leaf > 0.0:
+        _count_prefix(hist, first_cell, n_bins, units.h * rows_per_hessian(h_total, sums.n_rows), c_left)
 
 
 @_scan_kernel()
@@ -521,7 +522,7 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     h_total = sums.h * h_unit
     least_h = least_child_hessian(params.min_sum_hessian_in_leaf, l2)
     c_left = scratch[3, :n_bins].view(np.int64)
-    _count_prefix(hist, first_cell, n_bins, count_unit(params, units, h_total, sums.n_rows), c_left)
+    _node_counts(hist, first_cell, n_bins, h_total, sums, units, params, c_left)
     if params.sign_leaves != 0.0:
         return _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h,
                                   c_left, sums.n_rows, params.min_data_in_leaf, params.min_gain_to_split)
@@ -600,7 +601,7 @@ def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, dire
     lower, upper = sums.lower, sums.upper
     least_h = least_child_hessian(params.min_sum_hessian_in_leaf, l2)
     c_left = scratch[3, :n_bins].view(np.int64)
-    _count_prefix(hist, first_cell, n_bins, count_unit(params, units, h_total, sums.n_rows), c_left)
+    _node_counts(hist, first_cell, n_bins, h_total, sums, units, params, c_left)
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
