@@ -101,7 +101,7 @@ def rmse(y, p):
 def run_smartboost(X, y, Xt, objective, leaves, trees, threads, categorical, extra=None):
     params = {"objective": objective, "num_leaves": leaves, "learning_rate": 0.1, "num_threads": threads,
               "sampling": "none", "verbosity": -1, **(extra or {})}
-    train = sb.Dataset(X, y, categorical_feature=categorical, params=params)
+    train = sb.Dataset(X, y, categorical_feature=categorical, params=params).construct()
     start = time.perf_counter()
     booster = sb.train(params, train, trees)
     seconds = time.perf_counter() - start

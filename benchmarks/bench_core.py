@@ -70,7 +70,7 @@ def _fit_smartboost(X, y, Xt, leaves, trees):
               "sampling": "none", "verbosity": -1}
     jit = sb.compile_kernels()
     t0 = time.perf_counter()
-    dataset = sb.Dataset(X, y, params=params)
+    dataset = sb.Dataset(X, y, params=params).construct()
     t1 = time.perf_counter()
     booster = sb.train(params, dataset, trees)
     t2 = time.perf_counter()

@@ -67,7 +67,7 @@ def child(library: str, name: str, max_bin: int, args: argparse.Namespace) -> di
         base = status_mb("VmRSS")
         reset_peak_rss()
         start = time.perf_counter()
-        train_set = sb.Dataset(X, y, params=params)
+        train_set = sb.Dataset(X, y, params=params).construct()
         out["bin_s"] = time.perf_counter() - start
         start, cpu = time.perf_counter(), time.process_time()
         model = sb.train({**params, "sampling": "none", "verbosity": -1}, train_set, args.trees)

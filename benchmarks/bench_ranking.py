@@ -185,7 +185,7 @@ def paired_bootstrap_ci(differences: np.ndarray, draws: int = 10_000, seed: int 
 
 
 def run_smartboost(X, y, qid, Xt, trees, leaves):
-    train = sb.Dataset(X, y, qid=qid)
+    train = sb.Dataset(X, y, qid=qid).construct()
     params = {"objective": "lambdarank", "num_leaves": leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
               "lambdarank_truncation_level": 30, "num_threads": THREADS, "sampling": "none", "verbosity": -1}
     start = time.perf_counter()
@@ -368,7 +368,7 @@ def smart_table(args, X, y, qid, Xt, yt, qidt) -> tuple[str, list]:
     """
     base = {"objective": "lambdarank", "num_leaves": args.leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
             "lambdarank_truncation_level": 30, "num_threads": THREADS}
-    train = sb.Dataset(X, y, qid=qid)
+    train = sb.Dataset(X, y, qid=qid).construct()
     test = sb.Dataset(Xt, yt, qid=qidt, reference=train)
     ours = [("smartboost", "none", {**base, "sampling": "none"}, args.trees)]
     ours += [("smartboost", label, params, 2 * args.trees) for label, params in _sampled_runs(args, base)]
@@ -428,7 +428,7 @@ def iteration_cost(args, X, y, qid) -> str:
     base = {"objective": "lambdarank", "num_leaves": args.leaves, "learning_rate": 0.1, "min_data_in_leaf": 20,
             "lambdarank_truncation_level": 30, "num_threads": THREADS, "verbosity": -1}
     runs = {"none": {**base, "sampling": "none"}, **dict(_sampled_runs(args, base))}
-    train = sb.Dataset(X, y, qid=qid)
+    train = sb.Dataset(X, y, qid=qid).construct()
     seconds = {label: [] for label in runs}
     rates = {}
     for _ in range(args.iteration_cost):

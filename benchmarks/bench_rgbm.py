@@ -70,7 +70,7 @@ class _CpuClock(sb.TrainingCallback):
 
 def _higgs_like(rows: int):
     X, y = datasets.make_higgs_like(rows, seed=0)
-    return sb.Dataset(X, y)
+    return sb.Dataset(X, y).construct()
 
 
 def _cost_params(t: int, n_features: int, threads: int) -> dict:

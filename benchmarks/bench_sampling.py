@@ -140,7 +140,7 @@ def _phase_table(data, samplers, rates, trees) -> None:
     """Where an iteration's wall time goes, without sampling and for each sampler and rate (one
     more run each, under :class:`phases.PhaseTimer`; ms per iteration over all iterations)."""
     params = {**base_params(data, None, THREADS), "verbosity": -1}
-    train_set = sb.Dataset(data.X, data.y)
+    train_set = sb.Dataset(data.X, data.y).construct()
     runs = [("none", params)] + [(f"{spec.label} {rate}", {**params, **spec.params, "sample_rate": rate})
                                  for spec in samplers for rate in rates]
     split = {}
@@ -166,7 +166,7 @@ def cmd_smart_paper_cost(args) -> None:
 
     data = load(args.dataset, args.rows)
     params = smart_paper_params(threads=1)
-    train_set = sb.Dataset(data.X, data.y)
+    train_set = sb.Dataset(data.X, data.y).construct()
     runs = [("baseline", {}), ("uniform 0.4", {"sampling": "uniform", "sample_rate": 0.4}),
             ("1st-order rho=0.5", {"sampling": "smart1", "smart_rho": 0.5}),
             ("2nd-order rho=0.5", {"sampling": "smart2", "smart_rho": 0.5, "smart_correction": "paper",
@@ -216,7 +216,7 @@ def _auc_curve(raw_per_iteration: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _smartboost_run(params, X, y, Xt, yt, trees):
-    train = sb.Dataset(X, y)
+    train = sb.Dataset(X, y).construct()
     booster = sb.train({**params, "metric": "auc", "verbosity": -1}, train, trees,
                        valid_sets=[sb.Dataset(Xt, yt, reference=train)], valid_names=["test"])
     return np.cumsum(booster.iteration_stats["seconds"]), np.array(booster.evals_result["test"]["auc"])

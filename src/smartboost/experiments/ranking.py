@@ -71,7 +71,7 @@ def ndcg_curve(params: dict[str, Any], X: np.ndarray, y: np.ndarray, qid: np.nda
     asri : float
         Mean realised sample rate.
     """
-    train_set = Dataset(X, y, qid=qid)
+    train_set = Dataset(X, y, qid=qid).construct()
     test_set = Dataset(X_test, y_test, qid=qid_test, reference=train_set)
     for rounds in (3, trees):  # warm-up, then the timed run
         booster = train({**params, "metric": "ndcg@10", "verbosity": -1}, train_set, rounds, valid_sets=[test_set],
@@ -185,7 +185,7 @@ def smart_paper_tables(data: ExperimentData, trees: int, rate: float = 0.1, norm
         test NDCG@10 (the paper's ranking tables read every method there), and at each
         method's best.
     """
-    train_set = Dataset(data.X, data.y, qid=data.qid)
+    train_set = Dataset(data.X, data.y, qid=data.qid).construct()
     valid_set = Dataset(data.X_test, data.y_test, qid=data.qid_test, reference=train_set)
     results = []
     for norm in norms:

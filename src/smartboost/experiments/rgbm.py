@@ -154,7 +154,7 @@ def rgbm_figure(data: ExperimentData, iterations: int, t_values: Sequence[int] |
         loss against seconds (log scale).
     """
     objective_settings = objective_params(data.task)
-    train_set = Dataset(data.X, data.y)
+    train_set = Dataset(data.X, data.y).construct()
     test_set = Dataset(data.X_test, data.y_test, reference=train_set)
     objective = make_objective(objective_settings["objective"], objective_settings)
     n_features = int(train_set.binned.usable_features.sum())
@@ -261,7 +261,7 @@ def rgbm_paper_figure(data: ExperimentData, seconds: float, types: Sequence[int]
     """
     params = paper_params(data.task, threads)
     bins = {"max_bin": 100, "min_data_in_bin": 1}  # the paper's 100 quantile thresholds per feature
-    train_set = Dataset(data.X, data.y, params=bins)
+    train_set = Dataset(data.X, data.y, params=bins).construct()
     test_set = Dataset(data.X_test, data.y_test, reference=train_set)
     objective = make_objective(params["objective"], params)
     label = objective.check_label(np.asarray(data.y, np.float64))

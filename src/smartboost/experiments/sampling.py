@@ -172,7 +172,7 @@ def smart_table(data: ExperimentData, rate: float, num_boost_round: int,
         logloss``, ``best iteration``; test logloss against iterations and seconds.
     """
     params = {**base_params(data, leaves, threads), "sample_rate": rate}
-    train_set = Dataset(data.X, data.y)
+    train_set = Dataset(data.X, data.y).construct()
     valid_set = Dataset(data.X_test, data.y_test, reference=train_set)
     curves = []
     for spec in samplers:
@@ -217,7 +217,7 @@ def mvs_figure(data: ExperimentData, rates: Sequence[float], num_boost_round: in
         ``logloss std``; both errors against the rate (log scale) with +-1 std bands.
     """
     params = base_params(data, leaves, threads)
-    train_set = Dataset(data.X, data.y)
+    train_set = Dataset(data.X, data.y).construct()
     auc, logloss = get_metric("auc"), get_metric("logloss")
     rows = []
     for spec in samplers:
@@ -269,7 +269,7 @@ def iteration_cost(data: ExperimentData, rates: Sequence[float], num_boost_round
         ``ratio range`` (no figure).
     """
     params = {**base_params(data, leaves, threads), "verbosity": -1}
-    train_set = Dataset(data.X, data.y)
+    train_set = Dataset(data.X, data.y).construct()
     configs = [(spec, rate) for spec in samplers for rate in rates]
     runs = [{}] + [{**spec.params, "sample_rate": rate} for spec, rate in configs]
     _interleaved_seconds(params, runs, train_set, 3)  # warm-up: compilation, first touches of memory
@@ -502,7 +502,7 @@ def smart_paper_tables(data: ExperimentData, num_boost_round: int = 500,
         :func:`paper_tables`' two tables, with SMART's a8a figures beside.
     """
     params = smart_paper_params(leaves, threads)
-    train_set = Dataset(data.X, data.y)
+    train_set = Dataset(data.X, data.y).construct()
     valid_set = Dataset(data.X_test, data.y_test, reference=train_set)
     objective = make_objective("smart_logistic")
     label = objective.check_label(np.asarray(data.y_test, np.float64), training=False)
@@ -562,7 +562,7 @@ def mvs_paper_tables(data: ExperimentData, rates: Sequence[float] = (0.1, 0.2, 0
     """
     params = {**base_params(data, leaves, threads), "verbosity": -1}
     auc = get_metric("auc")
-    train_set = Dataset(data.X, data.y)
+    train_set = Dataset(data.X, data.y).construct()
 
     def cv_error(run: dict[str, Any]) -> float:
         errors = []
