@@ -461,8 +461,8 @@ def test_per_feature_scans_compile_without_reference_counting():
                                   scratch[0, 3, :n_bins].view(np.int64))),
             (split._count_window, (scratch[0, 3, :n_bins].view(np.int64), n_bins, np.int64(200), 20.0,
                                    np.bool_(True))),
-            (split._left_sums, (hist, first, n_bins, zero, zero, scratch[0, 0].view(np.int64),
-                                 scratch[0, 1].view(np.int64))),
+            (split._prefix_sums, (hist, first, n_bins, 0.5, np.bool_(True), scratch[0, 0].view(np.int64),
+                                   scratch[0, 1].view(np.int64), scratch[0, 3, :n_bins].view(np.int64))),
             (split.split_sums, (hist, first, n_bins, np.int64(1), False, np.int64(200)))):
         fresh = jit(**kernel.targetoptions)(kernel.py_func)  # its options hold nopython=True
         fresh(*args)
@@ -498,13 +498,17 @@ def test_scans_over_every_candidate_equal_the_full_scans(seed):
     assert results[0] == results[1] and results[0][0].feature >= 0
 
 
-def _one_pass_scan(hist, n_thresholds, g_extra, h_extra, g_total, h_total, unit, min_h, l1, l2, highest=False):
-    """Reference: every threshold in order, compared with the best so far by cross-multiplication
-    (an exact tie wins when ``highest``)."""
+def _one_pass_scan(hist, n_thresholds, g_extra, h_extra, g_total, h_total, unit, min_h, l1, l2, highest=False,
+                   window=None):
+    """Reference: every threshold in order (those of ``window``, ``(lo, hi)``, when given), compared
+    with the best so far by cross-multiplication (an exact tie wins when ``highest``)."""
     best = (-1.0, 1.0, -1)
     gl, hl = g_extra, h_extra
+    lo, hi = window or (0, n_thresholds - 1)
     for b in range(n_thresholds):
         gl, hl = gl + int(hist[b, 0]), hl + int(hist[b, 1])
+        if not lo <= b <= hi:
+            continue
         g_left, h_left = gl * unit, hl * unit
         d_left, d_right = h_left + l2, h_total - h_left + l2
         t_left, t_right = max(abs(g_left) - l1, 0.0), max(abs(g_total - g_left) - l1, 0.0)
@@ -519,8 +523,9 @@ def _one_pass_scan(hist, n_thresholds, g_extra, h_extra, g_total, h_total, unit,
 def test_vectorised_scan_picks_the_threshold_of_a_one_pass_scan(seed):
     """Scores with divisions select the thresholds compared exactly: same bin as comparing every
     threshold by cross-multiplication, including ties (empty bins repeat a score, as do mirrored
-    halves: the lowest wins, or the highest)."""
-    from smartboost._kernels.split import _scan_thresholds
+    halves: the lowest wins, or the highest), over the thresholds of a count window, from the
+    feature's prefix sums computed once for both missing directions."""
+    from smartboost._kernels.split import _prefix_sums, _scan_thresholds
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 256))
     hist = np.zeros((n, 2), np.int64)
@@ -536,11 +541,16 @@ def test_vectorised_scan_picks_the_threshold_of_a_one_pass_scan(seed):
     g_extra, h_extra = (int(rng.integers(-2**40, 2**40)), int(rng.integers(0, 2**40))) if seed % 2 else (0, 0)
     g_total = (g_extra + int(hist[:, 0].sum())) * unit
     h_total = (h_extra + int(hist[:, 1].sum())) * unit
-    for (l1, l2, min_h), highest in itertools.product(((0.0, 0.0, 0.0), (10.0, 1.0, 0.0), (0.0, 1e-3, h_total / 4)),
-                                                      (False, True)):
-        expected = _one_pass_scan(hist, n, g_extra, h_extra, g_total, h_total, unit, min_h, l1, l2, highest)
+    scratch = np.empty((4, n))
+    _prefix_sums(hist, 0, n, 0.0, False, scratch[0].view(np.int64), scratch[1].view(np.int64),
+                 scratch[3].view(np.int64))
+    windows = [(0, n - 1), tuple(sorted(rng.integers(0, n, 2))), (n // 2, n // 2 - 1)]  # all, some, none
+    for (l1, l2, min_h), highest, window in itertools.product(
+            ((0.0, 0.0, 0.0), (10.0, 1.0, 0.0), (0.0, 1e-3, h_total / 4)), (False, True), windows):
+        expected = _one_pass_scan(hist, n, g_extra, h_extra, g_total, h_total, unit, min_h, l1, l2, highest, window)
         got = _scan_thresholds(hist, 0, n, None, g_extra, h_extra, g_total, h_total, unit, unit,
-                               least_child_hessian(min_h, l2), l1, l2, 0, n - 1, highest, np.empty((4, n)))
+                               least_child_hessian(min_h, l2), l1, l2, np.int64(window[0]), np.int64(window[1]),
+                               highest, scratch)
         assert got[2] == expected
 
 

@@ -22,26 +22,6 @@ COMPACT_CHUNKS = 64
 of :mod:`smartboost.sampling.chunks`): their results do not depend on the thread count."""
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _place(rows, rest, k, i, kept, last_piece):
-    """Put row ``i`` into ``rows[k]`` (``kept``) or ``rest[i - k]``; returns the new ``k``.
-
-    :func:`draw_top_and_rest` writes its pieces in parallel. In the last piece (on small data
-    the only one) the row is written to both lists and only the matching end advances: no
-    branch to mispredict when about half the rows are kept. Elsewhere a branch: the write past
-    a piece's last kept row would land on the next piece's first slot while that piece fills
-    it. ``last_piece`` does not change within a piece's loop, which LLVM then compiles twice."""
-    if last_piece:
-        rows[k] = i
-        rest[i - k] = i
-        return k + kept
-    if kept:
-        rows[k] = i
-        return k + 1
-    rest[i - k] = i
-    return k
-
-
 @njit(cache=True, nogil=True, parallel=True)
 def compact(keep, rows, rest):
     """Split ``range(n)`` by the 0/1 array ``keep`` into ``rows`` (kept) and ``rest``, in order.
@@ -143,28 +123,30 @@ def draw_exact_parallel(key, pieces, rows, rest):
     for p in prange(n_pieces):
         start = pieces.start[p]
         first = pieces.first[p]
-        still = needed_at[p]
-        candidates = left_at[p]
-        k = pieces.offset[p]
+        # float counts (exact below 2**53): the comparison converts neither; unsigned indices:
+        # numba's negative-index wrap costs a compare and a select per access
+        still = np.float64(needed_at[p])
+        candidates = np.float64(left_at[p])
+        k = np.uint64(pieces.offset[p])
         draws = np.empty(_DRAW_BLOCK)
         for block in range(start, start + pieces.length[p], _DRAW_BLOCK):
             n_block = min(_DRAW_BLOCK, start + pieces.length[p] - block)
             _fill_uniform(draws, key, first + block - start, n_block)
-            for j in range(n_block):
-                i = block + j
+            for j in range(np.uint64(n_block)):
+                i = np.uint64(block) + j
                 # branches, not draw_exact's double writes: those would spill into the next piece
                 # (and the branch takes the count still needed out of the next row's comparison,
                 # which the branch-free form would keep in its dependency chain)
                 if draws[j] * candidates < still:
                     rows[k] = i
-                    k += 1
-                    still -= 1
+                    k += np.uint64(1)
+                    still -= 1.0
                 else:
                     rest[i - k] = i
-                candidates -= 1
-        needed_at[p] = still
-        left_at[p] = candidates
-        kept[p] = k - pieces.offset[p]
+                candidates -= 1.0
+        needed_at[p] = np.int64(still)
+        left_at[p] = np.int64(candidates)
+        kept[p] = np.int64(k) - pieces.offset[p]
     return _total(kept)
 
 
@@ -226,27 +208,40 @@ def draw_top_and_rest(values, threshold, pieces, key, weight, rest_weight, rows,
         start = pieces.start[p]
         first = pieces.first[p]
         ties = ties_at[p]
-        needed = needed_at[p]
-        left = left_at[p]
-        k = pieces.offset[p]
-        last = p == n_pieces - 1
+        # float counts (exact below 2**53): the comparison converts neither; unsigned indices:
+        # numba's negative-index wrap cost a third of the loop's time
+        needed = np.float64(needed_at[p])
+        left = np.float64(left_at[p])
+        k = np.uint64(pieces.offset[p])
         draws = np.empty(_DRAW_BLOCK)
         for block in range(start, start + pieces.length[p], _DRAW_BLOCK):
             n_block = min(_DRAW_BLOCK, start + pieces.length[p] - block)
             _fill_uniform(draws, key + np.uint64(1), first + block - start, n_block)
-            for j in range(n_block):
-                i = block + j
-                tie = values[i] == threshold
-                top = (values[i] > threshold) | (tie & (ties > 0))
-                ties -= top & tie
-                drawn = (not top) & (draws[j] * left < needed)
-                needed -= drawn
-                left -= not top
+            for j in range(np.uint64(n_block)):
+                i = np.uint64(block) + j
                 w = 1.0 if weight is None else weight[i]
-                sample_weight[i] = w if top else w * rest_weight
-                k = _place(rows, rest, k, i, top | drawn, last)
+                # branches, as in draw_exact_parallel: a tenth of the rows are kept, and the
+                # branch-free form put the count still needed into every row's dependency chain
+                # (twice the time of this loop on 1M rows)
+                v = values[i]
+                if v >= threshold:
+                    tie = v == threshold
+                    if not tie or ties > 0:
+                        ties -= tie
+                        sample_weight[i] = w
+                        rows[k] = i
+                        k += np.uint64(1)
+                        continue
+                sample_weight[i] = w * rest_weight
+                if draws[j] * left < needed:
+                    needed -= 1.0
+                    rows[k] = i
+                    k += np.uint64(1)
+                else:
+                    rest[i - k] = i
+                left -= 1.0
         ties_at[p] = ties
-        needed_at[p] = needed
-        left_at[p] = left
-        kept[p] = k - pieces.offset[p]
+        needed_at[p] = np.int64(needed)
+        left_at[p] = np.int64(left)
+        kept[p] = np.int64(k) - pieces.offset[p]
     return _total(kept)

@@ -267,38 +267,54 @@ def _children_score(g_left, h_left, g_total, h_total, least_h, l1, l2):
 
 
 @_scan_kernel()
-def _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_left, h_left):
-    """``g_left[b], h_left[b]``: the left child's fixed-point sums of thresholds ``0 ..
-    n_thresholds - 1``, with ``(g_extra, h_extra)`` on the left as well. Integers only: the
-    loop carries two integer additions, and the conversion to values is left to the vectorised
-    :func:`_threshold_scores`."""
-    gl = g_extra
-    hl = h_extra
-    for b in range(n_thresholds):
-        cell = np.uint64(first_cell + b)
-        gl += hist[cell, 0]
-        hl += hist[cell, 1]
-        g_left[np.uint64(b)] = gl
-        h_left[np.uint64(b)] = hl
+def _prefix_sums(hist, first_cell, n_bins, unit, counted, g_left, h_left, c_left):
+    """One pass over a feature's value bins: ``g_left[b], h_left[b]``, the fixed-point sums of
+    bins ``0 .. b``, and, when ``counted``, ``c_left[b]``, their estimated rows (:func:`_count_prefix`
+    with ``unit``). Every scan of the feature in the node reads them: both missing directions
+    (:func:`_threshold_scores` adds the missing cell) and the count window. Integers only: the
+    conversion to values is left to the vectorised :func:`_threshold_scores`."""
+    gl = np.int64(0)
+    hl = np.int64(0)
+    if counted:
+        total = np.int64(0)
+        for b in range(n_bins):
+            cell = np.uint64(first_cell + b)
+            h = hist[cell, 1]
+            gl += hist[cell, 0]
+            hl += h
+            total += np.int64(h * unit + 0.5)
+            i = np.uint64(b)
+            g_left[i] = gl
+            h_left[i] = hl
+            c_left[i] = total
+    else:
+        for b in range(n_bins):
+            cell = np.uint64(first_cell + b)
+            gl += hist[cell, 0]
+            hl += hist[cell, 1]
+            g_left[np.uint64(b)] = gl
+            h_left[np.uint64(b)] = hl
 
 
 @_scan_kernel(error_model="numpy")
-def _threshold_scores(g_left, h_left, n_thresholds, g_unit, h_unit, g_total, h_total, least_h, l1, l2, lo, hi,
+def _threshold_scores(g_left, h_left, g_extra, h_extra, g_unit, h_unit, g_total, h_total, least_h, l1, l2, lo, hi,
                       score):
-    """``score[b]`` = the children's score ``num / den`` of every threshold (left sums
-    ``g_left[b] * g_unit``, ``h_left[b] * h_unit``), -inf where the split is not valid; returns
-    the largest.
+    """``score[b]`` for ``lo <= b <= hi`` = the children's score ``num / den`` of threshold
+    ``b`` (left sums ``(g_left[b] + g_extra) * g_unit``, ``(h_left[b] + h_extra) * h_unit``),
+    -inf where the split is not valid; returns the largest (-inf when none is).
 
-    No branch that depends on the threshold: the loop is vectorised (numpy's error model lets a
-    division by zero give inf instead of raising; such thresholds are invalid). The largest is
-    taken over the scores' bits as integers, a reduction that vectorises where a float maximum
-    does not: a valid score is at least +0 (or +inf), whose bits order as the values do, and -inf's
-    bits are negative."""
+    The thresholds outside the count window are not scored: in a small node it leaves out
+    most of them. No branch that depends on the threshold: the loop is vectorised (numpy's
+    error model lets a division by zero give inf instead of raising; such thresholds are
+    invalid). The largest is taken over the scores' bits as integers, a reduction that
+    vectorises where a float maximum does not: a valid score is at least +0 (or +inf), whose
+    bits order as the values do, and -inf's bits are negative."""
     top = float_bits(-np.inf)
-    for b in range(n_thresholds):
+    for b in range(lo, hi + 1):
         i = np.uint64(b)
-        num, den, valid = _children_score(g_left[i] * g_unit, h_left[i] * h_unit, g_total, h_total, least_h, l1, l2)
-        value = num / den if valid & (b >= lo) & (b <= hi) else -np.inf
+        num, den, valid = _children_score((g_left[i] + g_extra) * g_unit, (h_left[i] + h_extra) * h_unit, g_total,
+                                          h_total, least_h, l1, l2)
+        value = num / den if valid else -np.inf
         score[i] = value
         top = max(top, float_bits(value))
     return bits_float(top)
@@ -316,12 +332,12 @@ either form, so the result is that of comparing every threshold by cross-multipl
 
 
 @_scan_kernel()
-def _near_best(score, n, cut):
-    """How many of ``score[:n]`` are at least ``cut``, and the sum of their indices (the index
-    itself when there is one). Two integer sums, no branch: the loop is vectorised."""
+def _near_best(score, lo, hi, cut):
+    """How many of ``score[lo:hi + 1]`` are at least ``cut``, and the sum of their indices (the
+    index itself when there is one). Two integer sums, no branch: the loop is vectorised."""
     count = 0
     index_sum = 0
-    for b in range(n):
+    for b in range(lo, hi + 1):
         near = score[np.uint64(b)] >= cut
         count += near
         index_sum += b if near else 0
@@ -351,8 +367,9 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     kept as the fraction ``num / den``, no other threshold beats by cross-multiplication,
     compared in order: of tied ones the lowest, or the ``highest``. Over every threshold this
     runs in passes over ``scratch`` (float64, shape ``(4, >= n_thresholds)``, its first two rows
-    read as int64): the fixed-point left sums, every score ``num / den`` and the largest in one
-    vectorised loop, then the exact comparison of the thresholds near it only (``_NEAR_BEST``),
+    read as int64, holding the feature's :func:`_prefix_sums`, which the caller computes once for
+    both missing directions): every score ``num / den`` in the count window ``lo .. hi`` and the
+    largest in one vectorised loop, then the exact comparison of the thresholds near it only (``_NEAR_BEST``),
     skipped when a vectorised count (:func:`_near_best`) finds one alone there. Every pass
     indexes with unsigned integers (numba's negative-index wrap costs a compare and a select
     per access).
@@ -371,23 +388,25 @@ def _scan_thresholds(hist, first_cell, n_thresholds, candidates, g_extra, h_extr
     best_bin = -1
     if candidates is None and n_thresholds > _FEW_THRESHOLDS:
         g_left, h_left, score = scratch[0].view(np.int64), scratch[1].view(np.int64), scratch[2]
-        _left_sums(hist, first_cell, n_thresholds, g_extra, h_extra, g_left, h_left)
-        cut = _threshold_scores(g_left, h_left, n_thresholds, g_unit, h_unit, g_total, h_total, least_h, l1, l2, lo,
-                                hi, score)
+        if lo > hi:
+            return best_num, best_den, best_bin
+        cut = _threshold_scores(g_left, h_left, g_extra, h_extra, g_unit, h_unit, g_total, h_total, least_h, l1, l2,
+                                lo, hi, score)
         if cut == -np.inf:
             return best_num, best_den, best_bin
         if cut < np.inf:
             cut -= abs(cut) * _NEAR_BEST
-        count, index_sum = _near_best(score, n_thresholds, cut)
+        count, index_sum = _near_best(score, lo, hi, cut)
         if count == 1:  # the only threshold near the largest score wins (its score > -inf: valid)
-            best_num, best_den, _ = _children_score(g_left[index_sum] * g_unit, h_left[index_sum] * h_unit, g_total,
-                                                    h_total, least_h, l1, l2)
+            best_num, best_den, _ = _children_score((g_left[index_sum] + g_extra) * g_unit,
+                                                    (h_left[index_sum] + h_extra) * h_unit, g_total, h_total,
+                                                    least_h, l1, l2)
             best_bin = index_sum
         else:
             for b in range(lo, hi + 1):
                 if score[np.uint64(b)] >= cut:
-                    num, den, valid = _children_score(g_left[b] * g_unit, h_left[b] * h_unit, g_total, h_total,
-                                                      least_h, l1, l2)
+                    num, den, valid = _children_score((g_left[b] + g_extra) * g_unit, (h_left[b] + h_extra) * h_unit,
+                                                      g_total, h_total, least_h, l1, l2)
                     if valid and _beats(num, den, best_num, best_den, highest):
                         best_num, best_den, best_bin = num, den, b
         return best_num, best_den, best_bin
@@ -522,7 +541,9 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     h_total = sums.h * h_unit
     least_h = least_child_hessian(params.min_sum_hessian_in_leaf, l2)
     c_left = scratch[3, :n_bins].view(np.int64)
-    _node_counts(hist, first_cell, n_bins, h_total, sums, units, params, c_left)
+    counted = params.min_data_in_leaf > 0.0
+    _prefix_sums(hist, first_cell, n_bins, units.h * rows_per_hessian(h_total, sums.n_rows), counted,
+                 scratch[0].view(np.int64), scratch[1].view(np.int64), c_left)
     if params.sign_leaves != 0.0:
         return _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h,
                                   c_left, sums.n_rows, params.min_data_in_leaf, params.min_gain_to_split)
