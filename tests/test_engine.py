@@ -396,6 +396,25 @@ def test_interrupted_run_resumed_from_its_checkpoint_equals_one_run(tmp_path, sa
     assert strip(resumed) == strip(whole)
 
 
+def test_a_run_resumed_under_a_learning_rate_schedule_equals_one_run(tmp_path):
+    """The samplers read the last trees' steps before shrinkage (mvs's adaptive lambda): each
+    tree records its own learning rate, so a resumed run divides by the rate the schedule gave
+    that tree, not by the new run's rate."""
+    X, y = make_binary(n=3000, seed=8)
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1, "seed": 5, "sampling": "mvs",
+              "sample_rate": 0.3, "learning_rate": 0.3}
+    rate = lambda i: 0.3 * 0.8 ** i  # noqa: E731
+    whole = sb.train(params, sb.Dataset(X, y), 12, callbacks=[sb.reset_parameter(learning_rate=rate)])
+    first = sb.train(params, sb.Dataset(X, y), 7, callbacks=[sb.reset_parameter(learning_rate=rate)])
+    assert [tree.shrinkage for tree in first.trees] == [rate(i) for i in range(7)]
+    path = tmp_path / "first.json"
+    first.save_model(path)
+    resumed = sb.train(params, sb.Dataset(X, y), 5, init_model=path,
+                       callbacks=[sb.reset_parameter(learning_rate=lambda i: rate(i + 7))])
+    trees = lambda b: json.loads(b.model_to_string())["trees"]  # noqa: E731
+    assert trees(resumed) == trees(whole)
+
+
 def test_checkpoint_writes_every_period(tmp_path):
     X, y = make_binary(n=1000, seed=9)
     path = tmp_path / "ckpt.json"

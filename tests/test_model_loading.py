@@ -80,6 +80,14 @@ def test_brackets_quotes_and_backslashes_inside_strings_do_not_count_as_nesting(
     assert loaded.feature_name() == names and loaded.model_to_string() == booster.model_to_string()
 
 
+def test_files_written_before_trees_recorded_their_shrinkage_still_load(model):
+    booster, text, X = model
+    assert [tree["shrinkage"] for tree in json.loads(text)["trees"]] == [0.1] * booster.num_trees()
+    old = sb.Booster(model_str=_edit(text, lambda d: [tree.pop("shrinkage") for tree in d["trees"]]))
+    assert all(tree.shrinkage is None for tree in old.trees)
+    np.testing.assert_array_equal(old.predict(X, raw_score=True), booster.predict(X, raw_score=True))
+
+
 def test_files_written_before_min_data_in_bin_still_load(model):
     _, text, X = model
     old = sb.Booster(model_str=_edit(text, lambda d: d["bin_mapper"].pop("min_data_in_bin")))
@@ -267,6 +275,10 @@ def test_nan_edge_is_refused(model):
      r"'objective' is invalid: gaussian_c=1000\.0 and gaussian_s=1000\.0 are too large"),
     (lambda d: d["params"].update(num_leaves="many"), r"'params\.num_leaves' is invalid: parameter 'num_leaves'"),
     (lambda d: d["params"].update(max_leaves=7), "'params' is invalid: parameter 'num_leaves' given twice"),
+    (lambda d: d["trees"][0].update(shrinkage="0.1"), r"'trees\[0\]\.shrinkage' must be a number, not str"),
+    (lambda d: d["trees"][0].update(shrinkage=True), r"'trees\[0\]\.shrinkage' must be a number, not bool"),
+    (lambda d: d["trees"][0].update(shrinkage=0), r"'trees\[0\]\.shrinkage' is 0: a learning rate is positive"),
+    (lambda d: d["trees"][0].update(shrinkage=-0.1), r"'trees\[0\]\.shrinkage' is -0\.1: a learning rate is"),
     (lambda d: d.update(extra=1), "'extra' is not a field of this format"),
     (lambda d: d["trees"][0].update(extra=[]), r"'trees\[0\]\.extra' is not a field of this format"),
 ])
@@ -282,7 +294,7 @@ def test_wrong_types_are_refused_naming_the_field(model, edit, match):
     (lambda t: t["feature"].__setitem__(0, -1), r"'trees\[0\]\.feature\[0\]' is -1: a split node needs a feature"),
     (lambda t: t["threshold"].__setitem__(0, 0.123), r"'trees\[0\]\.threshold\[0\]' is 0\.123: not the threshold"),
     (lambda t: t["value"].pop(), r"'trees\[0\]\.value' has \d+ entries, not \d+"),
-    (lambda t: [t[name].clear() for name in t], r"'trees\[0\]\.left' has 0 nodes"),
+    (lambda t: [t[name].clear() for name in t if isinstance(t[name], list)], r"'trees\[0\]\.left' has 0 nodes"),
     # the counts weigh the children in TreeSHAP: a zero root count made its values NaN, others wrong
     (lambda t: t["count"].__setitem__(0, 0), r"'trees\[0\]\.count\[0\]' is 0: a split node covers at least one"),
     (lambda t: t["count"].__setitem__(0, t["count"][0] + 1), r"'trees\[0\]\.count\[0\]' is \d+, not the sum of its"),

@@ -30,6 +30,7 @@ from .callback import (CallbackEnv, EarlyStopping, EvalResult, ProgressBar, Reco
 from .dataset import Dataset
 from .errors import DataError, ParameterError
 from .grower import GrownTree, TreeGrower, check_units
+from .tree import Tree
 from .metrics import CustomMetric, Feval, Metric, custom_metrics, evaluate_custom, metric_of_params
 from .objectives import Objective, make_objective
 from .selection import FeatureSelector
@@ -247,12 +248,17 @@ class Trainer:
         return cls(params, objective, booster, rows, usable, valid_sets, valid_names, train_set, custom)
 
     def _last_leaf_values(self) -> np.ndarray | None:
-        """Leaf values (Newton steps, without shrinkage) of the last iteration's trees, as the
-        training loop records them; None for a new model."""
+        """Leaf values (Newton steps, without shrinkage) of the last iteration's trees; None for
+        a new model."""
         if not self.booster.num_trees():
             return None
-        last = self.booster.trees[-self.n_outputs:]
-        return np.concatenate([tree.value[tree.left < 0] for tree in last]) / self.params.learning_rate
+        return self._unshrunk(self.booster.trees[-self.n_outputs:])
+
+    def _unshrunk(self, trees: list[Tree]) -> np.ndarray:
+        """The leaf values of ``trees`` over each one's shrinkage (the run's learning rate for a
+        tree of a model file that does not record it)."""
+        return np.concatenate([tree.value[tree.left < 0] / (tree.shrinkage or self.params.learning_rate)
+                               for tree in trees])
 
     def _eval_sets(self, valid_sets: list[Dataset] | None, valid_names: list[str] | None) -> list[_EvalSet]:
         if isinstance(valid_sets, Dataset):  # one set, as valid_names may be one name
@@ -316,7 +322,7 @@ class Trainer:
         checks = sampler.checks(self.iteration)
         n = self.rows.draw_sample(self.iteration, self.previous_leaf_values)
         weight_scale = self._weight_scale(n)
-        leaf_values = []
+        trees = []
         holdout = []  # sampling='auto' learns from every tree how much of its fit holds out of its sample
         placed = self._values_from_every_row(n)
         for k in range(self.n_outputs):
@@ -330,14 +336,14 @@ class Trainer:
                 self.rows.add_tree(k, grown)
             if checks:
                 holdout.append(self.rows.holdout_gains(k, grown))
-            leaf_values.append(grown.leaf_values)
+            trees.append(grown.tree)
             self.booster.add_tree(grown.tree)
         if checks:
             sampler.observe(np.array(holdout))
         # the samplers read the last trees' Newton values as a saved model gives them back (its
-        # values over the learning rate), so that a run resumed from a checkpoint draws the
-        # samples of the uninterrupted run
-        self.previous_leaf_values = np.concatenate(leaf_values) / self.params.learning_rate
+        # values over their shrinkage), so that a run resumed from a checkpoint draws the
+        # samples of the uninterrupted run, under a learning-rate schedule too
+        self.previous_leaf_values = self._unshrunk(trees)
         self.iteration += 1
         stats = self.booster.iteration_stats
         stats["seconds"].append(time.perf_counter() - start)
@@ -393,6 +399,7 @@ class Trainer:
         first (:func:`smartboost.steps.to_signs`)."""
         rule = self.params.step_rule
         learning_rate = self.params.learning_rate
+        grown.tree.shrinkage = learning_rate
         value = grown.tree.value
         if self.objective.renews_leaves:
             value[grown.leaf_nodes] = self.rows.renewed_leaf_values(k, grown)

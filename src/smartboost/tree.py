@@ -72,6 +72,11 @@ class Tree:
     left_sets : ndarray of uint64, shape (n_nodes, 4), or None
         The left bins of each categorical split (bin ``b`` is bit ``b % 64`` of word ``b // 64``;
         empty for other nodes); None in a model without categorical features.
+    shrinkage : float or None
+        The learning rate the tree's values were multiplied by (LightGBM's ``shrinkage``), which
+        a learning-rate schedule changes from tree to tree; None where it is not known (a model
+        file written without it). ``value / shrinkage`` is the tree's step before shrinkage,
+        which the samplers read from the last trees (also of a model training resumes from).
     """
 
     feature: np.ndarray
@@ -85,6 +90,7 @@ class Tree:
     hessian: np.ndarray
     count: np.ndarray
     left_sets: np.ndarray | None = None
+    shrinkage: float | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -192,6 +198,8 @@ class Tree:
         out["threshold"] = [t if np.isfinite(t) else repr(t) for t in out["threshold"]]
         if self.left_sets is not None:
             out["left_bins"] = [bins.tolist() for bins in _bins_of_sets(self.left_sets)]
+        if self.shrinkage is not None:
+            out["shrinkage"] = self.shrinkage
         return out
 
     @classmethod
@@ -204,7 +212,7 @@ class Tree:
             A missing, mistyped or ragged array, an entry out of its range, or nodes that do not
             form a tree, naming the field (e.g. ``trees[3].left[7]``).
         """
-        keys = (*_NODE_DTYPES, "left_bins") if bin_mapper.categories else _NODE_DTYPES
+        keys = (*_NODE_DTYPES, "shrinkage", "left_bins") if bin_mapper.categories else (*_NODE_DTYPES, "shrinkage")
         schema.known_keys(schema.of_type(data, dict, path), keys, path)
         n = len(schema.member(data, "left", path, list))
         if not 0 < n < MAX_NODES:
@@ -222,6 +230,12 @@ class Tree:
         if bin_mapper.categories:
             arrays["left_sets"] = _left_sets_from_dict(schema.member(data, "left_bins", path, list), n,
                                                        schema.child(path, "left_bins"))
+        shrinkage = schema.member(data, "shrinkage", path, default=None)
+        if shrinkage is not None:
+            field = schema.child(path, "shrinkage")
+            if schema.number(shrinkage, field) <= 0.0:
+                schema.fail(field, f"is {schema.describe(shrinkage)}: a learning rate is positive")
+            arrays["shrinkage"] = float(shrinkage)
         tree = cls(**arrays)
         tree._check(bin_mapper, path)
         return tree
