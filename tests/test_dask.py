@@ -34,6 +34,7 @@ from smartboost._params import training_params  # noqa: E402
 from smartboost.dask._peers import Peers  # noqa: E402
 from smartboost.dask._shard import _PeerRows, Shard  # noqa: E402
 from smartboost.dask._train import _driver_threads  # noqa: E402
+from smartboost.sklearn import SmartBoostClassifier  # noqa: E402
 from smartboost.dask._transport import _link_ends, Workers  # noqa: E402
 from smartboost.errors import DataError, DistributedError, RawScoreWarning  # noqa: E402
 from smartboost.sampling import auto  # noqa: E402
@@ -683,6 +684,38 @@ def test_eval_set_early_stopping_and_predict(client):
     traffic = model.iteration_stats["bytes"]
     splits = [int((tree.left >= 0).sum()) for tree in model.trees]
     assert len(traffic) == model.current_iteration() == len(splits)
+
+
+def test_custom_metrics_on_the_driver_equal_the_local_runs(client):
+    """``feval`` (train) and ``eval_metric`` (the estimators, names and functions) are computed on
+    the driver's evaluation sets: the same values and early stopping as the local runs."""
+    X, y = _data()
+    Xv, yv = _data(seed=9)
+    dX, dy = da.from_array(X, chunks=1000), da.from_array(y, chunks=1000)
+
+    def error_rate(preds, eval_data):
+        return "error_rate", float(np.mean((preds > 0.5) != eval_data.get_label())), False
+
+    def brier(y_true, y_pred):
+        return "brier", float(np.mean((y_pred - y_true) ** 2)), False
+
+    params = {"objective": "binary", "num_leaves": 7, "verbosity": -1, "metric": "None", "early_stopping_round": 3,
+              "learning_rate": 0.5}
+    model = sbd.train(client, params, dX, dy, eval_set=[(Xv, yv)], num_boost_round=200, feval=error_rate)
+    train_set = sb.Dataset(X, y)
+    local = sb.train(params, train_set, 200, valid_sets=[sb.Dataset(Xv, yv, reference=train_set)], feval=error_rate)
+    assert model.best_iteration == local.best_iteration
+    assert model.evals_result["valid_0"]["error_rate"] == local.evals_result["valid_0"]["error_rate"]
+    estimator = sbd.DaskSmartBoostClassifier(client=client, n_estimators=5, num_leaves=7, verbosity=-1)
+    estimator.fit(dX, dy, eval_set=[(Xv, yv)], eval_metric=["auc", brier])
+    local_estimator = SmartBoostClassifier(n_estimators=5, num_leaves=7, verbosity=-1)
+    local_estimator.fit(X, y, eval_set=[(Xv, yv)], eval_metric=["auc", brier])
+    assert estimator.evals_result_ == local_estimator.evals_result_
+    assert set(estimator.evals_result_["valid_0"]) == {"auc", "logloss", "brier"}
+    with pytest.raises(sb.ParameterError, match="feval must be a function"):
+        sbd.train(client, params, dX, dy, feval="auc")
+    with pytest.raises(sb.ParameterError, match="eval_metric"):
+        estimator.fit(dX, dy, eval_set=[(Xv, yv)], eval_metric=[3])
 
 
 def test_bytes_per_iteration_count_every_exchange_between_the_shards(client, monkeypatch):

@@ -23,6 +23,7 @@ from ..callback import Checkpoint, TrainingCallback, callback_list
 from ..dataset import Dataset, _feature_names, categorical_mask
 from ..engine import Trainer, check_start, load_init_model, run_training, start_model, training_objective
 from ..errors import DataError, DistributedError, ParameterError
+from ..metrics import Feval, custom_metrics
 from ..sklearn import _eval_pairs
 from ._placement import check_aligned, check_queries_in_partitions, row_blocks, start_shards
 from ._rows import DaskRows
@@ -34,7 +35,8 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
           eval_set: list[tuple[Any, Any]] | None = None, eval_names: list[str] | None = None,
           eval_sample_weight: list[Any] | None = None, eval_qid: list[Any] | None = None,
           feature_name: list[str] | None = None, callbacks: list[TrainingCallback] | None = None,
-          init_model: Booster | str | None = None, reference: Any = None, timeout: float = 300.0) -> Booster:
+          init_model: Booster | str | None = None, reference: Any = None, timeout: float = 300.0,
+          feval: Feval | list[Feval] | None = None) -> Booster:
     """Train on data spread over a Dask cluster; the same model as :func:`smartboost.train`.
 
     Parameters
@@ -70,12 +72,16 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         Seconds the driver waits for a worker's answer to a step (twice that for a tree, which
         the workers grow in one step), and a worker for another's part of an exchange, before
         training stops with :class:`~smartboost.errors.DistributedError`.
+    feval : callable or list of callable, optional
+        Custom metrics, as for :func:`smartboost.train` (``feval(preds, eval_data)``), computed on
+        the driver for every evaluation set.
 
     Returns
     -------
     Booster
     """
     callbacks = callback_list(callbacks)  # checked before the cluster is touched
+    custom = custom_metrics(feval)
     eval_set = _eval_pairs(eval_set)
     for name, given in (("eval_sample_weight", eval_sample_weight), ("eval_qid", eval_qid)):
         if given is not None and len(given) != len(eval_set):
@@ -153,7 +159,7 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
         rows = DaskRows(workers, n_rows, resolved, objective, part_index, [d["part_rows"] for d in described],
                         n_features)
-        trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names)
+        trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names, custom=custom)
         try:
             with threads(_driver_threads(workers.link_ends, resolved.num_threads)):
                 booster = run_training(trainer, [*callbacks, AllAtOnceAfterFirstIteration(workers)])

@@ -17,7 +17,8 @@ from ..booster import Booster
 from ..callback import TrainingCallback
 from .._params import _bool
 from ..errors import DataError, ParameterError
-from ..sklearn import SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _eval_pairs, _SmartBoostModel
+from ..sklearn import (SmartBoostClassifier, SmartBoostRanker, SmartBoostRegressor, _eval_pairs, _SmartBoostModel,
+                       _with_eval_metric)
 from ._predict import predict
 from ._train import train
 
@@ -57,19 +58,20 @@ class _DaskModel:
     def _fit_dask(self, X: Any, y: Any, sample_weight: Any, eval_set: list[tuple[Any, Any]] | None,
                   eval_names: list[str] | None, eval_sample_weight: list[Any] | None, init_model: Any,
                   qid: Any = None, eval_qid: list[Any] | None = None, init_score: Any = None,
-                  callbacks: list[TrainingCallback] | None = None) -> _DaskModel:
+                  callbacks: list[TrainingCallback] | None = None, eval_metric: Any = None) -> _DaskModel:
         y = self._dask_target(y)
+        params, feval = _with_eval_metric(self._train_params(), eval_metric)
         per_class = self._class_weights(lambda: _class_counts(y, self.n_classes_))
         if per_class is not None:  # each row's class weight, partitioned like y
             rows = (y.map_partitions(_class_rows, per_class, meta=(y.name, np.float64)) if isinstance(y, dd.Series)
                     else y.map_blocks(_class_rows, per_class, dtype=np.float64))
             sample_weight = rows if sample_weight is None else sample_weight * rows
         eval_set = [(X_valid, self._dask_eval_target(y_valid)) for X_valid, y_valid in _eval_pairs(eval_set)]
-        self._Booster = train(self.client, self._train_params(), X, y, sample_weight=sample_weight, qid=qid,
+        self._Booster = train(self.client, params, X, y, sample_weight=sample_weight, qid=qid,
                               init_score=init_score, num_boost_round=self.n_estimators, eval_set=eval_set or None,
                               eval_names=eval_names, eval_sample_weight=eval_sample_weight, eval_qid=eval_qid,
-                              callbacks=self._callbacks(callbacks),
-                              init_model=init_model, timeout=self.timeout)
+                              callbacks=self._callbacks(callbacks), init_model=init_model, timeout=self.timeout,
+                              feval=feval)
         self.n_features_in_ = X.shape[1]
         if isinstance(X, dd.DataFrame):
             self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
@@ -80,13 +82,14 @@ class _DaskModel:
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, *, init_score: Any = None,
             eval_set: list[tuple[Any, Any]] | None = None, eval_names: list[str] | None = None,
-            eval_sample_weight: list[Any] | None = None, init_model: Booster | str | None = None,
-            callbacks: list[TrainingCallback] | None = None) -> _DaskModel:
+            eval_sample_weight: list[Any] | None = None, eval_metric: Any = None,
+            init_model: Booster | str | None = None, callbacks: list[TrainingCallback] | None = None) -> _DaskModel:
         """Train on the dask collections ``X, y`` (partitioned alike; ``init_score`` too, a column
-        per class for a multiclass model); see :func:`train`. ``callbacks`` run after the
-        constructor's."""
+        per class for a multiclass model); see :func:`train`. ``eval_metric`` as the local
+        estimator's ``fit`` takes it (metric names, functions ``f(y_true, y_pred)``, computed on
+        the driver). ``callbacks`` run after the constructor's."""
         return self._fit_dask(X, y, sample_weight, eval_set, eval_names, eval_sample_weight, init_model,
-                              init_score=init_score, callbacks=callbacks)
+                              init_score=init_score, callbacks=callbacks, eval_metric=eval_metric)
 
     def _raw_predict(self, X: Any, raw_score: bool, start_iteration: int = 0, num_iteration: int | None = None,
                      pred_leaf: bool = False, pred_contrib: bool = False) -> Any:
@@ -219,15 +222,17 @@ class DaskSmartBoostRanker(_DaskModel, SmartBoostRanker):
 
     def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None, init_score: Any = None,
             eval_set: list[tuple[Any, Any]] | None = None, eval_qid: list[Any] | None = None,
-            eval_names: list[str] | None = None, init_model: Booster | str | None = None,
+            eval_names: list[str] | None = None, eval_metric: Any = None, init_model: Booster | str | None = None,
             callbacks: list[TrainingCallback] | None = None) -> DaskSmartBoostRanker:
-        """Train on ``X, y`` (relevance grades) with the query id of every row, ``qid``."""
+        """Train on ``X, y`` (relevance grades) with the query id of every row, ``qid``;
+        ``eval_metric`` as for the other estimators (a function may take the query sizes:
+        ``f(y_true, y_pred, weight, group)``)."""
         if qid is None:
             raise DataError("DaskSmartBoostRanker.fit needs qid= (a query id per row, partitioned like X)")
         if eval_set and (eval_qid is None or len(eval_qid) != len(eval_set)):
             raise ParameterError("give the eval sets' queries as eval_qid (one entry per eval set)")
         return self._fit_dask(X, y, sample_weight, eval_set, eval_names, None, init_model, qid, eval_qid, init_score,
-                              callbacks)
+                              callbacks, eval_metric)
 
     def predict(self, X: Any, raw_score: bool = False, start_iteration: int = 0, num_iteration: int | None = None,
                 pred_leaf: bool = False, pred_contrib: bool = False) -> Any:
