@@ -373,7 +373,8 @@ def test_a_tree_grown_on_an_empty_sample_adds_its_value_to_the_expected_value():
     X, y = make_binary(n=300, seed=47)
     booster = sb.train({**_SMALL, "objective": "binary"}, sb.Dataset(X, y), 2)
     document = json.loads(booster.model_to_string())
-    empty = {name: [0] if name != "threshold" else [0.0] for name in document["trees"][0]}
+    empty = {name: [0] if name != "threshold" else [0.0] for name, v in document["trees"][0].items()
+             if isinstance(v, list)}
     document["trees"].insert(1, {**empty, "left": [-1], "right": [-1], "missing_left": [False], "value": [0.25]})
     document["best_iteration"] = 3
     model = sb.Booster(model_str=json.dumps(document))
