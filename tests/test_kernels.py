@@ -453,14 +453,15 @@ def test_per_feature_scans_compile_without_reference_counting():
     first, n_bins, zero = offsets[1], mapper.n_bins[1], np.int64(0)
     for kernel, args in (
             (split._scan, (hist, Cells(offsets, mapper.n_bins), None, np.int64(1), sums, units, params, scratch)),
-            (split.scan_feature, (hist, first, n_bins, None, sums, units, params, scratch[0])),
+            (split.scan_feature, (hist, first, n_bins, None, sums, units, params, np.bool_(True), scratch[0])),
             (split._scan_thresholds, (hist, first, n_bins, None, zero, zero, 0.0, 200.0, 1e-3, 1e-3, 1e-3, 0.0, 1.0,
                                       zero, np.int64(n_bins - 1), np.bool_(True), scratch[0])),
             (split._count_prefix, (hist, first, n_bins, 0.5, scratch[0, 3, :n_bins].view(np.int64))),
             (split._node_counts, (hist, first, n_bins, 200.0, sums, units, params,
                                   scratch[0, 3, :n_bins].view(np.int64))),
             (split._count_window, (scratch[0, 3, :n_bins].view(np.int64), n_bins, np.int64(200), 20.0,
-                                   np.bool_(True))),
+                                   np.bool_(True), np.int64(0))),
+            (split._missing_right_count, (np.int64(40), 0.5, np.bool_(True), np.bool_(True))),
             (split._prefix_sums, (hist, first, n_bins, 0.5, np.bool_(True), scratch[0, 0].view(np.int64),
                                    scratch[0, 1].view(np.int64), scratch[0, 3, :n_bins].view(np.int64))),
             (split.split_sums, (hist, first, n_bins, np.int64(1), False, np.int64(200)))):
@@ -863,7 +864,9 @@ def test_bound_kernel_calls_the_version_of_its_first_call():
 def test_count_window_is_lightgbms_count_test(seed):
     """The thresholds ``_count_window`` accepts are those LightGBM's scans accept: each bin holds
     ``round(h * unit)`` rows; its scan from the top counts the right side's bins and gives the
-    left side the node's other rows, its upward scan (missing values right) the other way."""
+    left side the node's other rows, its upward scan (missing values right) the other way, or,
+    on a feature whose first bin is its most frequent, from the top with the missing rows on the
+    right side."""
     from smartboost._kernels.split import _count_prefix, _count_window
     rng = np.random.default_rng(seed)
     n_bins = int(rng.integers(2, 60))
@@ -874,9 +877,10 @@ def test_count_window_is_lightgbms_count_test(seed):
     n_rows = int(counts.sum()) + int(rng.integers(-3, 30))  # rounding, and missing rows
     c_left = np.empty(n_bins, np.int64)
     _count_prefix(hist, 0, n_bins, unit, c_left)
-    for min_data, forward in itertools.product((0.0, 1.0, 20.0, float(n_rows // 2)), (False, True)):
-        n_thresholds = n_bins if forward else n_bins - 1
-        lo, hi = _count_window(c_left, n_thresholds, n_rows, min_data, forward)
+    missing = int(rng.integers(0, 40))
+    scans = [(False, 0, n_bins - 1), (True, 0, n_bins), (False, missing, n_bins)]  # from the top, upward, from_top
+    for min_data, (forward, extra, n_thresholds) in itertools.product((0.0, 1.0, 20.0, float(n_rows // 2)), scans):
+        lo, hi = _count_window(c_left, n_thresholds, n_rows, min_data, forward, np.int64(extra))
         for t in range(n_thresholds):
-            side = counts[:t + 1].sum() if forward else counts[t + 1:].sum()
+            side = counts[:t + 1].sum() if forward else counts[t + 1:].sum() + extra
             assert (lo <= t <= hi) == (side >= min_data and n_rows - side >= min_data), (min_data, forward, t)

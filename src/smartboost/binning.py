@@ -600,6 +600,38 @@ def splittable(n_bins: np.ndarray, cell_counts: np.ndarray, n_rows: int, min_dat
     return n_rows - most_populated_bins(cell_counts, n_bins)[1] >= min_data_in_leaf
 
 
+_MOST_FREQUENT_SHARE = 0.7
+"""LightGBM's ``kSparseThreshold``: a feature's most frequent bin is the bin of value 0 unless
+another bin holds at least this share of the rows (:func:`missing_right_from_top`)."""
+
+
+def missing_right_from_top(mapper: BinMapper, cell_counts: np.ndarray, n_rows: int) -> np.ndarray:
+    """Features (bool) whose split scan sending missing values right counts its rows from the top
+    (``_kernels.split``): LightGBM's count where the feature's most frequent bin is its first.
+
+    LightGBM leaves a feature's most frequent bin out of its histograms; where that is the first
+    bin, its scan sending missing values right starts from the node's rows less every other
+    cell's, the missing one's included, so that the right side's rows are counted and the left
+    side holds the others, as in its scans from the top. It takes the bin of value 0 as the most
+    frequent unless another bin holds at least ``_MOST_FREQUENT_SHARE`` of the rows, and counts
+    them in its binning sample (every row up to ``bin_construct_sample_cnt``); here in every
+    training row.
+
+    Parameters
+    ----------
+    mapper : BinMapper
+    cell_counts : ndarray of int64
+        Training rows in every histogram cell (:func:`histogram_cells`; summed over every
+        machine's rows in distributed training).
+    n_rows : int
+        Training rows.
+    """
+    top, rows = most_populated_bins(cell_counts, mapper.n_bins)
+    zero = np.array([np.searchsorted(edges, 0.0, side="left") for edges in mapper.edges], np.int64)
+    most = np.where(rows >= _MOST_FREQUENT_SHARE * n_rows, top, zero)
+    return (most == 0) & ~mapper.categorical
+
+
 def search_features(n_bins: np.ndarray, missing_count: np.ndarray, cell_counts: np.ndarray | None = None,
                     n_rows: int = 0, min_data_in_leaf: int | None = None) -> np.ndarray:
     """Features the split search reads (bool): those with more than one value bin or with

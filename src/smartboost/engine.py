@@ -23,7 +23,7 @@ from ._kernels.gradients import unit_exponents
 from ._params import (RESETTABLE_PARAMS, TrainingParams, check_objective_params, explicit_params, is_list_like,
                       leaf_value_rows_mode, reset_training_params, training_params, with_data_defaults)
 from ._rows import TrainingRows
-from .binning import BinMapper
+from .binning import BinMapper, missing_right_from_top
 from .booster import Booster
 from .callback import (CallbackEnv, EarlyStopping, EvalResult, ProgressBar, RecordEvaluation, TrainingCallback,
                        callback_list)
@@ -196,14 +196,15 @@ class Trainer:
 
     def __init__(self, params: TrainingParams, objective: Objective, booster: Booster, rows: Any,
                  usable: np.ndarray, valid_sets: list[Dataset] | None, valid_names: list[str] | None,
-                 train_set: Dataset | None = None, custom: list[CustomMetric] | None = None) -> None:
+                 train_set: Dataset | None = None, custom: list[CustomMetric] | None = None,
+                 from_top: np.ndarray | None = None) -> None:
         self.params = params
         self.objective = objective
         self.n_outputs = objective.num_outputs
         self.booster = booster
         self.rows = rows
         self.train_set = train_set
-        self.grower, self.selector = tree_growth(params, booster, usable)
+        self.grower, self.selector = tree_growth(params, booster, usable, from_top)
         self.leaf_value_rows = leaf_value_rows_mode(params, objective)
         self.eval_sets = self._eval_sets(valid_sets, valid_names)
         self.metrics = training_metrics(params, objective)
@@ -245,7 +246,8 @@ class Trainer:
         binned = train_set.binned
         usable = binned.splittable_features(params.min_data_in_leaf) if params.feature_pre_filter else \
             binned.usable_features
-        return cls(params, objective, booster, rows, usable, valid_sets, valid_names, train_set, custom)
+        from_top = missing_right_from_top(binned.mapper, binned.cell_counts, binned.n_rows)
+        return cls(params, objective, booster, rows, usable, valid_sets, valid_names, train_set, custom, from_top)
 
     def _last_leaf_values(self) -> np.ndarray | None:
         """Leaf values (Newton steps, without shrinkage) of the last iteration's trees; None for
@@ -560,10 +562,13 @@ def check_evaluation_data(metrics: list[Metric], label: np.ndarray, query_starts
         metric.check_label(label, label_name)
 
 
-def tree_growth(params: TrainingParams, booster: Booster, usable: np.ndarray) -> tuple[TreeGrower, FeatureSelector]:
-    """The tree grower of a run and its split selector (RGBM), for the model ``booster`` and the
-    features a split may use: built alike by the boosting loop and by every Dask worker."""
-    grower = TreeGrower(booster.bin_mapper, usable, params, feature_names=booster.feature_names)
+def tree_growth(params: TrainingParams, booster: Booster, usable: np.ndarray,
+                from_top: np.ndarray | None) -> tuple[TreeGrower, FeatureSelector]:
+    """The tree grower of a run and its split selector (RGBM), for the model ``booster``, the
+    features a split may use and those whose scan sending missing values right counts from the
+    top (``binning.missing_right_from_top``): built alike by the boosting loop and by every Dask
+    worker."""
+    grower = TreeGrower(booster.bin_mapper, usable, params, feature_names=booster.feature_names, from_top=from_top)
     return grower, FeatureSelector(params, grower.usable)
 
 

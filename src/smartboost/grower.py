@@ -379,6 +379,8 @@ class TreeGrower:
         None: counted for every feature (a superset, so that no split is left out).
     feature_names : list of str, optional
         The features' names, which the constraints may use (default ``Column_<i>``).
+    from_top : ndarray of bool, shape (n_features,), optional
+        :func:`~smartboost.binning.missing_right_from_top` of the training rows (None: none).
 
     Raises
     ------
@@ -387,7 +389,8 @@ class TreeGrower:
     """
 
     def __init__(self, mapper: BinMapper, usable: np.ndarray, params: TrainingParams,
-                 missing: np.ndarray | None = None, feature_names: list[str] | None = None) -> None:
+                 missing: np.ndarray | None = None, feature_names: list[str] | None = None,
+                 from_top: np.ndarray | None = None) -> None:
         self.n_bins = mapper.n_bins
         offsets, self.n_cells = histogram_cells(self.n_bins)
         names = feature_names or [f"Column_{i}" for i in range(self.n_bins.size)]
@@ -405,7 +408,8 @@ class TreeGrower:
         self.n_thresholds = np.where(self.usable, np.where(categorical, 1, self.n_bins - 1 + extra), 0)
         self.thresholds, self.threshold_offsets = mapper.threshold_table
         self.monotone = monotone_directions(params.monotone_constraints, names, categorical)
-        self.cells = Cells(offsets, self.n_bins, categorical if categorical.any() else None, self.monotone)
+        self.cells = Cells(offsets, self.n_bins, categorical if categorical.any() else None, self.monotone,
+                           from_top if from_top is not None and from_top.any() else None)
         self.reset_split_params(params)
         self.scan_scratch = split_scratch(self.n_bins)
         depth, leaves = params.max_depth, params.num_leaves

@@ -52,11 +52,14 @@ NodeSums = namedtuple("NodeSums", ["g", "h", "n_rows", "lower", "upper"], defaul
 NodeSums.__doc__ = """A node's fixed-point gradient and hessian sums, its rows, and the bounds its
 output and its children's outputs must keep (monotone constraints; -inf and +inf without)."""
 
-Cells = namedtuple("Cells", ["offsets", "n_bins", "categorical", "monotone"], defaults=(None, None))
+Cells = namedtuple("Cells", ["offsets", "n_bins", "categorical", "monotone", "from_top"],
+                   defaults=(None, None, None))
 Cells.__doc__ = """The features' histogram cells and how they split: feature ``f`` owns cells
 ``offsets[f] .. offsets[f] + n_bins[f]`` (its value bins, then its missing-value bin);
 ``categorical`` (bool, one per feature) marks the categorical features, ``monotone`` (int8, one
-per feature: -1, 0, +1) the monotone constraints. Either is None when no feature has one, and is
+per feature: -1, 0, +1) the monotone constraints, ``from_top`` (bool, one per feature) the
+features whose scan sending missing values right counts its rows from the top as the other
+scans do (``binning.missing_right_from_top``). Each is None when no feature has one, and is
 then read through a function taking it as an argument, which numba compiles without that code
 (``_kernels.split``). They are fields of this record, which the split kernels' parallel loops
 take as a whole: numba cannot pass an array nested two records deep into them."""

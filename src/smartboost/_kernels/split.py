@@ -197,16 +197,17 @@ def _node_counts(hist, first_cell, n_bins, h_total, sums, units, params, c_left)
 
 
 @_scan_kernel()
-def _count_window(c_left, n_thresholds, n_rows, min_data, forward):
+def _count_window(c_left, n_thresholds, n_rows, min_data, forward, right_extra):
     """``(lo, hi)``: the thresholds ``lo <= t <= hi`` (of ``0 .. n_thresholds - 1``, left: bins
     ``<= t``) that leave ``min_data`` estimated rows on both sides, by LightGBM's count: the
     side its scan adds bins to counts its bins (``c_left``: :func:`_count_prefix` of every value
     bin), the other side holds the node's other rows. Its scans add the right side's bins
-    (from the top), except the scan that sends missing values right, in a node with some
-    (``forward``). The window is empty (``lo > hi``) when no threshold is valid."""
+    (from the top), and ``right_extra`` rows more (the missing cell's, when the scan sends them
+    right from the top), except the scan that sends missing values right counting from the
+    bottom (``forward``). The window is empty (``lo > hi``) when no threshold is valid."""
     if min_data <= 0.0:
         return np.int64(0), np.int64(n_thresholds - 1)
-    values = c_left[np.uint64(c_left.shape[0] - 1)]
+    values = c_left[np.uint64(c_left.shape[0] - 1)] + right_extra
     low, high = (min_data, n_rows - min_data) if forward else (values - (n_rows - min_data), values - min_data)
     # c_left does not decrease: the first t with c_left[t] >= low, the last with c_left[t] <= high
     a, b = np.int64(0), np.int64(n_thresholds)
@@ -225,6 +226,19 @@ def _count_window(c_left, n_thresholds, n_rows, min_data, forward):
         else:
             a = mid + 1
     return lo, a - 1
+
+
+@_scan_kernel()
+def _missing_right_count(h_missing, unit, has_missing, from_top):
+    """How :func:`_count_window` counts the scan that sends missing values right: ``(forward,
+    right_extra)``. In a node with missing values, LightGBM's scan adds bins from the bottom
+    (forward), unless the feature's most frequent bin is its first (``from_top``,
+    ``binning.missing_right_from_top``): its histogram then leaves that bin out, and the scan
+    starts from the node's rows less every other cell's, the missing one's included, which counts
+    the right side, missing rows and all. Without missing values, the scan runs from the top."""
+    if has_missing and from_top:
+        return False, np.int64(h_missing * unit + 0.5)
+    return has_missing, np.int64(0)
 
 
 @njit(cache=True, nogil=True)
@@ -464,7 +478,7 @@ def _scan_sign(hist, first_cell, n_thresholds, candidates, g_extra, h_extra, g_t
 
 @_scan_kernel()
 def _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h, c_left,
-                       n_rows, min_data, min_gain_to_split):
+                       n_rows, min_data, min_gain_to_split, unit, from_top):
     """:func:`scan_feature` for sign leaves: gain ``|GL| + |GR| - |G|``, missing values tried on
     both sides as there."""
     g_missing = hist[first_cell + n_bins, 0]
@@ -472,12 +486,13 @@ def _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g
     has_missing = g_missing != 0 or h_missing != 0
     zero = np.int64(0)
     n_missing_right = n_bins if has_missing else n_bins - 1
-    lo, hi = _count_window(c_left, n_missing_right, n_rows, min_data, has_missing)
+    forward, extra = _missing_right_count(h_missing, unit, has_missing, from_top)
+    lo, hi = _count_window(c_left, n_missing_right, n_rows, min_data, forward, extra)
     best, best_bin = _scan_sign(hist, first_cell, n_missing_right, thresholds, zero, zero, g_total, h_total, g_unit,
                                 h_unit, least_h, lo, hi, not has_missing)
     missing_left = False
     if has_missing:
-        lo, hi = _count_window(c_left, n_bins - 1, n_rows, min_data, np.bool_(False))
+        lo, hi = _count_window(c_left, n_bins - 1, n_rows, min_data, np.bool_(False), zero)
         best_l, bin_l = _scan_sign(hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total,
                                    g_unit, h_unit, least_h, lo, hi, np.bool_(True))
         if bin_l >= 0 and best_l >= best:
@@ -492,7 +507,7 @@ def _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g
 
 
 @_scan_kernel()
-def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scratch):
+def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, from_top, scratch):
     """Best split of one feature.
 
     Parameters
@@ -510,6 +525,9 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
         The tree's scale.
     params : SplitParams
         In the tree's scale (:func:`in_units`).
+    from_top : bool
+        Whether the scan sending missing values right counts from the top
+        (:func:`_missing_right_count`).
     scratch : ndarray of float64, shape (4, >= n_bins)
         Work space.
 
@@ -542,16 +560,19 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
     least_h = least_child_hessian(params.min_sum_hessian_in_leaf, l2)
     c_left = scratch[3, :n_bins].view(np.int64)
     counted = params.min_data_in_leaf > 0.0
-    _prefix_sums(hist, first_cell, n_bins, units.h * rows_per_hessian(h_total, sums.n_rows), counted,
-                 scratch[0].view(np.int64), scratch[1].view(np.int64), c_left)
+    unit = units.h * rows_per_hessian(h_total, sums.n_rows)
+    _prefix_sums(hist, first_cell, n_bins, unit, counted, scratch[0].view(np.int64), scratch[1].view(np.int64),
+                 c_left)
     if params.sign_leaves != 0.0:
         return _scan_feature_sign(hist, first_cell, n_bins, thresholds, g_total, h_total, g_unit, h_unit, least_h,
-                                  c_left, sums.n_rows, params.min_data_in_leaf, params.min_gain_to_split)
+                                  c_left, sums.n_rows, params.min_data_in_leaf, params.min_gain_to_split, unit,
+                                  from_top)
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
     n_missing_right = n_bins if has_missing else n_bins - 1
-    lo, hi = _count_window(c_left, n_missing_right, sums.n_rows, params.min_data_in_leaf, has_missing)
+    forward, extra = _missing_right_count(h_missing, unit, has_missing, from_top)
+    lo, hi = _count_window(c_left, n_missing_right, sums.n_rows, params.min_data_in_leaf, forward, extra)
     # np.int64(0) and np.bool_(True), not 0 and True: a literal argument makes numba compile the
     # callee (and all it calls) once more, for the literal's own type
     zero = np.int64(0)
@@ -560,7 +581,7 @@ def scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, scra
         h_unit, least_h, l1, l2, lo, hi, not has_missing, scratch)
     missing_left = False
     if has_missing:
-        lo, hi = _count_window(c_left, n_bins - 1, sums.n_rows, params.min_data_in_leaf, np.bool_(False))
+        lo, hi = _count_window(c_left, n_bins - 1, sums.n_rows, params.min_data_in_leaf, np.bool_(False), zero)
         num_l, den_l, bin_l = _scan_thresholds(
             hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total, g_unit, h_unit, least_h,
             l1, l2, lo, hi, np.bool_(True), scratch)
@@ -609,7 +630,7 @@ def _scan_bounded_thresholds(hist, first_cell, n_thresholds, candidates, g_extra
 
 
 @_scan_kernel()
-def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, direction, scratch):
+def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, direction, from_top, scratch):
     """:func:`scan_feature` in a node with output bounds or on a monotone feature
     (``direction`` -1, 0 or +1): the children's outputs are clamped to the node's bounds, the
     gain is the loss reduction of the clamped outputs against the node's own clamped output, and
@@ -628,13 +649,15 @@ def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, dire
     has_missing = g_missing != 0 or h_missing != 0
     zero = np.int64(0)
     n_missing_right = n_bins if has_missing else n_bins - 1
-    lo, hi = _count_window(c_left, n_missing_right, sums.n_rows, params.min_data_in_leaf, has_missing)
+    forward, extra = _missing_right_count(h_missing, units.h * rows_per_hessian(h_total, sums.n_rows), has_missing,
+                                          from_top)
+    lo, hi = _count_window(c_left, n_missing_right, sums.n_rows, params.min_data_in_leaf, forward, extra)
     score, best_bin = _scan_bounded_thresholds(
         hist, first_cell, n_missing_right, thresholds, zero, zero, g_total, h_total, g_unit, h_unit, least_h, lo, hi,
         l1, l2, lower, upper, direction, not has_missing)
     missing_left = False
     if has_missing:
-        lo, hi = _count_window(c_left, n_bins - 1, sums.n_rows, params.min_data_in_leaf, np.bool_(False))
+        lo, hi = _count_window(c_left, n_bins - 1, sums.n_rows, params.min_data_in_leaf, np.bool_(False), zero)
         score_l, bin_l = _scan_bounded_thresholds(
             hist, first_cell, n_bins - 1, thresholds, g_missing, h_missing, g_total, h_total, g_unit, h_unit, least_h,
             lo, hi, l1, l2, lower, upper, direction, np.bool_(True))
@@ -821,19 +844,22 @@ def split_sums(hist, first_cell, n_bins, bin_threshold, missing_left, h_fixed):
 
 
 @_scan_kernel()
-def _scan_feature_kind(hist, first_cell, n_bins, thresholds, f, sums, units, params, work, categorical, monotone):
+def _scan_feature_kind(hist, first_cell, n_bins, thresholds, f, sums, units, params, work, categorical, monotone,
+                       from_top):
     """The scan that feature ``f`` takes: :func:`scan_categorical` (categorical; RGBM's
     thresholds only say whether it is a candidate), :func:`scan_bounded` (a monotone feature,
-    or a node with output bounds) or :func:`scan_feature`. ``categorical`` and ``monotone`` are
-    the cells' fields, arguments so that numba compiles no code for them when they are None."""
+    or a node with output bounds) or :func:`scan_feature`. ``categorical``, ``monotone`` and
+    ``from_top`` are the cells' fields, arguments so that numba compiles no code for them when
+    they are None."""
     if categorical is not None:
         if categorical[f]:
             return scan_categorical(hist, first_cell, n_bins, sums, units, params, work)
+    top = False if from_top is None else from_top[f]
     if monotone is not None:
         direction = monotone[f]
         if direction != 0 or sums.lower > -np.inf or sums.upper < np.inf:
-            return scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, direction, work)
-    return scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, work)
+            return scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, direction, top, work)
+    return scan_feature(hist, first_cell, n_bins, thresholds, sums, units, params, top, work)
 
 
 @_scan_kernel()
@@ -844,9 +870,9 @@ def _scan(hist, cells, thresholds, f, sums, units, params, scratch):
     first_cell, n_bins = cells.offsets[f], cells.n_bins[f]
     if thresholds is None:
         return _scan_feature_kind(hist, first_cell, n_bins, None, f, sums, units, params, work, cells.categorical,
-                                  cells.monotone)
+                                  cells.monotone, cells.from_top)
     return _scan_feature_kind(hist, first_cell, n_bins, thresholds[thresholds[f]:thresholds[f + 1]], f, sums, units,
-                              params, work, cells.categorical, cells.monotone)
+                              params, work, cells.categorical, cells.monotone, cells.from_top)
 
 
 def split_scratch(n_bins: np.ndarray) -> np.ndarray:

@@ -170,10 +170,11 @@ class Shard:
         weight = np.ones_like(self.label) if self.weight is None else self.weight
         return values, np.bincount(inverse, weights=weight, minlength=values.size)
 
-    def op_start(self, params: TrainingParams, booster: Booster, usable: np.ndarray, part_offsets: list[int],
-                 total_rows: int, query_offsets: list[int], total_queries: int) -> None:
+    def op_start(self, params: TrainingParams, booster: Booster, usable: np.ndarray, from_top: np.ndarray,
+                 part_offsets: list[int], total_rows: int, query_offsets: list[int], total_queries: int) -> None:
         """Starting scores, the rows' training state and the tree grower (the boosting loop's:
-        ``usable`` are the features a split may use); ``part_offsets`` are the global ids of the
+        ``usable`` are the features a split may use, ``from_top`` those whose scan sending missing
+        values right counts from the top, of every worker's rows); ``part_offsets`` are the global ids of the
         first rows of this worker's partitions, of ``total_rows`` rows on every worker, and
         ``query_offsets`` those of their first queries, of ``total_queries``."""
         scores = start_scores(booster, self.binned, self.init_score)
@@ -182,7 +183,7 @@ class Shard:
                                     for o, n in zip(query_offsets, self.part_queries)])
         self.rows = TrainingRows(self.binned, self.label, tree_weight(self.objective, self.weight), scores,
                                  self.objective, params, self.n_threads, row_ids, total_rows, query_ids, total_queries)
-        self.grower, self.selector = tree_growth(params, booster, usable)
+        self.grower, self.selector = tree_growth(params, booster, usable, from_top)
         self.peer_rows = _PeerRows(self.rows.node_rows, self.peers)
 
     # -- one iteration ------------------------------------------------------------------------

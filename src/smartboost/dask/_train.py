@@ -17,7 +17,7 @@ import numpy as np
 from .._config import set_verbosity, threads
 from .._data import check_largest_weight
 from .._params import TrainingParams, _float, explicit_params, training_params, with_data_defaults
-from ..binning import BinMapper, histogram_cells, search_features
+from ..binning import BinMapper, histogram_cells, missing_right_from_top, search_features
 from ..booster import Booster
 from ..callback import Checkpoint, TrainingCallback, callback_list
 from ..dataset import Dataset, _feature_names, categorical_mask
@@ -153,13 +153,15 @@ def train(client: distributed.Client | None, params: dict[str, Any] | None, X: A
         check_start(objective, label_values, label_weights, booster._start_scores(label_values.size))
         part_offsets = np.cumsum(part_rows) - part_rows
         query_offsets = np.cumsum(part_queries) - part_queries
-        workers.call_each("start", [(resolved, booster, usable, part_offsets[indices].tolist(), n_rows,
+        from_top = missing_right_from_top(mapper, cell_counts, n_rows)
+        workers.call_each("start", [(resolved, booster, usable, from_top, part_offsets[indices].tolist(), n_rows,
                                      query_offsets[indices].tolist(), int(part_queries.sum()))
                                     for indices in part_index])
         valid = _eval_datasets(eval_set, eval_sample_weight, eval_qid, booster)
         rows = DaskRows(workers, n_rows, resolved, objective, part_index, [d["part_rows"] for d in described],
                         n_features)
-        trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names, custom=custom)
+        trainer = Trainer(resolved, objective, booster, rows, usable, valid, eval_names, custom=custom,
+                          from_top=from_top)
         try:
             with threads(_driver_threads(workers.link_ends, resolved.num_threads)):
                 booster = run_training(trainer, [*callbacks, AllAtOnceAfterFirstIteration(workers)])
