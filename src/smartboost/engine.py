@@ -30,11 +30,11 @@ from .callback import (CallbackEnv, EarlyStopping, EvalResult, ProgressBar, Reco
 from .dataset import Dataset
 from .errors import DataError, ParameterError
 from .grower import GrownTree, TreeGrower, check_units
-from .tree import Tree
 from .metrics import CustomMetric, Feval, Metric, custom_metrics, evaluate_custom, metric_of_params
 from .objectives import Objective, make_objective
 from .selection import FeatureSelector
 from .steps import to_signs
+from .tree import Tree
 
 __all__ = ["train"]
 
