@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import smartboost as sb
@@ -73,6 +73,9 @@ _Y = (np.nan_to_num(_X[:, 0]) > 0).astype(np.float64)
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_PARAMS, st.sampled_from(["binary", "regression", "huber", "multiclass", "exponential"]))
+# raw scores of +-1e308: the exponential loss's link overflowed doubling them (a RuntimeWarning)
+@example({"shrinkage_rate": 1e308}, "exponential")
+@example({"shrinkage_rate": 1e308, "sigmoid": 4.0}, "binary")
 def test_any_parameters_give_a_model_or_a_smartboost_error(params, objective):
     params = {**params, "objective": objective, "verbosity": -1}
     if objective == "multiclass":

@@ -214,6 +214,14 @@ def check_label_range(label: np.ndarray, name: str, user: str, low: float, high:
     return label
 
 
+def scaled_score(raw: np.ndarray, factor: float) -> np.ndarray:
+    """``factor * raw``, saturating to +-inf where it overflows (raw scores near the float range,
+    from a huge learning rate): the sigmoid links read an infinite log-odds as a probability of
+    0 or 1, which is the limit, and numpy's overflow warning would only be noise."""
+    with np.errstate(over="ignore"):
+        return factor * raw
+
+
 def weighted_sum(values: np.ndarray, weight: np.ndarray | None) -> float:
     """``sum(values * weight)`` (``sum(values)`` when ``weight`` is None) by numpy's pairwise sum,
     not ``np.dot``: a BLAS dot of more than 10,000 values runs on OpenBLAS's own threads, which

@@ -16,7 +16,7 @@ from numba import njit, prange
 
 from .._kernels.exp import exp
 from ..errors import DataError, ParameterError
-from .base import Objective, check_label_range, register, weighted_mean
+from .base import Objective, check_label_range, register, scaled_score, weighted_mean
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
@@ -149,7 +149,7 @@ class BinaryLogistic(Objective):
 
     def metric_score(self, raw):
         """Log-odds s F."""
-        return self.sigmoid * raw
+        return scaled_score(raw, self.sigmoid)
 
     def to_dict(self):
         """Name, and each option that is not at its default: the files of default models keep the

@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import ParameterError
-from .base import Objective, register, weighted_sum
+from .base import Objective, register, scaled_score, weighted_sum
 from .binary import check_binary_label, weighted_positive_share
 
 (_EXPONENTIAL, _SMART_LOGISTIC, _LOGISTIC_LOG2, _SQUARED_MARGIN, _REGULARIZED_LOGISTIC, _SIGMOID_MARGIN,
@@ -134,11 +134,11 @@ class Exponential(MarginObjective):
 
     def transform(self, raw):
         """sigmoid(2F)."""
-        return np.exp(-np.logaddexp(0.0, -2.0 * raw))
+        return np.exp(-np.logaddexp(0.0, -scaled_score(raw, 2.0)))
 
     def metric_score(self, raw):
         """Log-odds 2F."""
-        return 2.0 * raw
+        return scaled_score(raw, 2.0)
 
 
 @register
@@ -160,11 +160,11 @@ class SmartLogistic(MarginObjective):
 
     def transform(self, raw):
         """psi = sigmoid(2F)."""
-        return np.exp(-np.logaddexp(0.0, -2.0 * raw))
+        return np.exp(-np.logaddexp(0.0, -scaled_score(raw, 2.0)))
 
     def metric_score(self, raw):
         """Log-odds 2F."""
-        return 2.0 * raw
+        return scaled_score(raw, 2.0)
 
 
 @register

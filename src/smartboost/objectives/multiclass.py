@@ -19,7 +19,7 @@ from numba import njit, prange
 
 from .._kernels.exp import exp
 from ..errors import DataError, ParameterError
-from .base import Objective, register
+from .base import Objective, register, scaled_score
 from .binary import BinaryLogistic
 
 _ROWS_PER_BLOCK = 1024
@@ -199,7 +199,7 @@ class MulticlassOVA(Objective):
 
     def metric_score(self, raw):
         """Each class's log-odds s F_k."""
-        return self.sigmoid * raw
+        return scaled_score(raw, self.sigmoid)
 
     def to_dict(self):
         """Name, ``num_class``, and each of binary's options that is not at its default."""
