@@ -188,12 +188,12 @@ def _count_prefix(hist, first_cell, n_bins, unit, c_left):
 
 
 @_scan_kernel()
-def _node_counts(hist, first_cell, n_bins, h_total, sums, units, params, c_left):
-    """:func:`_count_prefix` of a feature's value bins in a node with hessian sum ``h_total`` (in
-    the tree's scale), for :func:`_count_window`; nothing without ``min_data_in_leaf``, where
-    the window reads no count."""
+def _node_counts(hist, first_cell, n_bins, unit, params, c_left):
+    """:func:`_count_prefix` of a feature's value bins (``unit``: the node's rows per fixed-point
+    hessian unit), for :func:`_count_window`; nothing without ``min_data_in_leaf``, where the
+    window reads no count."""
     if params.min_data_in_leaf > 0.0:
-        _count_prefix(hist, first_cell, n_bins, units.h * rows_per_hessian(h_total, sums.n_rows), c_left)
+        _count_prefix(hist, first_cell, n_bins, unit, c_left)
 
 
 @_scan_kernel()
@@ -643,14 +643,14 @@ def scan_bounded(hist, first_cell, n_bins, thresholds, sums, units, params, dire
     lower, upper = sums.lower, sums.upper
     least_h = least_child_hessian(params.min_sum_hessian_in_leaf, l2)
     c_left = scratch[3, :n_bins].view(np.int64)
-    _node_counts(hist, first_cell, n_bins, h_total, sums, units, params, c_left)
+    unit = units.h * rows_per_hessian(h_total, sums.n_rows)
+    _node_counts(hist, first_cell, n_bins, unit, params, c_left)
     g_missing = hist[first_cell + n_bins, 0]
     h_missing = hist[first_cell + n_bins, 1]
     has_missing = g_missing != 0 or h_missing != 0
     zero = np.int64(0)
     n_missing_right = n_bins if has_missing else n_bins - 1
-    forward, extra = _missing_right_count(h_missing, units.h * rows_per_hessian(h_total, sums.n_rows), has_missing,
-                                          from_top)
+    forward, extra = _missing_right_count(h_missing, unit, has_missing, from_top)
     lo, hi = _count_window(c_left, n_missing_right, sums.n_rows, params.min_data_in_leaf, forward, extra)
     score, best_bin = _scan_bounded_thresholds(
         hist, first_cell, n_missing_right, thresholds, zero, zero, g_total, h_total, g_unit, h_unit, least_h, lo, hi,

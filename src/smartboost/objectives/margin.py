@@ -134,7 +134,7 @@ class Exponential(MarginObjective):
 
     def transform(self, raw):
         """sigmoid(2F)."""
-        return np.exp(-np.logaddexp(0.0, -scaled_score(raw, 2.0)))
+        return np.exp(-np.logaddexp(0.0, -self.metric_score(raw)))
 
     def metric_score(self, raw):
         """Log-odds 2F."""
@@ -160,7 +160,7 @@ class SmartLogistic(MarginObjective):
 
     def transform(self, raw):
         """psi = sigmoid(2F)."""
-        return np.exp(-np.logaddexp(0.0, -scaled_score(raw, 2.0)))
+        return np.exp(-np.logaddexp(0.0, -self.metric_score(raw)))
 
     def metric_score(self, raw):
         """Log-odds 2F."""
