@@ -14,7 +14,7 @@ from smartboost._kernels.histogram import (build_histogram, build_histogram_colu
 from smartboost._kernels.partition import partition, partition_parallel
 from smartboost._kernels.split import (find_best_split, in_units, leaf_score, leaf_values, least_child_hessian,
                                        split_scratch, subtract_and_find_splits, tree_units)
-from smartboost._kernels.records import Candidates, Cells, NodeSums, SplitParams, ThresholdRule, Units
+from smartboost._kernels.records import Candidates, Cells, LocalRows, NodeSums, SplitParams, ThresholdRule, Units
 from smartboost.binning import BinMapper
 from smartboost import grower
 from smartboost.grower import NodeRows
@@ -353,6 +353,40 @@ def test_histogram_subtraction_equals_direct_build():
     for f in range(4):
         cells = slice(offsets[f], offsets[f] + mapper.n_bins[f] + 1)
         np.testing.assert_array_equal(parent[cells], large[cells] if built[f] else before[cells])
+
+
+@pytest.mark.parametrize("built", [[True] * 6, [True, False, True, True, False, True], [False] * 5 + [True]])
+@pytest.mark.parametrize("n_blocks", [2, 3, 8])
+def test_small_child_built_inside_the_scans_equals_built_before(built, n_blocks):
+    """``subtract_and_find_splits`` given the rows builds the smaller child's histogram in its
+    parallel loop, by blocks of the built features (``LocalRows.scan_build_rows``): the same
+    splits, the same larger child, and the smaller child's cells of every built feature, as when
+    the histogram is built first; with more blocks than features too."""
+    _, mapper, binned, offsets, n_cells, g, h = _binned(n=3000, n_features=6, seed=2, max_bin=40)
+    rows = np.random.default_rng(3).permutation(3000).astype(np.uint32)  # a node's rows in any order
+    start, end = 1000, 1400  # the smaller child: rows[start:end] of the parent rows[1000:3000]
+    small_rows, large_rows = rows[start:end], rows[end:]
+    parent = _reference_histogram(binned, offsets, n_cells, rows[start:], g, h)
+    small = _reference_histogram(binned, offsets, n_cells, small_rows, g, h)
+    built = np.array(built)
+    candidates, cells = Candidates(built, None), Cells(offsets, mapper.n_bins)
+    small_sums = NodeSums(g[small_rows].sum(), h[small_rows].sum(), small_rows.size)
+    large_sums = NodeSums(g[large_rows].sum(), h[large_rows].sum(), large_rows.size)
+    args = (cells, built, candidates, small_sums, True, candidates, large_sums, True, Units(1e-3, 1e-3),
+            SplitParams(0.0, 1.0, 0.0, 1e-3, 5.0), split_scratch(mapper.n_bins))
+    layout = binned.histogram_layout
+    assert layout.dense_offsets.size == 6  # every feature dense, as the grower asks
+    gh = np.column_stack([g, h]).astype(np.int32)
+    local = LocalRows(rows, None, gh, np.zeros((n_blocks, n_cells, 2), np.int64), layout.arrays, False, None, 1000)
+    expected_parent = parent.copy()
+    expected = subtract_and_find_splits(expected_parent, small, *args)
+    in_scans_parent, in_scans_small = parent.copy(), np.full_like(small, -7)  # garbage, as a reused slot
+    assert subtract_and_find_splits(in_scans_parent, in_scans_small, *args, local, start, end) == expected
+    assert expected[0].feature >= 0 and expected[1].feature >= 0
+    for f in np.flatnonzero(built):
+        cells_f = slice(offsets[f], offsets[f] + mapper.n_bins[f] + 1)
+        np.testing.assert_array_equal(in_scans_small[cells_f], small[cells_f])
+        np.testing.assert_array_equal(in_scans_parent[cells_f], expected_parent[cells_f])
 
 
 def _brute_force_split(X, binned, mapper, g, h, params, unit=1e-3, pairs=None):

@@ -45,6 +45,12 @@ histogram cells of the features scanned, each feature counted ``SCAN_FEATURE_CEL
 (``_kernels.split.scans_in_parallel``). Below it a parallel loop costs more to start and to
 balance than it saves (docs/internals.md, "Splits")."""
 
+SCAN_BUILD_ROWS = HIST_PARALLEL_MIN_ROWS
+"""A smaller child of fewer rows (one that would build its histogram on one thread) has it built
+inside the parallel loop that scans it, each thread the cells of the features it then scans,
+when every feature is dense and the scans run in parallel (``grower.NodeRows``;
+docs/internals.md, "Splits")."""
+
 SCAN_FEATURE_CELLS = 32
 """The fixed cost of one feature's scan (calls, its missing cell, its best threshold), in
 cells of the scan loop."""

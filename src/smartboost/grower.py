@@ -24,7 +24,7 @@ import numpy as np
 
 from ._common import (CELL_DTYPE, COMPACT_ROWS_FRACTION, FIXED_DTYPE, HIST_COLUMNS_PER_THREAD,
                       HIST_SMALL_DATA_BYTES, HIST_SMALL_DATA_COLUMNS_PER_THREAD, INDEX_DTYPE, ROW_FIXED_DTYPE,
-                      WIDE_ROW_BYTES)
+                      SCAN_BUILD_ROWS, WIDE_ROW_BYTES)
 from ._dispatch import BoundKernel
 from ._kernels.gradients import NOT_FINITE, fixed_point_extents, to_fixed_point, unit_exponents
 from ._kernels.grow import DONE, NEED_AGREEMENT, NEED_ROOT, NEED_SPACE, grow_tree, pack_tree, start_tree
@@ -34,7 +34,7 @@ from ._kernels.random import fill_row_ids
 from ._kernels.records import (COUNTS, NODE, SPLIT_ROW, Candidates, Cells, GrowthLimits, GrowthState,
                                Interactions, LocalRows, PartitionColumns, SplitChoices, SplitParams, ThresholdRule,
                                Units)
-from ._kernels.split import in_scale, in_units, leaf_values, split_scratch, tree_units
+from ._kernels.split import in_scale, in_units, leaf_values, scans_in_parallel, split_scratch, tree_units
 from ._params import TrainingParams
 from .binning import BinMapper, BinnedData, histogram_cells
 from .constraints import interaction_groups, monotone_directions
@@ -168,6 +168,10 @@ class NodeRows:
         self._sparse = np.ones(self.n_bins.size, np.bool_)
         self._sparse[self.layout.dense_features] = False
         self._column_blocks = False  # histograms over blocks of columns, one per thread (use_features)
+        # small nodes' histograms built by the threads that scan them (LocalRows.scan_build_rows),
+        # where every feature is dense and a node's scans run in parallel
+        self._scan_build_rows = 0
+        self._scans_parallel = bool(scans_in_parallel(self.n_bins, np.arange(self.n_bins.size), 2))
         self._start = np.zeros(1, np.int64)  # each node's slice of the row list
         self._end = np.zeros(1, np.int64)
         self.is_compact = False
@@ -216,6 +220,8 @@ class NodeRows:
             cells = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
         dense_offsets = self.layout.dense_offsets if columns is None else self.layout.dense_offsets[columns]
         self._column_blocks = self._histograms_by_columns(dense_offsets.size, columns is None)
+        fused = self.n_threads > 1 and not self._column_blocks and columns is None and not self._sparse.any()
+        self._scan_build_rows = SCAN_BUILD_ROWS if fused and self._scans_parallel else 0
         if self.is_compact:
             bins, indptr, sparse_cells = self._gather_compact(columns)
             self._hist_arrays = self.layout.arrays._replace(dense_bins=bins, dense_offsets=dense_offsets,
@@ -320,7 +326,7 @@ class NodeRows:
     def local_rows(self) -> LocalRows:
         """These rows as the compiled growth loop takes them (after :meth:`begin_tree`)."""
         return LocalRows(self.rows, self.scratch, self.gh, self.thread_hists, self._hist_arrays, self._column_blocks,
-                         self._columns)
+                         self._columns, self._scan_build_rows)
 
     def set_segments(self, start: np.ndarray, end: np.ndarray) -> None:
         """Each node's slice of the row list, after ``grow_tree`` partitioned it."""

@@ -504,16 +504,26 @@ def _split_rows(state, rows, cells):
         a = np.int64(p.left)
         n_right = p.n_rows - n_left
         small, start, end = (a, p.start, p.start + n_left) if n_left <= n_right else (a + 1, p.start + n_left, p.end)
-        node_histogram(rows.rows, start, end, rows.histogram, rows.gh, nodes[small].g, nodes[small].h,
-                       state.pool[slot], rows.thread_hists, rows.column_blocks)
         state.pending[j, 3] = small
+        if not _built_in_scans(rows, end - start):
+            node_histogram(rows.rows, start, end, rows.histogram, rows.gh, nodes[small].g, nodes[small].h,
+                           state.pool[slot], rows.thread_hists, rows.column_blocks)
 
 
 @njit(cache=True, nogil=True)
-def _finish(state, cells, choices, limits, params, units, scan_scratch):
+def _built_in_scans(rows, n_rows):
+    """Whether a smaller child of ``n_rows`` rows has its histogram built by the parallel loop
+    that scans it (``LocalRows.scan_build_rows``; :func:`_finish`) instead of in
+    :func:`_split_rows`."""
+    return rows is not None and n_rows < rows.scan_build_rows
+
+
+@njit(cache=True, nogil=True)
+def _finish(state, rows, cells, choices, limits, params, units, scan_scratch):
     """Complete the pending splits whose rows are split: place the children's rows, derive the
     larger child's histogram by subtraction and scan both (:func:`_open_scanned` then opens
-    those with a valid split)."""
+    those with a valid split); ``rows``: this process's rows, which build a small child's
+    histogram in the scans' loop (:func:`_built_in_scans`), or None."""
     c = state.counts[0]
     nodes = state.nodes
     for j in range(c.n_pending):
@@ -531,11 +541,19 @@ def _finish(state, cells, choices, limits, params, units, scan_scratch):
         s, g = nodes[small], nodes[large]
         scan_small = can_split(s.depth, s.n_rows, s.h, units.h, limits)
         scan_large = can_split(g.depth, g.n_rows, g.h, units.h, limits)
-        split_small, split_large = subtract_and_find_splits(
-            state.pool[g.slot], state.pool[s.slot], cells, choices.built,
-            _candidates_of(state, small, np.int64(0), choices), _node_sums(state, small, cells.monotone), scan_small,
-            _candidates_of(state, large, np.int64(1), choices), _node_sums(state, large, cells.monotone), scan_large, units, params,
-            scan_scratch)
+        parent_hist, small_hist = state.pool[g.slot], state.pool[s.slot]
+        small_candidates, small_sums = _candidates_of(state, small, np.int64(0), choices), _node_sums(state, small,
+                                                                                                     cells.monotone)
+        large_candidates, large_sums = _candidates_of(state, large, np.int64(1), choices), _node_sums(state, large,
+                                                                                                     cells.monotone)
+        if _built_in_scans(rows, s.n_rows):
+            split_small, split_large = subtract_and_find_splits(
+                parent_hist, small_hist, cells, choices.built, small_candidates, small_sums, scan_small,
+                large_candidates, large_sums, scan_large, units, params, scan_scratch, rows, s.start, s.end)
+        else:
+            split_small, split_large = subtract_and_find_splits(
+                parent_hist, small_hist, cells, choices.built, small_candidates, small_sums, scan_small,
+                large_candidates, large_sums, scan_large, units, params, scan_scratch)
         if scan_small:
             _keep_split(state, small, split_small)
         if scan_large:
@@ -683,7 +701,7 @@ def grow_tree(state, rows, cells, choices, limits, params, units, scan_scratch):
                 return NEED_SPLITS
             _split_rows(state, rows, cells)
         elif c.phase == _FINISH:
-            _finish(state, cells, choices, limits, params, units, scan_scratch)
+            _finish(state, rows, cells, choices, limits, params, units, scan_scratch)
             _list_scanned(state)
             c.phase = _OPEN
             if choices.partial:

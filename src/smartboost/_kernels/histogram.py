@@ -200,13 +200,24 @@ def build_histogram_columns(rows, start, end, dense_bins, dense_offsets, sparse_
     per_block = (n_dense + n_blocks - 1) // n_blocks
     for b in prange(n_blocks):
         first = min(n_dense, b * per_block)
-        stop = min(n_dense, first + per_block)
-        last_cell = dense_offsets[stop] if stop < n_dense else hist.shape[0]
-        for cell in range(dense_offsets[first] if first < n_dense else last_cell, last_cell):
-            hist[cell, 0] = 0
-            hist[cell, 1] = 0
-        _accumulate(rows, start, end, dense_bins[:, first:stop], dense_offsets[first:stop], sparse_indptr,
-                    sparse_cells, gh, hist)
+        build_column_block(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh, hist, first,
+                           min(n_dense, first + per_block))
+
+
+@njit(cache=True, nogil=True)
+def build_column_block(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh, hist, first,
+                       stop):
+    """Zero the cells of dense columns ``first .. stop - 1`` and add rows ``rows[start:end]``
+    into them, on the calling thread: one block of :func:`build_histogram_columns`, for layouts
+    of dense features only (each column's cells run up to the next one's first cell, the last
+    column's to the end of ``hist``). The other cells are neither read nor written."""
+    n_dense = dense_bins.shape[1]
+    last_cell = dense_offsets[stop] if stop < n_dense else hist.shape[0]
+    for cell in range(dense_offsets[first] if first < n_dense else last_cell, last_cell):
+        hist[cell, 0] = 0
+        hist[cell, 1] = 0
+    _accumulate(rows, start, end, dense_bins[:, first:stop], dense_offsets[first:stop], sparse_indptr, sparse_cells,
+                gh, hist)
 
 
 @njit(cache=True, nogil=True)

@@ -100,11 +100,13 @@ the column-major bins by row id, or for a tree grown on a compact copy of its ro
 row ``ids`` into ``gathered[f]`` on first use (``is_gathered[f]``)."""
 
 LocalRows = namedtuple("LocalRows", ["rows", "scratch", "gh", "thread_hists", "histogram", "column_blocks",
-                                     "columns"])
+                                     "columns", "scan_build_rows"])
 LocalRows.__doc__ = """A tree's rows held by this process (``grower.NodeRows``): the row list (partitioned
 in place, node by node) and the partition's scratch, the rows' fixed-point (g, h), one histogram
 per thread (their number sets the kernels' thread count), the :class:`HistogramArrays`, whether
-histograms go by blocks of columns, and the :class:`PartitionColumns`."""
+histograms go by blocks of columns, the :class:`PartitionColumns`, and below how many rows a
+smaller child has its histogram built inside the parallel loop that scans it
+(``_kernels.split.subtract_and_find_splits``) rather than before it (0: none)."""
 
 DrawPieces = namedtuple("DrawPieces", ["start", "first", "length", "offset", "needed", "left", "ties"])
 DrawPieces.__doc__ = """Where an exact-count draw (uniform's selection sampling, GOSS's top rows and

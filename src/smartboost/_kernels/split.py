@@ -56,6 +56,7 @@ from numba import get_thread_id, njit, prange
 
 from .._common import SCAN_FEATURE_CELLS, SCAN_PARALLEL_MIN_CELLS
 from ._intrinsics import bits_float, float_bits
+from .histogram import build_column_block
 from .records import NO_LEFT_SET, Split, SplitParams, Units
 
 _GAIN_EPS = 1e-12
@@ -1030,14 +1031,41 @@ def _subtract_and_scan_parallel(features, parent, small, cells, small_candidates
                            large_candidates, large_sums, scan_large, units, params, scratch, gains, bins, missing_left)
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def _build_subtract_and_scan_parallel(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh,
+                                      n_blocks, features, parent, small, cells, small_candidates, small_sums,
+                                      scan_small, large_candidates, large_sums, scan_large, units, params, scratch,
+                                      gains, bins, missing_left):
+    """:func:`_subtract_and_scan_parallel` with the smaller child's histogram built in the same
+    loop: each of ``n_blocks`` threads builds the cells of a block of the listed features (their
+    columns, :func:`~smartboost._kernels.histogram.build_column_block`), then subtracts and scans
+    those features, so that the cells it writes are the ones it reads, in its own core's cache.
+    The row arrays come one by one: numba fails to lower a namedtuple's fields read inside a
+    parallel loop."""
+    n = features.shape[0]
+    per_block = (n + n_blocks - 1) // n_blocks
+    for block in prange(n_blocks):
+        first = min(n, block * per_block)
+        stop = min(n, first + per_block)
+        if first < stop:
+            build_column_block(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh, small,
+                               features[first], features[stop - 1] + 1)
+        for item in range(2 * first, 2 * stop):
+            _subtract_and_scan(np.int64(item), features, parent, small, cells, small_candidates, small_sums,
+                               scan_small, large_candidates, large_sums, scan_large, units, params, scratch, gains,
+                               bins, missing_left)
+
+
 @njit(cache=True, nogil=True)
 def subtract_and_find_splits(parent, small, cells, built, small_candidates, small_sums, scan_small, large_candidates,
-                             large_sums, scan_large, units, params, scratch):
+                             large_sums, scan_large, units, params, scratch, rows=None, start=0, end=0):
     """Derive the larger child by subtraction and find both children's best splits.
 
     One loop does the subtraction and both scans (docs/internals.md, "Splits"), over (feature,
     child) pairs of the built features, on every thread when :func:`scans_in_parallel` says
-    the work pays for it, else on the calling thread.
+    the work pays for it, else on the calling thread. Given ``rows``, one parallel loop also
+    builds the smaller child's histogram first, each thread the cells of the features it then
+    scans (:func:`_build_subtract_and_scan_parallel`).
 
     Parameters
     ----------
@@ -1045,7 +1073,7 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
         The parent's histogram; overwritten with the larger child's (in the ``built`` features'
         cells; the others are left as they are).
     small : ndarray of int64, shape (n_cells, 2)
-        The smaller child's histogram (built directly).
+        The smaller child's histogram (built directly), or where it is built (``rows`` given).
     cells : Cells
         The cell layout.
     built : ndarray of bool, shape (n_features,)
@@ -1058,6 +1086,12 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
         Whether to look for a split in each child.
     units, params, scratch
         As :func:`find_best_split`.
+    rows : LocalRows or None
+        The rows, of which ``rows.rows[start:end]`` are the smaller child's, when its histogram
+        is built here: for a layout of dense columns only, one per feature, all of them given
+        (``LocalRows.scan_build_rows``). None: ``small`` is built already.
+    start, end : int
+        The smaller child's slice of ``rows.rows`` (read with ``rows`` only).
 
     Returns
     -------
@@ -1066,7 +1100,14 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
     """
     features = np.flatnonzero(built)
     gains, bins, missing_left = _no_splits(np.int64(2), features.shape[0])
-    if scans_in_parallel(cells.n_bins, features, 2):
+    if rows is not None:
+        layout = rows.histogram
+        _build_subtract_and_scan_parallel(rows.rows, start, end, layout.dense_bins, layout.dense_offsets,
+                                          layout.sparse_indptr, layout.sparse_cells, rows.gh,
+                                          rows.thread_hists.shape[0], features, parent, small, cells, small_candidates,
+                                          small_sums, scan_small, large_candidates, large_sums, scan_large, units,
+                                          params, scratch, gains, bins, missing_left)
+    elif scans_in_parallel(cells.n_bins, features, 2):
         _subtract_and_scan_parallel(features, parent, small, cells, small_candidates, small_sums, scan_small,
                                     large_candidates, large_sums, scan_large, units, params, scratch, gains, bins,
                                     missing_left)
