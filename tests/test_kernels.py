@@ -381,7 +381,7 @@ def test_small_child_built_inside_the_scans_equals_built_before(built, n_blocks)
     expected_parent = parent.copy()
     expected = subtract_and_find_splits(expected_parent, small, *args)
     in_scans_parent, in_scans_small = parent.copy(), np.full_like(small, -7)  # garbage, as a reused slot
-    assert subtract_and_find_splits(in_scans_parent, in_scans_small, *args, local, start, end) == expected
+    assert subtract_and_find_splits(in_scans_parent, in_scans_small, *args, local, True, start, end) == expected
     assert expected[0].feature >= 0 and expected[1].feature >= 0
     for f in np.flatnonzero(built):
         cells_f = slice(offsets[f], offsets[f] + mapper.n_bins[f] + 1)

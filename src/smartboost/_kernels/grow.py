@@ -546,14 +546,9 @@ def _finish(state, rows, cells, choices, limits, params, units, scan_scratch):
                                                                                                      cells.monotone)
         large_candidates, large_sums = _candidates_of(state, large, np.int64(1), choices), _node_sums(state, large,
                                                                                                      cells.monotone)
-        if _built_in_scans(rows, s.n_rows):
-            split_small, split_large = subtract_and_find_splits(
-                parent_hist, small_hist, cells, choices.built, small_candidates, small_sums, scan_small,
-                large_candidates, large_sums, scan_large, units, params, scan_scratch, rows, s.start, s.end)
-        else:
-            split_small, split_large = subtract_and_find_splits(
-                parent_hist, small_hist, cells, choices.built, small_candidates, small_sums, scan_small,
-                large_candidates, large_sums, scan_large, units, params, scan_scratch)
+        split_small, split_large = subtract_and_find_splits(
+            parent_hist, small_hist, cells, choices.built, small_candidates, small_sums, scan_small, large_candidates,
+            large_sums, scan_large, units, params, scan_scratch, rows, _built_in_scans(rows, s.n_rows), s.start, s.end)
         if scan_small:
             _keep_split(state, small, split_small)
         if scan_large:

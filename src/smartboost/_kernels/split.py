@@ -1021,36 +1021,39 @@ def _subtract_and_scan(item, features, parent, small, cells, small_candidates, s
 @njit(cache=True, nogil=True, parallel=True)
 def _subtract_and_scan_parallel(features, parent, small, cells, small_candidates, small_sums, scan_small,
                                 large_candidates, large_sums, scan_large, units, params, scratch, gains, bins,
-                                missing_left):
+                                missing_left, rows, build, start, end, n_blocks):
     """:func:`_subtract_and_scan` of every item, over the threads (items, not features, so that
     a tree on a few features keeps every thread busy: a static schedule over features could give
-    them all to one thread)."""
-    for item in prange(2 * features.shape[0]):
-        # np.int64: as in _scan_all_parallel
-        _subtract_and_scan(np.int64(item), features, parent, small, cells, small_candidates, small_sums, scan_small,
-                           large_candidates, large_sums, scan_large, units, params, scratch, gains, bins, missing_left)
+    them all to one thread).
 
-
-@njit(cache=True, nogil=True, parallel=True)
-def _build_subtract_and_scan_parallel(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh,
-                                      n_blocks, features, parent, small, cells, small_candidates, small_sums,
-                                      scan_small, large_candidates, large_sums, scan_large, units, params, scratch,
-                                      gains, bins, missing_left):
-    """:func:`_subtract_and_scan_parallel` with the smaller child's histogram built in the same
-    loop: each of ``n_blocks`` threads builds the cells of a block of the listed features (their
-    columns, :func:`~smartboost._kernels.histogram.build_column_block`), then subtracts and scans
-    those features, so that the cells it writes are the ones it reads, in its own core's cache.
-    The row arrays come one by one: numba fails to lower a namedtuple's fields read inside a
-    parallel loop."""
+    With ``build`` (``rows`` given), the smaller child's histogram of ``rows.rows[start:end]`` is
+    built in the same loop: each of ``n_blocks`` threads builds the cells of a block of the
+    listed features (their columns, :func:`~smartboost._kernels.histogram.build_column_block`),
+    then subtracts and scans those features, so that the cells it writes are the ones it reads,
+    in its own core's cache. One kernel for both, so that numba compiles the scans into one
+    parallel loop, not two (``rows`` None: compiled without the build)."""
     n = features.shape[0]
-    per_block = (n + n_blocks - 1) // n_blocks
-    for block in prange(n_blocks):
-        first = min(n, block * per_block)
-        stop = min(n, first + per_block)
-        if first < stop:
-            build_column_block(rows, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh, small,
-                               features[first], features[stop - 1] + 1)
-        for item in range(2 * first, 2 * stop):
+    n_tasks, step = 2 * n, 1  # task t: items t * step .. t * step + step - 1
+    if build:
+        n_tasks, step = n_blocks, 2 * ((n + n_blocks - 1) // n_blocks)
+    # the row arrays out of the namedtuples (numba cannot pass those into a parallel loop), or
+    # empty ones of no use without the rows
+    if rows is None:
+        row_list, gh = np.empty(0, np.uint32), np.empty((0, 2), np.int32)
+        dense_bins, dense_offsets = np.empty((0, 0), np.uint8), np.empty(0, np.uint32)
+        sparse_indptr, sparse_cells = np.empty(1, np.int64), np.empty(0, np.uint32)
+    else:
+        row_list, gh, layout = rows.rows, rows.gh, rows.histogram
+        dense_bins, dense_offsets = layout.dense_bins, layout.dense_offsets
+        sparse_indptr, sparse_cells = layout.sparse_indptr, layout.sparse_cells
+    for task in prange(n_tasks):
+        first_item = min(2 * n, task * step)
+        stop_item = min(2 * n, first_item + step)
+        if build and first_item < stop_item:  # the block's features: items come in pairs
+            build_column_block(row_list, start, end, dense_bins, dense_offsets, sparse_indptr, sparse_cells, gh,
+                               small, features[first_item // 2], features[stop_item // 2 - 1] + 1)
+        for item in range(first_item, stop_item):
+            # np.int64: as in _scan_all_parallel
             _subtract_and_scan(np.int64(item), features, parent, small, cells, small_candidates, small_sums,
                                scan_small, large_candidates, large_sums, scan_large, units, params, scratch, gains,
                                bins, missing_left)
@@ -1058,14 +1061,14 @@ def _build_subtract_and_scan_parallel(rows, start, end, dense_bins, dense_offset
 
 @njit(cache=True, nogil=True)
 def subtract_and_find_splits(parent, small, cells, built, small_candidates, small_sums, scan_small, large_candidates,
-                             large_sums, scan_large, units, params, scratch, rows=None, start=0, end=0):
+                             large_sums, scan_large, units, params, scratch, rows=None, build=False, start=0, end=0):
     """Derive the larger child by subtraction and find both children's best splits.
 
     One loop does the subtraction and both scans (docs/internals.md, "Splits"), over (feature,
     child) pairs of the built features, on every thread when :func:`scans_in_parallel` says
-    the work pays for it, else on the calling thread. Given ``rows``, one parallel loop also
+    the work pays for it, else on the calling thread. With ``build``, the same parallel loop
     builds the smaller child's histogram first, each thread the cells of the features it then
-    scans (:func:`_build_subtract_and_scan_parallel`).
+    scans (:func:`_subtract_and_scan_parallel`).
 
     Parameters
     ----------
@@ -1087,11 +1090,13 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
     units, params, scratch
         As :func:`find_best_split`.
     rows : LocalRows or None
-        The rows, of which ``rows.rows[start:end]`` are the smaller child's, when its histogram
-        is built here: for a layout of dense columns only, one per feature, all of them given
-        (``LocalRows.scan_build_rows``). None: ``small`` is built already.
+        This process's rows (None: they are elsewhere, and ``build`` must be False).
+    build : bool
+        Build the smaller child's histogram here from ``rows.rows[start:end]`` (``small`` is then
+        only written): for a layout of dense columns only, one per feature, all of them given
+        (``LocalRows.scan_build_rows``). False: ``small`` is built already.
     start, end : int
-        The smaller child's slice of ``rows.rows`` (read with ``rows`` only).
+        The smaller child's slice of ``rows.rows`` (read with ``build`` only).
 
     Returns
     -------
@@ -1100,17 +1105,13 @@ def subtract_and_find_splits(parent, small, cells, built, small_candidates, smal
     """
     features = np.flatnonzero(built)
     gains, bins, missing_left = _no_splits(np.int64(2), features.shape[0])
-    if rows is not None:
-        layout = rows.histogram
-        _build_subtract_and_scan_parallel(rows.rows, start, end, layout.dense_bins, layout.dense_offsets,
-                                          layout.sparse_indptr, layout.sparse_cells, rows.gh,
-                                          rows.thread_hists.shape[0], features, parent, small, cells, small_candidates,
-                                          small_sums, scan_small, large_candidates, large_sums, scan_large, units,
-                                          params, scratch, gains, bins, missing_left)
-    elif scans_in_parallel(cells.n_bins, features, 2):
+    if build or scans_in_parallel(cells.n_bins, features, 2):
+        n_blocks = 1
+        if rows is not None:
+            n_blocks = rows.thread_hists.shape[0]
         _subtract_and_scan_parallel(features, parent, small, cells, small_candidates, small_sums, scan_small,
                                     large_candidates, large_sums, scan_large, units, params, scratch, gains, bins,
-                                    missing_left)
+                                    missing_left, rows, build, start, end, n_blocks)
     else:
         for item in range(2 * features.shape[0]):
             _subtract_and_scan(item, features, parent, small, cells, small_candidates, small_sums, scan_small,
