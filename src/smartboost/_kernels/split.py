@@ -52,7 +52,8 @@ import math
 
 import numba
 import numpy as np
-from numba import get_thread_id, njit, prange
+from numba import get_thread_id, njit, prange, types
+from numba.extending import overload
 
 from .._common import SCAN_FEATURE_CELLS, SCAN_PARALLEL_MIN_CELLS
 from ._intrinsics import bits_float, float_bits
@@ -1018,6 +1019,27 @@ def _subtract_and_scan(item, features, parent, small, cells, small_candidates, s
             small, cells, small_candidates.thresholds, f, small_sums, units, params, scratch)
 
 
+def _row_arrays(rows):
+    """The arrays of ``rows`` a histogram is built from (rows, gh, then the layout's dense bins
+    and offsets, sparse pointers and cells), out of the namedtuples, which numba cannot pass
+    into a parallel loop; empty ones when ``rows`` is None (the rows are elsewhere).
+
+    Which applies is decided by the type of ``rows`` when numba compiles the caller
+    (:func:`_row_arrays_types`): a branch on ``rows is None`` is pruned only where ``rows`` is
+    None, so with rows given it would unify the empty arrays with the layout's (one- or two-byte
+    bins)."""
+
+
+@overload(_row_arrays, jit_options={"cache": True, "nogil": True})
+def _row_arrays_types(rows):
+    """The implementation of :func:`_row_arrays` for the type of ``rows``."""
+    if isinstance(rows, (types.NoneType, types.Omitted)):
+        return lambda rows: (np.empty(0, np.uint32), np.empty((0, 2), np.int32), np.empty((0, 0), np.uint8),
+                             np.empty(0, np.uint32), np.empty(1, np.int64), np.empty(0, np.uint32))
+    return lambda rows: (rows.rows, rows.gh, rows.histogram.dense_bins, rows.histogram.dense_offsets,
+                         rows.histogram.sparse_indptr, rows.histogram.sparse_cells)
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _subtract_and_scan_parallel(features, parent, small, cells, small_candidates, small_sums, scan_small,
                                 large_candidates, large_sums, scan_large, units, params, scratch, gains, bins,
@@ -1036,16 +1058,7 @@ def _subtract_and_scan_parallel(features, parent, small, cells, small_candidates
     n_tasks, step = 2 * n, 1  # task t: items t * step .. t * step + step - 1
     if build:
         n_tasks, step = n_blocks, 2 * ((n + n_blocks - 1) // n_blocks)
-    # the row arrays out of the namedtuples (numba cannot pass those into a parallel loop), or
-    # empty ones of no use without the rows
-    if rows is None:
-        row_list, gh = np.empty(0, np.uint32), np.empty((0, 2), np.int32)
-        dense_bins, dense_offsets = np.empty((0, 0), np.uint8), np.empty(0, np.uint32)
-        sparse_indptr, sparse_cells = np.empty(1, np.int64), np.empty(0, np.uint32)
-    else:
-        row_list, gh, layout = rows.rows, rows.gh, rows.histogram
-        dense_bins, dense_offsets = layout.dense_bins, layout.dense_offsets
-        sparse_indptr, sparse_cells = layout.sparse_indptr, layout.sparse_cells
+    row_list, gh, dense_bins, dense_offsets, sparse_indptr, sparse_cells = _row_arrays(rows)
     for task in prange(n_tasks):
         first_item = min(2 * n, task * step)
         stop_item = min(2 * n, first_item + step)
