@@ -12,7 +12,7 @@ from reference import solve_scale_sorted
 
 import smartboost as sb
 from smartboost._config import threads
-from smartboost._kernels.importance import correct_sampled, leaf_sums
+from smartboost._kernels.importance import class_norms, correct_sampled, leaf_sums
 from smartboost._kernels.scale import bracket_counts, collect_bracket, quickselect_scale, scale_bracket
 from smartboost._kernels.topk import quickselect_kth, rank_bracket, sum_bracket
 from smartboost._params import training_params
@@ -334,6 +334,18 @@ def test_mvs_importance_of_gradients_whose_squares_overflow(lam):
     rows, rest = np.empty(n, np.uint32), np.empty(n, np.uint32)
     m, weight = sampler.sample(ctx, rows, rest)
     assert 0.45 * n < m < 0.55 * n and np.isfinite(weight[rows[:m]]).all()
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 7])
+@pytest.mark.parametrize("n", [1, 1023, 1025, 3001])
+def test_class_norms_are_numpys_row_norms_bit_for_bit(n_classes, n):
+    # what the samplers of a multiclass objective draw by: squares added in class order, as
+    # numpy's einsum adds them (squares that overflow give inf, as there)
+    values = np.random.default_rng(n).standard_normal((n_classes, n))
+    values *= np.random.default_rng(n + 1).choice([1e-200, 1.0, 1e160], size=values.shape)
+    out = np.full(n, np.nan)
+    class_norms(values, out)
+    np.testing.assert_array_equal(out, np.sqrt(np.einsum("ki,ki->i", values, values)))
 
 
 # -- through training --------------------------------------------------------------------------

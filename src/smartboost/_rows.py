@@ -19,7 +19,7 @@ import numpy as np
 
 from ._common import INDEX_DTYPE
 from ._kernels.gradients import fixed_point_extents, gather_pair, leaf_fixed_sums, scatter_pair
-from ._kernels.importance import holdout_extent, holdout_sums
+from ._kernels.importance import class_norms, holdout_extent, holdout_sums
 from ._kernels.predict import add_leaf_values, add_values_by_leaf
 from ._params import TrainingParams, leaf_value_rows_mode
 from .binning import BinnedData
@@ -117,9 +117,9 @@ class TrainingRows:
     # -- one iteration ------------------------------------------------------------------------
 
     def compute_gradients(self, rows: np.ndarray | None = None) -> None:
-        """Gradients and hessians of every row at the current scores (and their per-row norms
-        for a multiclass objective, what the samplers see), or of ``rows`` only (a single-output,
-        row-wise objective)."""
+        """Gradients and hessians of every row at the current scores (and, for a multiclass
+        objective, their per-row norms, which the samplers see, unless the next draw takes every
+        row), or of ``rows`` only (a single-output, row-wise objective)."""
         if rows is not None:
             label, raw, grad, hess = np.empty((4, rows.shape[0]))
             gather_pair(rows, self.label, self.scores[0], label, raw)
@@ -135,9 +135,9 @@ class TrainingRows:
         self._n_computed += 1
         self.objective.grad_hess(self.label, self.raw, self.grad[0] if squeeze else self.grad,
                                  self.hess[0] if squeeze else self.hess)
-        if not squeeze:
-            np.sqrt(np.einsum("ki,ki->i", self.grad, self.grad), out=self.row_grad)
-            np.sqrt(np.einsum("ki,ki->i", self.hess, self.hess), out=self.row_hess)
+        if not squeeze and self.sampler.drawn_by != "none":  # a draw of every row reads no gradient
+            class_norms(self.grad, self.row_grad)
+            class_norms(self.hess, self.row_hess)
 
     def sampling_context(self, iteration: int, previous_leaf_values: np.ndarray | None,
                          mean_abs_grad: float | None = None) -> SamplingContext:

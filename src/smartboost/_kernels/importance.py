@@ -1,7 +1,8 @@
 """Row importances, smart2's gradient correction and the holdout check of a sampled tree, in parallel passes over
 the rows.
 
-``w |g|`` and MVS's regularised gradient norm, which the samplers draw by; the per-leaf sums of
+``w |g|``, MVS's regularised gradient norm and the per-class gradients' norms of multiclass
+objectives, which the samplers draw by; the per-leaf sums of
 the previous gradients and the corrected gradients of the sampled rows (SMART's improved
 diagonal approximation); a sampled tree's loss decrease estimated from its sample and from the
 other rows (``sampling='auto'``).
@@ -44,6 +45,33 @@ def abs_fixed_sum(values, unit):
     for c in range(chunks):
         out += parts[c]
     return out
+
+
+_NORM_BLOCK = 1024
+"""Rows per block of :func:`class_norms`: a block's sums of squares stay in L1 while each class's
+row of the block is added to them in one vectorised loop."""
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def class_norms(values, out):
+    """``out[i] = sqrt(sum_k values[k, i]^2)``: the L2 norm of each row's per-class gradients (or
+    hessians), what the samplers draw by for a multiclass objective (``values`` class-major,
+    shape (n_classes, n_rows)). The squares are added in class order, as numpy's
+    ``einsum("ki,ki->i")`` adds them."""
+    n_classes, n = values.shape
+    for block in prange((n + _NORM_BLOCK - 1) // _NORM_BLOCK):
+        start = block * _NORM_BLOCK
+        end = min(n, start + _NORM_BLOCK)
+        total = out[start:end]
+        row = values[0, start:end]
+        for i in range(end - start):
+            total[i] = row[i] * row[i]
+        for k in range(1, n_classes):
+            row = values[k, start:end]
+            for i in range(end - start):
+                total[i] += row[i] * row[i]
+        for i in range(end - start):
+            total[i] = np.sqrt(total[i])
 
 
 _NORM_CHUNKS = 64
