@@ -316,8 +316,9 @@ def cmd_side_by_side(args) -> None:
 
 # -- the panel: sampling="auto" and every library's samplers against no sampling ----------------
 
-PANEL = ("a9a", "lightgbm-binary", "higgs-800k", "regression-400k", "ranking-10k", "flights")
-"""The panel's sets (issue 37): two small public sets, generated large ones and real flight data."""
+PANEL = ("a9a", "lightgbm-binary", "higgs-800k", "regression-400k", "ranking-10k", "flights", "rare-500k",
+         "missing-375k")
+"""The panel's sets: two small public sets, generated large ones of several shapes and real flight data."""
 
 
 def _regression_like(n: int, n_features: int = 50, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -329,6 +330,25 @@ def _regression_like(n: int, n_features: int = 50, seed: int = 0) -> tuple[np.nd
     y = (2.0 * np.sin(x[:, 0]) + x[:, 1] * x[:, 2] + np.where(x[:, 3] > 0.5, 1.5, -0.5) + 0.5 * x[:, 4] ** 2
          + np.abs(x[:, 5] - x[:, 6]) + np.tanh(2 * x[:, 7]) * x[:, 8] + 0.3 * x[:, 9] + rng.standard_normal(n))
     return X, y
+
+
+def _binary_like(kind: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Generated binary sets of other shapes than the HIGGS-like one: ``"rare"``, 500,000 rows x
+    24 Gaussian features whose logistic model makes about 1% positives; ``"missing"``, 375,000
+    rows x 30 features, a fifth of the positives' log-odds from interactions, 15% of every
+    column missing at random."""
+    rng = np.random.default_rng(seed)
+    if kind == "rare":
+        X = rng.standard_normal((500_000, 24))
+        logit = 1.5 * X[:, 0] + X[:, 1] * X[:, 2] + 2.0 * np.maximum(X[:, 3], 0.0) - 5.5
+        y = (rng.random(len(X)) < 1.0 / (1.0 + np.exp(-logit))).astype(np.float64)
+        return X.astype(np.float32), y
+    X = rng.standard_normal((375_000, 30))
+    logit = (X[:, 0] * X[:, 1] + np.sin(2.0 * X[:, 2]) + (X[:, 3] > 0.5) * X[:, 4] + 0.5 * X[:, 5:10].sum(axis=1)
+             + np.abs(X[:, 10]))
+    y = (logit + rng.logistic(size=len(X)) > 1.0).astype(np.float64)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    return X.astype(np.float32), y
 
 
 def _flights(seed: int = 0):
@@ -367,6 +387,12 @@ def _panel_set(name: str, queries: int):
         data = load_ranking("synthetic", queries)
         return ("ranking", "ndcg@10", data.X, data.y, data.qid, data.X_test, data.y_test, data.qid_test,
                 data.describe())
+    if name in ("rare-500k", "missing-375k"):
+        X, y = _binary_like(name.split("-")[0])
+        cut = len(y) * 4 // 5
+        shape = "about 1% positives" if name == "rare-500k" else "15% of the values missing"
+        return ("binary", "auc", X[:cut], y[:cut], None, X[cut:], y[cut:], None,
+                f"generated binary, {shape}: {cut:,} train / {len(y) - cut:,} validation rows x {X.shape[1]} features")
     if name == "flights":
         X, y, Xv, yv = _flights()
         return ("binary", "auc", X, y, None, Xv, yv, None,
