@@ -158,6 +158,16 @@ def test_the_rate_bounds_keep_a_sample_of_at_least_min_sample_rows(n_rows, low, 
     assert (sampler.min_rate, sampler.max_rate, sampler.rate) == pytest.approx((low, high, high))
 
 
+@pytest.mark.parametrize("n_rows, checked", [(100_000, False), (800_000, False), (800_001, True),
+                                             (10_000_000, True)])
+def test_trees_are_checked_only_where_the_rate_can_move(n_rows, checked):
+    """Up to MIN_SAMPLE_ROWS / MAX_RATE rows the bounds meet and a check could not change the
+    rate; above, every CHECK_EVERY-th iteration is checked."""
+    sampler = _sampler(n_rows)
+    assert [sampler.checks(i) for i in range(2 * auto.CHECK_EVERY)] == [
+        checked and i % auto.CHECK_EVERY == 0 for i in range(2 * auto.CHECK_EVERY)]
+
+
 # -- training ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("lowered", ["AUTO_MIN_ROWS", "AUTO_MIN_FEATURES"])

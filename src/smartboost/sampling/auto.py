@@ -7,10 +7,10 @@ iteration grows its trees on every row: a sample saves little time per iteration
 (docs/concepts/sampling.md, "Automatic sampling"):
 
 - The sampled trees of every :data:`CHECK_EVERY`-th iteration are checked on the rows they
-  were not grown on. A tree's step lowers the loss of row ``i`` by about
-  ``c_i = -w_i (g_i d + h_i d^2 / 2)``; summed with inverse-probability weights, the sampled
-  rows and the other rows each estimate the decrease over all rows
-  (:func:`~smartboost._kernels.importance.holdout_extent`). On the sample the estimate also holds
+  were not grown on (where the rate's bounds below leave it room to move). A tree's step
+  lowers the loss of row ``i`` by about ``c_i = -w_i (g_i d + h_i d^2 / 2)``; summed with
+  inverse-probability weights, the sampled rows and the other rows each estimate the decrease
+  over all rows (:func:`~smartboost._kernels.importance.holdout_extent`). On the sample the estimate also holds
   what the tree learnt of the sample's noise: the share ``rho`` of the sampled estimate that the
   other rows confirm is the share of the tree that is signal.
 - With noise that grows as the sample shrinks, a tree at rate ``r`` keeps about
@@ -237,8 +237,9 @@ class AutoSampler(Sampler):
 
     def checks(self, iteration: int) -> bool:
         """Whether the trees of ``iteration`` are checked (every :data:`CHECK_EVERY`-th iteration
-        while the rate adapts)."""
-        return self.adapts and iteration % CHECK_EVERY == 0
+        while the rate adapts and its bounds leave it room to move: where they meet, up to
+        ``MIN_SAMPLE_ROWS / MAX_RATE`` rows, the check could not change it)."""
+        return self.adapts and self.min_rate < self.max_rate and iteration % CHECK_EVERY == 0
 
     def observe(self, holdout: np.ndarray) -> None:
         """Choose the next rate from this iteration's holdout check.
