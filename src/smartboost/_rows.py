@@ -118,8 +118,8 @@ class TrainingRows:
 
     def compute_gradients(self, rows: np.ndarray | None = None) -> None:
         """Gradients and hessians of every row at the current scores (and, for a multiclass
-        objective, their per-row norms, which the samplers see, unless the next draw takes every
-        row), or of ``rows`` only (a single-output, row-wise objective)."""
+        objective, their per-row norms, which a sampler that reads the gradients sees, unless its
+        next draw takes every row), or of ``rows`` only (a single-output, row-wise objective)."""
         if rows is not None:
             label, raw, grad, hess = np.empty((4, rows.shape[0]))
             gather_pair(rows, self.label, self.scores[0], label, raw)
@@ -135,7 +135,8 @@ class TrainingRows:
         self._n_computed += 1
         self.objective.grad_hess(self.label, self.raw, self.grad[0] if squeeze else self.grad,
                                  self.hess[0] if squeeze else self.hess)
-        if not squeeze and self.sampler.drawn_by != "none":  # a draw of every row reads no gradient
+        sampler = self.sampler
+        if not squeeze and sampler.reads_gradients and sampler.drawn_by != "none":  # else nothing reads them
             class_norms(self.grad, self.row_grad)
             class_norms(self.hess, self.row_hess)
 
