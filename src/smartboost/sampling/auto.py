@@ -10,9 +10,9 @@ iteration grows its trees on every row: a sample saves little time per iteration
   were not grown on (where the rate's bounds below leave it room to move). A tree's step
   lowers the loss of row ``i`` by about ``c_i = -w_i (g_i d + h_i d^2 / 2)``; summed with
   inverse-probability weights, the sampled rows and the other rows each estimate the decrease
-  over all rows (:func:`~smartboost._kernels.importance.holdout_extent`). On the sample the estimate also holds
-  what the tree learnt of the sample's noise: the share ``rho`` of the sampled estimate that the
-  other rows confirm is the share of the tree that is signal.
+  over all rows (:func:`~smartboost._kernels.importance.holdout_extent`). On the sample the
+  estimate also holds what the tree learnt of the sample's noise: the share ``rho`` of the
+  sampled estimate that the other rows confirm is the share of the tree that is signal.
 - With noise that grows as the sample shrinks, a tree at rate ``r`` keeps about
   ``rho(r) = r / (r + r0)`` of what it learns, and one measurement gives ``r0 = r (1 - rho) / rho``.
   A sampled iteration costs about ``a + (1 - a) r`` of a full one (``a``: its share that does not
