@@ -903,9 +903,10 @@ def test_a_stalled_exchange_between_shards_names_both_workers_and_the_exchange(c
     assert time.perf_counter() - start < 30
 
 
-def test_a_worker_killed_in_the_middle_of_a_tree_stops_training_at_once():
+def test_a_worker_killed_in_the_middle_of_a_tree_stops_training_at_once(tmp_path):
     X, y = _data(n=2000)
     params = {"objective": "binary", "num_leaves": 7, "verbosity": -1}
+    stamp = tmp_path / "killed_at"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cl:
         with distributed.Client(cl) as c:
             victim = sorted(c.scheduler_info()["workers"])[1]
@@ -916,15 +917,17 @@ def test_a_worker_killed_in_the_middle_of_a_tree_stops_training_at_once():
 
                 def dying(self, requests):
                     if self.peers.context.startswith("iteration 3,"):
+                        stamp.write_text(repr(time.time()))
                         os.kill(os.getpid(), signal.SIGKILL)
                     return split_many(self, requests)
                 _shard._PeerRows.split_many = dying
 
             c.run(arm, workers=[victim])
-            start = time.perf_counter()
             with pytest.raises(DistributedError, match="lost the connection to worker") as info:
                 sbd.train(c, params, *_one_chunk_per_worker(c, X, y), num_boost_round=20, timeout=60)
-            assert time.perf_counter() - start < 30  # the lost link is seen at once, not after the timeout
+            # the lost link is seen at once, not after the timeout (timed from the kill: starting the
+            # workers and the first iterations take what a loaded machine gives them)
+            assert time.time() - float(stamp.read_text()) < 30
             assert victim in str(info.value)
             assert "grow" in str(info.value) or "split histograms (iteration 3" in str(info.value)
 
@@ -932,10 +935,12 @@ def test_a_worker_killed_in_the_middle_of_a_tree_stops_training_at_once():
 class _KillWorker(sb.TrainingCallback):
     def __init__(self, client, at):
         self.client, self.at = client, at
+        self.killed_at = None
 
     def after_iteration(self, env):
         if env.iteration == self.at:
             pids = self.client.run(os.getpid)
+            self.killed_at = time.perf_counter()
             os.kill(pids[sorted(pids)[0]], signal.SIGKILL)
         return False
 
@@ -947,11 +952,11 @@ def test_a_lost_worker_gives_a_clear_error_and_training_resumes_from_the_checkpo
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cl:
         with distributed.Client(cl) as c:
             dX, dy = da.from_array(X, chunks=500), da.from_array(y, chunks=500)
-            start = time.perf_counter()
+            kill = _KillWorker(c, at=4)
             with pytest.raises(DistributedError, match="lost the connection to worker") as info:
                 sbd.train(c, params, dX, dy, num_boost_round=50, timeout=60,
-                          callbacks=[sb.checkpoint(path, period=2), _KillWorker(c, at=4)])
-            assert time.perf_counter() - start < 60
+                          callbacks=[sb.checkpoint(path, period=2), kill])
+            assert time.perf_counter() - kill.killed_at < 30  # seen at once, not after the timeout
             assert f"init_model='{path}'" in "\n".join(info.value.__notes__)
             c.wait_for_workers(2, timeout=60)
             resumed = sbd.train(c, params, dX, dy, num_boost_round=5, init_model=str(path))
