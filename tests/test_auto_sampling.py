@@ -148,21 +148,22 @@ def test_the_rate_keeps_its_floors():
     assert sampler.rate == pytest.approx(max(auto.MIN_RATE, auto.MIN_SAMPLE_ROWS / 1_500_000))
 
 
-@pytest.mark.parametrize("n_rows, low, high", [(100_000, 0.1, 0.1), (400_000, 0.1, 0.1), (600_000, 1 / 15, 1 / 15),
-                                               (800_000, 0.05, 0.05), (1_000_000, 0.04, 0.05),
-                                               (10_000_000, 0.02, 0.05)])
+@pytest.mark.parametrize("n_rows, low, high", [(100_000, 0.1, 0.1), (200_000, 0.1, 0.1), (400_000, 0.05, 0.1),
+                                               (600_000, 1 / 30, 1 / 15), (800_000, 0.025, 0.05),
+                                               (1_000_000, 0.02, 0.05), (10_000_000, 0.02, 0.05)])
 def test_the_rate_bounds_keep_a_sample_of_at_least_min_sample_rows(n_rows, low, high):
     """Between MIN_RATE and MAX_RATE, and at least MIN_SAMPLE_ROWS rows (at most MAX_FLOOR_RATE
-    of them), which raises the ceiling where it is more; the first draw is at the ceiling."""
+    of them); the ceiling rises to CEILING_ROOM times MIN_SAMPLE_ROWS rows (at most
+    MAX_FLOOR_RATE of them) where that is more; the first draw is at the ceiling."""
     sampler = _sampler(n_rows)
     assert (sampler.min_rate, sampler.max_rate, sampler.rate) == pytest.approx((low, high, high))
 
 
-@pytest.mark.parametrize("n_rows, checked", [(100_000, False), (800_000, False), (800_001, True),
+@pytest.mark.parametrize("n_rows, checked", [(100_000, False), (200_000, False), (200_001, True), (800_000, True),
                                              (10_000_000, True)])
 def test_trees_are_checked_only_where_the_rate_can_move(n_rows, checked):
-    """Up to MIN_SAMPLE_ROWS / MAX_RATE rows the bounds meet and a check could not change the
-    rate; above, every CHECK_EVERY-th iteration is checked."""
+    """Up to MIN_SAMPLE_ROWS / MAX_FLOOR_RATE rows the bounds meet and a check could not change
+    the rate; above, every CHECK_EVERY-th iteration is checked."""
     sampler = _sampler(n_rows)
     assert [sampler.checks(i) for i in range(2 * auto.CHECK_EVERY)] == [
         checked and i % auto.CHECK_EVERY == 0 for i in range(2 * auto.CHECK_EVERY)]

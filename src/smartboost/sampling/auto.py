@@ -23,7 +23,8 @@ iteration grows its trees on every row: a sample saves little time per iteration
   grows, as SMART's adaptive sampling rate lets the sample follow the gradients. The rate moves
   by at most a factor :data:`MAX_STEP` per check and stays between :data:`MIN_RATE` and
   :data:`MAX_RATE`, and above :data:`MIN_SAMPLE_ROWS` rows (up to :data:`MAX_FLOOR_RATE` of
-  them): runs that went on sampling at a fifth of the rows or fewer ended at a better
+  them), the ceiling rising to :data:`CEILING_ROOM` times that many where :data:`MAX_RATE` draws
+  fewer: runs that went on sampling at a fifth of the rows or fewer ended at a better
   validation metric than runs that switched to every row once the rule asked for most of them,
   and with the leaf values from every row a ceiling of 0.05 reached the no-sampling metric
   sooner than one of 0.1 at 255 leaves and about as soon at 31 leaves, on regression and on
@@ -65,18 +66,24 @@ MIN_RATE = 0.02
 """The lowest rate."""
 
 MAX_RATE = 0.05
-"""The highest rate (unless :data:`MIN_SAMPLE_ROWS` asks for more), and the first iteration's."""
+"""The highest rate (unless :data:`MIN_SAMPLE_ROWS` and :data:`CEILING_ROOM` ask for more), and the first
+iteration's."""
 
-MIN_SAMPLE_ROWS = 40_000
+MIN_SAMPLE_ROWS = 20_000
 """The fewest rows a sample is drawn with, where that is at most :data:`MAX_FLOOR_RATE` of the
-rows: the rate stays at least this share of them, and the highest rate rises to it. Samples of
-20,000 rows (rate 0.05) on 400,000 rows of regression reached the no-sampling l2 as soon as
-samples of about 40,000 and then learnt more slowly: after 1,000 iterations their l2 was
-0.4% higher."""
+rows: the rate stays at least this share of them."""
+
+CEILING_ROOM = 2.0
+"""Where :data:`MAX_RATE` draws fewer than this many times :data:`MIN_SAMPLE_ROWS` rows, the
+highest rate rises to that many (up to :data:`MAX_FLOOR_RATE`), and the rate moves between the
+two. On 400,000 rows of regression a rate fixed at 20,000 rows reached the no-sampling l2 about
+as soon as one fixed at 40,000 and then learnt more slowly (1% higher l2 after 1,000
+iterations); a rate free to move between them reached it sooner than either and ended where
+40,000 rows did (docs/concepts/sampling.md)."""
 
 MAX_FLOOR_RATE = 0.1
-"""The highest rate :data:`MIN_SAMPLE_ROWS` may ask for (up to 400,000 rows every iteration
-draws this share of the rows)."""
+"""The highest rate :data:`MIN_SAMPLE_ROWS` and :data:`CEILING_ROOM` may ask for (up to
+200,000 rows every iteration draws this share of the rows)."""
 
 CORRECT_ROWS_PER_LEAF = 2000
 """Expected sampled rows per leaf of the last trees (the rate times the rows over their leaves)
@@ -114,7 +121,7 @@ class AutoSampler(Sampler):
         :data:`AUTO_MIN_FEATURES` features, where every iteration uses every row).
     min_rate, max_rate : float
         The rate's bounds on these rows (:data:`MIN_RATE`, :data:`MAX_RATE`,
-        :data:`MIN_SAMPLE_ROWS`).
+        :data:`MIN_SAMPLE_ROWS`, :data:`CEILING_ROOM`).
     """
 
     name = "auto"
@@ -141,7 +148,8 @@ class AutoSampler(Sampler):
         self.adapts = self.needs_previous_leaves = (
             value >= AUTO_MIN_ROWS and (self.n_features is None or self.n_features >= AUTO_MIN_FEATURES))
         self.min_rate = min(MAX_FLOOR_RATE, max(MIN_RATE, MIN_SAMPLE_ROWS / max(value, 1)))
-        self.max_rate = max(MAX_RATE, self.min_rate)
+        self.max_rate = max(MAX_RATE, min(MAX_FLOOR_RATE, CEILING_ROOM * MIN_SAMPLE_ROWS / max(value, 1)),
+                            self.min_rate)
         self._holdout = np.zeros(2)  # running sums: (from the samples, from the other rows)
         self._set(self.max_rate if self.adapts else 1.0)
 
@@ -238,7 +246,7 @@ class AutoSampler(Sampler):
     def checks(self, iteration: int) -> bool:
         """Whether the trees of ``iteration`` are checked (every :data:`CHECK_EVERY`-th iteration
         while the rate adapts and its bounds leave it room to move: where they meet, up to
-        ``MIN_SAMPLE_ROWS / MAX_RATE`` rows, the check could not change it)."""
+        ``MIN_SAMPLE_ROWS / MAX_FLOOR_RATE`` rows, the check could not change it)."""
         return self.adapts and self.min_rate < self.max_rate and iteration % CHECK_EVERY == 0
 
     def observe(self, holdout: np.ndarray) -> None:
