@@ -648,6 +648,31 @@ def test_bad_sampling_parameters(params, match):
         _params(**params)
 
 
+@pytest.mark.parametrize("share", [0.0, 0.01, 0.1, 0.5, 0.99, 1.0])
+@pytest.mark.parametrize("n", [0, 1, 7, 1000, 100_003])
+@pytest.mark.parametrize("layout", ["random", "kept first", "kept last", "runs"])
+def test_compact_splits_the_rows_in_order_at_any_share(n, share, layout):
+    """compact's rows and rest are the kept and the other row ids in increasing order, with its
+    branch-free writes (kept shares between BRANCH_FREE_SHARE and one minus it) and without,
+    where a chunk's kept rows come first, last or in runs (the writes past a filled region)."""
+    from smartboost._kernels.draws import compact
+    k = int(round(share * n))
+    keep = np.zeros(n, np.uint8)
+    if layout == "random":
+        keep[np.random.default_rng(n).permutation(n)[:k]] = 1
+    elif layout == "kept first":
+        keep[:k] = 1
+    elif layout == "kept last":
+        keep[n - k:] = 1
+    else:
+        keep[(np.arange(n) // 97) % 2 == 0] = 1
+    rows, rest = np.full(n + 1, 7, np.uint32), np.full(n + 1, 7, np.uint32)
+    kept = compact(keep, rows, rest)
+    assert kept == keep.sum()
+    np.testing.assert_array_equal(rows[:kept], np.flatnonzero(keep))
+    np.testing.assert_array_equal(rest[:n - kept], np.flatnonzero(keep == 0))
+
+
 @pytest.mark.parametrize("n, k", [(1, 1), (10, 3), (63, 5), (65, 65), (100, 0), (100_000, 12_345)])
 def test_parallel_exact_draw_keeps_exactly_k_rows(n, k):
     """The chunked selection sampling of uniform: k rows, sorted, and the rest their complement."""

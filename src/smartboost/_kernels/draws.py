@@ -22,12 +22,23 @@ COMPACT_CHUNKS = 64
 of :mod:`smartboost.sampling.chunks`): their results do not depend on the thread count."""
 
 
+BRANCH_FREE_SHARE = 0.04
+"""Kept share of the rows from which (up to one minus it) :func:`compact` writes without
+branches: the branch mispredicts about once per kept row, the branch-free writes cost the same
+whatever the share. On 1,000,000 rows the branch took 0.7 ms at 0.02, 1.2 ms at 0.1 and 1.8 ms at
+0.2; the branch-free writes 0.8 ms at each."""
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def compact(keep, rows, rest):
     """Split ``range(n)`` by the 0/1 array ``keep`` into ``rows`` (kept) and ``rest``, in order.
 
     Parallel over fixed chunks (a count pass, then a write pass at the chunks' offsets): the
-    result does not depend on the thread count. Returns the number kept.
+    result does not depend on the thread count. Where the kept share is far from 0 and 1
+    (:data:`BRANCH_FREE_SHARE`), each row is written to both lists and only its own cursor
+    advances, as long as both cursors are inside the chunk's regions: a write past a region's
+    end would land on the next chunk's first slot while that chunk fills it. The chunk's rows
+    after either region fills are all of the other kind. Returns the number kept.
     """
     n = keep.shape[0]
     size = (n + COMPACT_CHUNKS - 1) // COMPACT_CHUNKS
@@ -40,16 +51,29 @@ def compact(keep, rows, rest):
         counts[c + 1] = total
     for c in range(COMPACT_CHUNKS):
         counts[c + 1] += counts[c]
+    share = counts[COMPACT_CHUNKS] / max(n, 1)
+    branch_free = BRANCH_FREE_SHARE <= share <= 1.0 - BRANCH_FREE_SHARE
+    one = np.uint64(1)
     for c in prange(COMPACT_CHUNKS):
-        k = np.uint64(counts[c])
-        for i in range(np.uint64(c * size), np.uint64(min(n, (c + 1) * size))):
-            # A branch, not the branch-free double write: a chunk's write past its last kept
-            # row would land on the next chunk's first slot while that chunk fills it.
-            if keep[i]:
+        i = np.uint64(min(n, c * size))
+        end = np.uint64(min(n, (c + 1) * size))
+        k, k_end = np.uint64(counts[c]), np.uint64(counts[c + 1])
+        r, r_end = i - k, end - k_end
+        if branch_free:
+            while k < k_end and r < r_end:
                 rows[k] = i
-                k += np.uint64(1)
+                rest[r] = i
+                kept = np.uint64(keep[i])
+                k += kept
+                r += one - kept
+                i += one
+        for j in range(i, end):
+            if keep[j]:
+                rows[k] = j
+                k += one
             else:
-                rest[i - k] = i
+                rest[r] = j
+                r += one
     return counts[COMPACT_CHUNKS]
 
 
