@@ -654,7 +654,8 @@ def test_bad_sampling_parameters(params, match):
 def test_compact_splits_the_rows_in_order_at_any_share(n, share, layout):
     """compact's rows and rest are the kept and the other row ids in increasing order, with its
     branch-free writes (kept shares between BRANCH_FREE_SHARE and one minus it) and without,
-    where a chunk's kept rows come first, last or in runs (the writes past a filled region)."""
+    where a chunk's kept rows come first, last or in runs of that share (the writes past a filled
+    region)."""
     from smartboost._kernels.draws import compact
     k = int(round(share * n))
     keep = np.zeros(n, np.uint8)
@@ -664,8 +665,8 @@ def test_compact_splits_the_rows_in_order_at_any_share(n, share, layout):
         keep[:k] = 1
     elif layout == "kept last":
         keep[n - k:] = 1
-    else:
-        keep[(np.arange(n) // 97) % 2 == 0] = 1
+    else:  # in every 97 rows, the first share of them
+        keep[np.arange(n) % 97 < share * 97] = 1
     rows, rest = np.full(n + 1, 7, np.uint32), np.full(n + 1, 7, np.uint32)
     kept = compact(keep, rows, rest)
     assert kept == keep.sum()
