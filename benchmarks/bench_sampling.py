@@ -317,7 +317,7 @@ def cmd_side_by_side(args) -> None:
 # -- the panel: sampling="auto" and every library's samplers against no sampling ----------------
 
 PANEL = ("a9a", "lightgbm-binary", "higgs-800k", "regression-400k", "ranking-10k", "flights", "rare-500k",
-         "missing-375k")
+         "missing-375k", "clusters-375k")
 """The panel's sets: two small public sets, generated large ones of several shapes and real flight data."""
 
 
@@ -353,6 +353,30 @@ def _missing_values(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     y = (logit + rng.logistic(size=len(X)) > 1.0).astype(np.float64)
     X[rng.random(X.shape) < 0.15] = np.nan
     return X.astype(np.float32), y
+
+
+def _clusters(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """375,000 rows x 30 features in scikit-learn's ``make_classification`` recipe: each class is
+    8 Gaussian clusters, each stretched by its own random linear map, centred on vertices of a
+    15-dimensional hypercube (side 2); 5 features are random linear mixtures of those 15 and 10
+    pure noise; 5% of the labels redrawn at random. A tree needs many rows to find the clusters'
+    boundaries (the class of data where sampling loses, docs/howto/choosing-a-sampler.md)."""
+    rng = np.random.default_rng(seed)
+    n, informative, clusters = 375_000, 15, 16
+    vertices = rng.choice(2 ** informative, clusters, replace=False)
+    centres = 2.0 * ((vertices[:, None] >> np.arange(informative)) & 1) - 1.0
+    cluster = rng.integers(0, clusters, n)
+    X = np.empty((n, 30))
+    X[:, :informative] = rng.standard_normal((n, informative))
+    for c in range(clusters):
+        rows = cluster == c
+        X[rows, :informative] = X[rows, :informative] @ rng.uniform(-1, 1, (informative, informative)) + centres[c]
+    X[:, informative:20] = X[:, :informative] @ rng.uniform(-1, 1, (informative, 5))
+    X[:, 20:] = rng.standard_normal((n, 10))
+    y = (cluster % 2).astype(np.float64)
+    flip = rng.random(n) < 0.05
+    y[flip] = rng.integers(0, 2, int(flip.sum()))
+    return X[:, rng.permutation(30)].astype(np.float32), y
 
 
 def _flights(seed: int = 0):
@@ -391,10 +415,11 @@ def _panel_set(name: str, queries: int):
         data = load_ranking("synthetic", queries)
         return ("ranking", "ndcg@10", data.X, data.y, data.qid, data.X_test, data.y_test, data.qid_test,
                 data.describe())
-    if name in ("rare-500k", "missing-375k"):
-        X, y = _rare_positives() if name == "rare-500k" else _missing_values()
+    if name in ("rare-500k", "missing-375k", "clusters-375k"):
+        X, y = {"rare-500k": _rare_positives, "missing-375k": _missing_values, "clusters-375k": _clusters}[name]()
         cut = len(y) * 4 // 5
-        shape = "about 5% positive" if name == "rare-500k" else "15% of the values missing"
+        shape = {"rare-500k": "about 5% positive", "missing-375k": "15% of the values missing",
+                 "clusters-375k": "16 clusters of two classes"}[name]
         return ("binary", "auc", X[:cut], y[:cut], None, X[cut:], y[cut:], None,
                 f"generated binary, {shape}: {cut:,} train / {len(y) - cut:,} validation rows x {X.shape[1]} features")
     if name == "flights":
