@@ -360,7 +360,7 @@ def _clusters(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     8 Gaussian clusters, each stretched by its own random linear map, centred on vertices of a
     15-dimensional hypercube (side 2); 5 features are random linear mixtures of those 15 and 10
     pure noise; 5% of the labels redrawn at random. A tree needs many rows to find the clusters'
-    boundaries (the class of data where sampling loses, docs/howto/choosing-a-sampler.md)."""
+    boundaries: data where small samples save little time (docs/howto/choosing-a-sampler.md)."""
     rng = np.random.default_rng(seed)
     n, informative, clusters = 375_000, 15, 16
     vertices = rng.choice(2 ** informative, clusters, replace=False)
