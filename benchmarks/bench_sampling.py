@@ -317,7 +317,7 @@ def cmd_side_by_side(args) -> None:
 # -- the panel: sampling="auto" and every library's samplers against no sampling ----------------
 
 PANEL = ("a9a", "lightgbm-binary", "higgs-800k", "regression-400k", "ranking-10k", "flights", "rare-500k",
-         "missing-375k", "clusters-375k")
+         "missing-375k", "clusters-375k", "clusters5-200k")
 """The panel's sets: two small public sets, generated large ones of several shapes and real flight data."""
 
 
@@ -355,14 +355,16 @@ def _missing_values(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return X.astype(np.float32), y
 
 
-def _clusters(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """375,000 rows x 30 features in scikit-learn's ``make_classification`` recipe: each class is
-    8 Gaussian clusters, each stretched by its own random linear map, centred on vertices of a
-    15-dimensional hypercube (side 2); 5 features are random linear mixtures of those 15 and 10
-    pure noise; 5% of the labels redrawn at random. A tree needs many rows to find the clusters'
-    boundaries: data where small samples save little time (docs/howto/choosing-a-sampler.md)."""
+def _clusters(n: int = 375_000, classes: int = 2, per_class: int = 8,
+              seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` rows x 30 features in scikit-learn's ``make_classification`` recipe: each of the
+    ``classes`` is ``per_class`` Gaussian clusters, each stretched by its own random linear map,
+    centred on vertices of a 15-dimensional hypercube (side 2); 5 features are random linear
+    mixtures of those 15 and 10 pure noise; 5% of the labels redrawn at random. A tree needs many
+    rows to find the clusters' boundaries: data where small samples save little time or lose
+    accuracy (docs/howto/choosing-a-sampler.md)."""
     rng = np.random.default_rng(seed)
-    n, informative, clusters = 375_000, 15, 16
+    informative, clusters = 15, classes * per_class
     vertices = rng.choice(2 ** informative, clusters, replace=False)
     centres = 2.0 * ((vertices[:, None] >> np.arange(informative)) & 1) - 1.0
     cluster = rng.integers(0, clusters, n)
@@ -373,9 +375,9 @@ def _clusters(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         X[rows, :informative] = X[rows, :informative] @ rng.uniform(-1, 1, (informative, informative)) + centres[c]
     X[:, informative:20] = X[:, :informative] @ rng.uniform(-1, 1, (informative, 5))
     X[:, 20:] = rng.standard_normal((n, 10))
-    y = (cluster % 2).astype(np.float64)
+    y = (cluster % classes).astype(np.float64)
     flip = rng.random(n) < 0.05
-    y[flip] = rng.integers(0, 2, int(flip.sum()))
+    y[flip] = rng.integers(0, classes, int(flip.sum()))
     return X[:, rng.permutation(30)].astype(np.float32), y
 
 
@@ -422,6 +424,10 @@ def _panel_set(name: str, queries: int):
                  "clusters-375k": "16 clusters of two classes"}[name]
         return ("binary", "auc", X[:cut], y[:cut], None, X[cut:], y[cut:], None,
                 f"generated binary, {shape}: {cut:,} train / {len(y) - cut:,} validation rows x {X.shape[1]} features")
+    if name == "clusters5-200k":
+        X, y = _clusters(200_000, classes=5, per_class=3)
+        return ("multiclass", "multi_logloss", X[:150_000], y[:150_000], None, X[150_000:], y[150_000:], None,
+                "generated 5 classes of 3 clusters each: 150,000 train / 50,000 validation rows x 30 features")
     if name == "flights":
         X, y, Xv, yv = _flights()
         return ("binary", "auc", X, y, None, Xv, yv, None,
@@ -479,7 +485,7 @@ class _LightGBMPanelRun(_PanelRun):
         super().__init__("lightgbm", label, trees, patience, get_metric(metric).higher_is_better)
         self.booster = lgb.Booster({**params, "verbose": -1}, train)
         self.valid = valid
-        self.raw = np.zeros(len(valid[1]))
+        self.raw = np.zeros(len(valid[1]) if params.get("num_class", 1) == 1 else (len(valid[1]), params["num_class"]))
         self.metric_fn = get_metric(metric)
 
     def step(self):
@@ -489,17 +495,22 @@ class _LightGBMPanelRun(_PanelRun):
         X, y, starts = self.valid
         k = self.booster.current_iteration() - 1
         self.raw += self.booster.predict(X, start_iteration=k, num_iteration=1, raw_score=True)
-        self.metric.append(self.metric_fn(y, self.raw, self.raw, None, starts))
+        raw = self.raw.T  # smartboost's metrics take multiclass scores as (classes, rows)
+        self.metric.append(self.metric_fn(y, raw, raw, None, starts))
 
 
 def _panel_params(task: str, leaves: int) -> tuple[dict, dict]:
     """smartboost's and LightGBM's settings of every panel run: ``leaves`` leaves, learning rate
-    0.1, lambda_l2 1, 20 rows per leaf, 255 bins, 2 threads (LambdaMART: NDCG truncation 30)."""
-    objective = {"binary": "binary", "regression": "regression", "ranking": "lambdarank"}[task]
+    0.1, lambda_l2 1, 20 rows per leaf, 255 bins, 2 threads (LambdaMART: NDCG truncation 30;
+    multiclass: 5 classes)."""
+    objective = {"binary": "binary", "regression": "regression", "ranking": "lambdarank",
+                 "multiclass": "multiclass"}[task]
     common = {"objective": objective, "learning_rate": 0.1, "num_leaves": leaves, "min_data_in_leaf": 20,
               "min_sum_hessian_in_leaf": 1e-3, "lambda_l2": 1.0, "max_bin": 255, "num_threads": THREADS, "seed": 0}
     if task == "ranking":
         common["lambdarank_truncation_level"] = 30
+    if task == "multiclass":
+        common["num_class"] = 5
     return dict(common), {**common, "verbose": -1}
 
 
