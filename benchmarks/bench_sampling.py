@@ -499,10 +499,10 @@ class _LightGBMPanelRun(_PanelRun):
         self.metric.append(self.metric_fn(y, raw, raw, None, starts))
 
 
-def _panel_params(task: str, leaves: int) -> tuple[dict, dict]:
+def _panel_params(task: str, leaves: int, classes: int) -> tuple[dict, dict]:
     """smartboost's and LightGBM's settings of every panel run: ``leaves`` leaves, learning rate
     0.1, lambda_l2 1, 20 rows per leaf, 255 bins, 2 threads (LambdaMART: NDCG truncation 30;
-    multiclass: 5 classes)."""
+    multiclass: ``classes`` classes)."""
     objective = {"binary": "binary", "regression": "regression", "ranking": "lambdarank",
                  "multiclass": "multiclass"}[task]
     common = {"objective": objective, "learning_rate": 0.1, "num_leaves": leaves, "min_data_in_leaf": 20,
@@ -510,7 +510,7 @@ def _panel_params(task: str, leaves: int) -> tuple[dict, dict]:
     if task == "ranking":
         common["lambdarank_truncation_level"] = 30
     if task == "multiclass":
-        common["num_class"] = 5
+        common["num_class"] = classes
     return dict(common), {**common, "verbose": -1}
 
 
@@ -520,7 +520,7 @@ def cmd_panel(args) -> None:
     task, metric, X, y, qid, Xv, yv, qidv, described = _panel_set(args.dataset, args.queries)
     leaves = args.leaves or (255 if args.dataset == "ranking-10k" else 31)
     sb.compile_kernels()
-    sb_params, lgb_params = _panel_params(task, leaves)
+    sb_params, lgb_params = _panel_params(task, leaves, int(y.max()) + 1)
     train = sb.Dataset(X, y, qid=qid)
     valid = sb.Dataset(Xv, yv, qid=qidv, reference=train)
     valid_starts = valid.query_starts
