@@ -148,7 +148,8 @@ def test_the_rate_keeps_its_floors():
     assert sampler.rate == pytest.approx(max(auto.MIN_RATE, auto.MIN_SAMPLE_ROWS / 1_500_000))
 
 
-@pytest.mark.parametrize("n_rows, low, high", [(100_000, 0.1, 0.1), (200_000, 0.1, 0.1), (400_000, 0.05, 0.1),
+@pytest.mark.parametrize("n_rows, low, high", [(100_000, 0.2, 0.2), (150_000, 2 / 15, 0.2), (200_000, 0.1, 0.2),
+                                               (300_000, 1 / 15, 2 / 15), (400_000, 0.05, 0.1),
                                                (600_000, 1 / 30, 1 / 15), (800_000, 0.025, 0.05),
                                                (1_000_000, 0.02, 0.05), (10_000_000, 0.02, 0.05)])
 def test_the_rate_bounds_keep_a_sample_of_at_least_min_sample_rows(n_rows, low, high):
@@ -159,7 +160,7 @@ def test_the_rate_bounds_keep_a_sample_of_at_least_min_sample_rows(n_rows, low, 
     assert (sampler.min_rate, sampler.max_rate, sampler.rate) == pytest.approx((low, high, high))
 
 
-@pytest.mark.parametrize("n_rows, checked", [(100_000, False), (200_000, False), (200_001, True), (800_000, True),
+@pytest.mark.parametrize("n_rows, checked", [(100_000, False), (100_001, True), (200_000, True), (800_000, True),
                                              (10_000_000, True)])
 def test_trees_are_checked_only_where_the_rate_can_move(n_rows, checked):
     """Up to MIN_SAMPLE_ROWS / MAX_FLOOR_RATE rows the bounds meet and a check could not change
