@@ -381,6 +381,12 @@ def _clusters(n: int = 375_000, classes: int = 2, per_class: int = 8,
     return X[:, rng.permutation(30)].astype(np.float32), y
 
 
+_GENERATED_BINARY = {"rare-500k": (_rare_positives, "about 5% positive"),
+                     "missing-375k": (_missing_values, "15% of the values missing"),
+                     "clusters-375k": (_clusters, "16 clusters of two classes")}
+"""The generated binary panel sets: generator and shape (a fifth of the rows for validation)."""
+
+
 def _flights(seed: int = 0):
     """nycflights13 (``$SMARTBOOST_DATA/nycflights13/flights.csv.gz``): ``arr_delay > 15`` from the
     schedule and the categorical columns as integer codes (the columns known only after departure
@@ -417,11 +423,10 @@ def _panel_set(name: str, queries: int):
         data = load_ranking("synthetic", queries)
         return ("ranking", "ndcg@10", data.X, data.y, data.qid, data.X_test, data.y_test, data.qid_test,
                 data.describe())
-    if name in ("rare-500k", "missing-375k", "clusters-375k"):
-        X, y = {"rare-500k": _rare_positives, "missing-375k": _missing_values, "clusters-375k": _clusters}[name]()
+    if name in _GENERATED_BINARY:
+        generate, shape = _GENERATED_BINARY[name]
+        X, y = generate()
         cut = len(y) * 4 // 5
-        shape = {"rare-500k": "about 5% positive", "missing-375k": "15% of the values missing",
-                 "clusters-375k": "16 clusters of two classes"}[name]
         return ("binary", "auc", X[:cut], y[:cut], None, X[cut:], y[cut:], None,
                 f"generated binary, {shape}: {cut:,} train / {len(y) - cut:,} validation rows x {X.shape[1]} features")
     if name == "clusters5-200k":
